@@ -1,0 +1,93 @@
+# kubectl-informer — build, local control plane, demo and tests.
+# `make demo` and `make test` are all a fresh machine with Go needs.
+
+SHELL        := /usr/bin/env bash
+.SHELLFLAGS  := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+MODULE   := github.com/kubectl-informer/kubectl-informer
+VERSION  ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -s -w -X $(MODULE)/pkg/version.Version=$(VERSION) -X $(MODULE)/pkg/version.Commit=$(COMMIT)
+
+OUT      := _output
+BIN_DIR  := $(OUT)/bin
+CLUSTER  := $(OUT)/cluster
+KUBECONFIG_LOCAL := $(CURDIR)/$(CLUSTER)/kubeconfig
+CONTROLPLANE := $(BIN_DIR)/kube-apiserver $(BIN_DIR)/etcd $(BIN_DIR)/kubectl
+
+# Demo workload size.
+DEMO_PODS ?= 300
+
+GO_TEST  ?= go test
+UNIT_PKGS = $$(go list ./... | grep -v /test/e2e)
+E2E_PKGS  = ./test/e2e/...
+
+.PHONY: build
+build: ## Build bin/kubectl-informer
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-informer ./cmd/kubectl-informer
+
+# The control plane is built from the Kubernetes Go modules in its own module
+# (hack/controlplane) and only when a binary is missing or that module changed.
+.PHONY: controlplane
+controlplane: $(CONTROLPLANE) $(BIN_DIR)/localcluster ## Build kube-apiserver, etcd and kubectl into _output/bin
+
+$(CONTROLPLANE) &: hack/controlplane/go.mod hack/controlplane/go.sum
+	@mkdir -p $(BIN_DIR)
+	@echo "building kube-apiserver, etcd and kubectl from the Kubernetes Go modules (a few minutes the first time)"
+	cd hack/controlplane && go build -o ../../$(BIN_DIR)/ ./kube-apiserver ./etcd ./kubectl
+	@touch $(CONTROLPLANE)
+
+$(BIN_DIR)/localcluster: $(wildcard hack/controlplane/localcluster/*.go) hack/controlplane/go.mod
+	@mkdir -p $(BIN_DIR)
+	cd hack/controlplane && go build -o ../../$(BIN_DIR)/localcluster ./localcluster
+
+$(BIN_DIR)/workload: $(wildcard hack/workload/*.go test/workload/*.go) go.mod
+	go build -o $@ ./hack/workload
+
+.PHONY: cluster-up
+cluster-up: controlplane ## Start etcd + kube-apiserver on loopback; prints the kubeconfig path
+	@$(BIN_DIR)/localcluster up -bin $(BIN_DIR) -dir $(CLUSTER)
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local control plane started by cluster-up
+	@if [ -x $(BIN_DIR)/localcluster ]; then $(BIN_DIR)/localcluster down -dir $(CLUSTER); fi
+
+.PHONY: cluster-status
+cluster-status: ## Show whether the local control plane runs
+	@$(BIN_DIR)/localcluster status -dir $(CLUSTER)
+
+.PHONY: demo
+demo: build cluster-up $(BIN_DIR)/workload ## Start the local cluster, load a sample workload, run the plugin
+	@$(BIN_DIR)/workload --kubeconfig $(KUBECONFIG_LOCAL) --pods $(DEMO_PODS)
+	@KUBECONFIG=$(KUBECONFIG_LOCAL) PATH="$(CURDIR)/bin:$(CURDIR)/$(BIN_DIR):$$PATH" hack/demo.sh
+	@echo
+	@echo "The demo cluster keeps running. Point your own commands at it with:"
+	@echo "  export KUBECONFIG=$(KUBECONFIG_LOCAL) PATH=$(CURDIR)/bin:$(CURDIR)/$(BIN_DIR):\$$PATH"
+	@echo "Stop it with: make cluster-down"
+
+.PHONY: test
+test: test-unit test-e2e ## Unit and end-to-end tests, with -race
+
+.PHONY: test-unit
+test-unit: ## Unit tests (no cluster needed)
+	$(GO_TEST) -race -count=1 $(UNIT_PKGS)
+
+.PHONY: test-e2e
+test-e2e: controlplane ## End-to-end tests against a real kube-apiserver + etcd
+	KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
+
+.PHONY: lint
+lint: ## go vet and gofmt, for both modules
+	go vet ./...
+	cd hack/controlplane && go vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_output/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+
+.PHONY: clean
+clean: cluster-down ## Remove build output (including the control plane binaries)
+	rm -rf bin $(OUT) dist
+
+.PHONY: help
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'

@@ -1,0 +1,88 @@
+// Package app holds the cobra commands of kubectl-informer. It is the only
+// package that knows cobra: each command turns its flags into an Options
+// struct (Complete → Validate → Run) and calls the library packages under pkg/.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes, documented in the root command's help and the README.
+const (
+	// ExitOK: success, also when a query matched nothing.
+	ExitOK = 0
+	// ExitRuntime: a runtime or cluster error (unreachable, forbidden, sync timeout).
+	ExitRuntime = 1
+	// ExitUsage: a usage or expression error, found before any cluster contact.
+	ExitUsage = 2
+)
+
+// UsageError marks an error as the user's input being wrong; it exits with ExitUsage.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usageErrorf returns a *UsageError with a formatted message.
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+const exitCodesHelp = `Exit codes:
+  0  success (also when nothing matched)
+  1  runtime or cluster error (unreachable server, forbidden, sync timeout)
+  2  usage or expression error (bad flag, invalid CEL), reported before any cluster contact`
+
+// NewRootCommand returns the "kubectl informer" command with every verb.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "kubectl-informer",
+		// Shown in usage lines: the command as typed through kubectl.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl informer"},
+		Short:       "Query and export Kubernetes objects from informer caches with CEL",
+		Long: `kubectl informer lists and watches the resources you name into client-go informer
+caches, indexes them with CEL expressions, and answers queries from memory or
+serves Prometheus metrics computed from them by CEL.
+
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	cmd.AddCommand(NewVersionCommand(streams))
+	return cmd
+}
+
+// Execute runs the command and returns the process exit code, printing the
+// error, if any, as kubectl does ("error: …").
+func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
+	err := cmd.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	var usage *UsageError
+	if errors.As(err, &usage) || isCobraUsageError(err) {
+		return ExitUsage
+	}
+	return ExitRuntime
+}
+
+// isCobraUsageError recognises the errors cobra itself returns for unknown
+// commands and wrong argument counts, which are not flag errors.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") ||
+		strings.HasPrefix(msg, "accepts ") ||
+		strings.HasPrefix(msg, "requires at least") ||
+		strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "invalid argument")
+}

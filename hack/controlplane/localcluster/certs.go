@@ -1,0 +1,133 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// writeCerts writes DIR/certs/{ca.crt,ca.key,apiserver.crt,apiserver.key,sa.key}:
+// a CA, a serving certificate for loopback signed by it, and an RSA key for
+// signing service-account tokens.
+func writeCerts(dir string) error {
+	certs := filepath.Join(dir, "certs")
+	if err := os.MkdirAll(certs, 0o700); err != nil {
+		return err
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "localcluster-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback, net.ParseIP("10.0.0.1")},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+
+	files := map[string][]byte{
+		"ca.crt":        pemBlock("CERTIFICATE", caDER),
+		"ca.key":        mustEC(caKey),
+		"apiserver.crt": pemBlock("CERTIFICATE", srvDER),
+		"apiserver.key": mustEC(srvKey),
+		"sa.key":        pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(certs, name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+func mustEC(k *ecdsa.PrivateKey) []byte {
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		panic(err) // only fails for unsupported curves; P-256 is supported
+	}
+	return pemBlock("EC PRIVATE KEY", der)
+}
+
+// writeKubeconfig writes DIR/kubeconfig with the contexts "local" (admin,
+// current) and "local-unprivileged".
+func (c *cluster) writeKubeconfig(server string) error {
+	caPEM, err := os.ReadFile(c.path("certs", "ca.crt"))
+	if err != nil {
+		return err
+	}
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: admin
+  user:
+    token: %s
+- name: unprivileged
+  user:
+    token: %s
+contexts:
+- name: local
+  context:
+    cluster: local
+    user: admin
+    namespace: default
+- name: local-unprivileged
+  context:
+    cluster: local
+    user: unprivileged
+    namespace: default
+current-context: local
+`, server, base64.StdEncoding.EncodeToString(caPEM), adminToken, unprivilegedToken)
+	return os.WriteFile(c.kubeconfig(), []byte(cfg), 0o600)
+}

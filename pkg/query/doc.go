@@ -1,0 +1,28 @@
+// Package query answers ad-hoc queries from one resource's informer cache and
+// prints the answers the way kubectl get does.
+//
+// A query is a [Spec]: optional index selectors (--by NAME=VALUE), a
+// predicate (--where), a sort key (--sort-by), a limit, extra columns, or a
+// count with an optional grouping key. Expressions arrive as plain Go function
+// values ([ValueFunc], [PredicateFunc]); this package knows nothing about the
+// language they were written in. [Run] evaluates a Spec against a
+// cache.Indexer and returns a [Result]; a [Printer] made by [NewPrinter]
+// writes that Result in any of kubectl get's output formats, using the
+// printers of k8s.io/cli-runtime and k8s.io/kubectl.
+//
+// What the package promises:
+//
+//   - Objects handed out by the cache are never mutated. Printing works on
+//     shallow copies or converted maps.
+//   - Order is deterministic: the default order is namespace, then name;
+//     --sort-by ties are broken the same way; groups are ordered by count,
+//     largest first, then by value.
+//   - A failure to evaluate an expression on one object neither aborts the
+//     query nor panics. Each such failure is handled per object as documented
+//     on [Spec] and summarised, per expression, in [Result.Warnings], which
+//     the caller prints on stderr.
+//   - Output matches kubectl get: the same table layout and alignment, the
+//     same "No resources found" message on the error stream, the same v1 List
+//     for -o json and -o yaml, the same resource/name form for -o name, and
+//     the same error text for an unknown -o value.
+package query

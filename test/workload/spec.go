@@ -1,0 +1,81 @@
+package workload
+
+import "fmt"
+
+// Spec sizes a workload.
+type Spec struct {
+	// Namespaces is the number of namespaces the pods spread over. Default 4.
+	Namespaces int `json:"namespaces" yaml:"namespaces"`
+	// Nodes is the number of nodes. Default 5.
+	Nodes int `json:"nodes" yaml:"nodes"`
+	// Zones labels nodes round-robin with topology.kubernetes.io/zone.
+	// Default zone-a, zone-b, zone-c.
+	Zones []string `json:"zones" yaml:"zones"`
+	// Pods is the total number of pods. Default 300.
+	Pods int `json:"pods" yaml:"pods"`
+	// PodsPerDeployment is how many pods carry the labels of one deployment.
+	// Default 10.
+	PodsPerDeployment int `json:"podsPerDeployment" yaml:"podsPerDeployment"`
+	// CustomResources is the number of Database objects. Default Pods/10.
+	CustomResources int `json:"customResources" yaml:"customResources"`
+	// Seed makes the statuses reproducible. Default 1.
+	Seed int64 `json:"seed" yaml:"seed"`
+	// Concurrency is the number of requests in flight. Default 32.
+	Concurrency int `json:"concurrency" yaml:"concurrency"`
+}
+
+// Default fills unset fields with their documented defaults.
+func (s Spec) Default() Spec {
+	if s.Namespaces <= 0 {
+		s.Namespaces = 4
+	}
+	if s.Nodes <= 0 {
+		s.Nodes = 5
+	}
+	if len(s.Zones) == 0 {
+		s.Zones = []string{"zone-a", "zone-b", "zone-c"}
+	}
+	if s.Pods < 0 {
+		s.Pods = 0
+	} else if s.Pods == 0 {
+		s.Pods = 300
+	}
+	if s.PodsPerDeployment <= 0 {
+		s.PodsPerDeployment = 10
+	}
+	if s.CustomResources <= 0 {
+		s.CustomResources = s.Pods / 10
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Concurrency <= 0 {
+		s.Concurrency = 32
+	}
+	return s
+}
+
+// namespaceNames are used in order; past the end they repeat with a number.
+var namespaceNames = []string{
+	"shop", "payments", "monitoring", "batch", "search", "identity", "data", "messaging",
+	"media", "analytics", "ledger", "catalog", "checkout", "inventory", "notify", "reports",
+	"gateway", "billing", "ml", "support",
+}
+
+// appNames name the deployments of a namespace, in order.
+var appNames = []string{
+	"web", "api", "worker", "cache", "db-proxy", "scheduler", "indexer", "exporter",
+	"gateway", "auth", "queue", "cron", "mailer", "resizer", "ingest", "report",
+}
+
+// NamespaceName returns the name of the i-th namespace (0-based).
+func NamespaceName(i int) string {
+	n := namespaceNames[i%len(namespaceNames)]
+	if r := i / len(namespaceNames); r > 0 {
+		n = fmt.Sprintf("%s-%d", n, r+1)
+	}
+	return n
+}
+
+// NodeName returns the name of the i-th node (0-based).
+func NodeName(i int) string { return fmt.Sprintf("node-%03d", i+1) }

@@ -1,0 +1,82 @@
+package workload
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestGroupsCoverEveryPodOnce(t *testing.T) {
+	for _, spec := range []Spec{
+		{Pods: 300},
+		{Pods: 61, PodsPerDeployment: 7, Namespaces: 3},
+		{Pods: 100000, Namespaces: 20, Nodes: 100},
+	} {
+		s := spec.Default()
+		next, names := 0, map[string]bool{}
+		for _, g := range s.groups() {
+			if g.first != next || g.count <= 0 || g.count > s.PodsPerDeployment {
+				t.Fatalf("%+v: group %+v does not follow pod %d", spec, g, next)
+			}
+			next += g.count
+			key := g.namespace + "/" + g.name
+			if names[key] {
+				t.Fatalf("%+v: deployment %s appears twice", spec, key)
+			}
+			names[key] = true
+		}
+		if next != s.Pods {
+			t.Fatalf("%+v: groups cover %d pods, want %d", spec, next, s.Pods)
+		}
+	}
+}
+
+func TestObjectsAreReproducibleAndValid(t *testing.T) {
+	s := Spec{Pods: 500, Nodes: 7}.Default()
+	seen := map[string]bool{}
+	for _, g := range s.groups() {
+		for i := g.first; i < g.first+g.count; i++ {
+			p1, st1, r1 := s.pod(g, i)
+			p2, st2, r2 := s.pod(g, i)
+			if p1.Name != p2.Name || st1.Phase != st2.Phase || r1 != r2 || !reflect.DeepEqual(st1.ContainerStatuses, st2.ContainerStatuses) {
+				t.Fatalf("pod %d differs between two calls", i)
+			}
+			if errs := validation.IsDNS1123Subdomain(p1.Name); len(errs) > 0 {
+				t.Fatalf("pod name %q: %v", p1.Name, errs)
+			}
+			if seen[p1.Namespace+"/"+p1.Name] {
+				t.Fatalf("pod %s/%s generated twice", p1.Namespace, p1.Name)
+			}
+			seen[p1.Namespace+"/"+p1.Name] = true
+			if st1.Phase == corev1.PodRunning && len(st1.ContainerStatuses) != 2 {
+				t.Fatalf("running pod %s has %d container statuses, want 2", p1.Name, len(st1.ContainerStatuses))
+			}
+		}
+	}
+	phases := s.PodPhases()
+	for _, ph := range []corev1.PodPhase{corev1.PodRunning, corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed} {
+		if phases[ph] == 0 {
+			t.Errorf("no pod in phase %s among 500: %v", ph, phases)
+		}
+	}
+	if phases[corev1.PodRunning] < 350 {
+		t.Errorf("%d of 500 pods running; the workload should be mostly running", phases[corev1.PodRunning])
+	}
+}
+
+func TestNames(t *testing.T) {
+	tests := map[int]string{0: "shop", 19: "support", 20: "shop-2", 41: "payments-3"}
+	for i, want := range tests {
+		if got := NamespaceName(i); got != want {
+			t.Errorf("NamespaceName(%d) = %q, want %q", i, got, want)
+		}
+	}
+	if got := NodeName(0); got != "node-001" {
+		t.Errorf("NodeName(0) = %q", got)
+	}
+	if db := (Spec{}).Default().database(3); db.GetNamespace() != "batch" || db.GetName() == "" {
+		t.Errorf("database(3) = %s/%s", db.GetNamespace(), db.GetName())
+	}
+}
