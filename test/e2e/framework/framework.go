@@ -138,9 +138,11 @@ func (c *Cluster) Stop() error {
 }
 
 // Main runs a test package against a fresh control plane, stored in *c for
-// the tests. It points KUBECONFIG at the test cluster so nothing can reach the
-// developer's own cluster. Use it as: func TestMain(m *testing.M) { os.Exit(framework.Main(m, &cluster)) }.
-func Main(m *testing.M, c **Cluster) int {
+// the tests, after running each setup function. It points KUBECONFIG at the
+// test cluster so nothing can reach the developer's own cluster. Use it as:
+//
+//	func TestMain(m *testing.M) { os.Exit(framework.Main(m, &cluster)) }
+func Main(m *testing.M, c **Cluster, setup ...func(*Cluster) error) int {
 	cl, err := Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
@@ -148,6 +150,13 @@ func Main(m *testing.M, c **Cluster) int {
 	}
 	*c = cl
 	os.Setenv("KUBECONFIG", cl.Kubeconfig)
+	for _, s := range setup {
+		if err := s(cl); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: setup: %v\n", err)
+			_ = cl.Stop()
+			return 1
+		}
+	}
 	code := m.Run()
 	if err := cl.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: stopping the control plane: %v\n", err)

@@ -1,0 +1,383 @@
+package factory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Scope limits what every informer of a Factory lists and watches; the
+// selectors are sent to the server.
+type Scope struct {
+	// Namespace restricts namespaced resources to one namespace; "" means
+	// all namespaces. Cluster-scoped resources ignore it.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// LabelSelector is a label selector such as "app=web,tier!=db".
+	LabelSelector string `json:"labelSelector,omitempty" yaml:"labelSelector,omitempty"`
+	// FieldSelector is a field selector such as "spec.nodeName=node-1".
+	FieldSelector string `json:"fieldSelector,omitempty" yaml:"fieldSelector,omitempty"`
+}
+
+// Config configures a Factory.
+type Config struct {
+	// ResyncPeriod is the informers' resync period; 0 (the default) never resyncs.
+	ResyncPeriod time.Duration `json:"resyncPeriod,omitempty" yaml:"resyncPeriod,omitempty"`
+	// KeepManagedFields keeps metadata.managedFields and the
+	// kubectl.kubernetes.io/last-applied-configuration annotation in cached
+	// objects. Default false: both are dropped as objects arrive, which saves
+	// about a third of the memory.
+	KeepManagedFields bool `json:"keepManagedFields,omitempty" yaml:"keepManagedFields,omitempty"`
+}
+
+// LastAppliedAnnotation is dropped from cached objects unless
+// Config.KeepManagedFields is set.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// Factory owns one informer per resource and scope, shared by every consumer
+// in the process. Informers are requested (Request) before Start; a resource
+// requested after Start gets an informer started at once.
+type Factory struct {
+	cfg     Config
+	clients *clients
+
+	// lock guards informers, started and clients.typed.
+	lock      sync.Mutex
+	informers map[informerKey]*Informer
+	started   bool
+	ctx       context.Context // set by Start
+}
+
+// informerKey identifies an informer: cluster-scoped resources ignore the
+// namespace of the scope.
+type informerKey struct {
+	gvr   schema.GroupVersionResource
+	scope Scope
+}
+
+func keyOf(res Resource, scope Scope) informerKey {
+	if !res.Namespaced {
+		scope.Namespace = ""
+	}
+	return informerKey{gvr: res.GVR, scope: scope}
+}
+
+// Informer is a resource's shared informer with what the factory knows of it.
+type Informer struct {
+	Resource Resource
+	// Scope is what the informer lists and watches.
+	Scope Scope
+	// Mode is fixed when the informer starts.
+	Mode     Mode
+	Informer cache.SharedIndexInformer
+
+	count *counter
+	// indexers are registered when the informer is created; nil after.
+	// Guarded by the Factory's lock.
+	indexers cache.Indexers
+	// errLock guards lastErr.
+	errLock sync.Mutex
+	lastErr error
+	started time.Time
+}
+
+// Objects returns how many objects the informer has received so far,
+// counting those of an initial list still in progress.
+func (i *Informer) Objects() int64 {
+	if i.Informer.HasSynced() {
+		return int64(len(i.Informer.GetIndexer().ListKeys()))
+	}
+	return i.count.n.Load()
+}
+
+// LastError returns the last list or watch error, nil after a success.
+func (i *Informer) LastError() error {
+	i.errLock.Lock()
+	defer i.errLock.Unlock()
+	return i.lastErr
+}
+
+func (i *Informer) setErr(err error) {
+	i.errLock.Lock()
+	defer i.errLock.Unlock()
+	i.lastErr = err
+}
+
+// New returns a Factory that lists and watches through restConfig.
+func New(restConfig *rest.Config, cfg Config) (*Factory, error) {
+	cl, err := newClients(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &Factory{cfg: cfg, clients: cl, informers: map[informerKey]*Informer{}}, nil
+}
+
+// Request returns the informer of res in scope, creating it in mode with the given
+// index functions (the built-in "namespace" index is always present), or
+// adds indexers and upgrades the mode (metadata → full) of an informer not
+// yet started. A started informer accepts new indexers (client-go reindexes
+// what it holds) but not a fuller mode. An index name defined twice for one
+// resource is an error.
+func (f *Factory) Request(res Resource, scope Scope, mode Mode, indexers cache.Indexers) (*Informer, error) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	key := keyOf(res, scope)
+	inf, ok := f.informers[key]
+	if !ok {
+		inf = &Informer{Resource: res, Scope: key.scope, Mode: mode, count: &counter{},
+			indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}}
+		f.informers[key] = inf
+	}
+	if inf.Informer != nil {
+		if mode > inf.Mode {
+			return nil, fmt.Errorf("the %s informer already runs with %s objects; %s objects were requested after it started", res, inf.Mode, mode)
+		}
+		if len(indexers) > 0 {
+			if err := inf.Informer.AddIndexers(indexers); err != nil {
+				return nil, fmt.Errorf("adding indexes to %s: %w", res, err)
+			}
+		}
+		return inf, nil
+	}
+	if mode > inf.Mode {
+		inf.Mode = mode
+	}
+	for name, fn := range indexers {
+		if _, dup := inf.indexers[name]; dup {
+			return nil, fmt.Errorf("index %q is defined twice for %s", name, res)
+		}
+		inf.indexers[name] = fn
+	}
+	if f.started {
+		if err := f.startLocked(inf); err != nil {
+			return nil, err
+		}
+	}
+	return inf, nil
+}
+
+// Informers returns every informer, ordered by resource name.
+func (f *Factory) Informers() []*Informer {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	out := make([]*Informer, 0, len(f.informers))
+	for _, inf := range f.informers {
+		out = append(out, inf)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Resource.String() < out[j].Resource.String() })
+	return out
+}
+
+// Start creates and runs every requested informer until ctx ends. Calling
+// it again is a no-op.
+func (f *Factory) Start(ctx context.Context) error {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if f.started {
+		return nil
+	}
+	f.started, f.ctx = true, ctx
+	for _, inf := range f.informers {
+		if err := f.startLocked(inf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *Factory) startLocked(inf *Informer) error {
+	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count)
+	if err != nil {
+		return err
+	}
+	si := cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
+		ResyncPeriod:      f.cfg.ResyncPeriod,
+		Indexers:          inf.indexers,
+		ObjectDescription: inf.Resource.String(),
+	})
+	if err := si.SetTransform(transform(inf.Resource.GVK, !f.cfg.KeepManagedFields)); err != nil {
+		return err
+	}
+	if err := si.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		inf.setErr(err)
+	}); err != nil {
+		return err
+	}
+	inf.Informer = si
+	inf.indexers = nil
+	inf.started = time.Now()
+	go si.RunWithContext(f.ctx)
+	return nil
+}
+
+// transform stamps each object with its apiVersion and kind (typed lists
+// leave them empty, metadata-only lists say PartialObjectMetadata) and, when
+// trim is set, drops managedFields and the last-applied annotation. It runs
+// on objects fresh from the decoder, before any consumer sees them.
+func transform(gvk schema.GroupVersionKind, trim bool) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		ro, ok := obj.(runtime.Object)
+		if !ok {
+			return obj, nil // cache.DeletedFinalStateUnknown and the like
+		}
+		ro.GetObjectKind().SetGroupVersionKind(gvk)
+		if !trim {
+			return obj, nil
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return obj, nil
+		}
+		if m.GetManagedFields() != nil {
+			m.SetManagedFields(nil)
+		}
+		if ann := m.GetAnnotations(); ann != nil {
+			if _, ok := ann[LastAppliedAnnotation]; ok {
+				delete(ann, LastAppliedAnnotation)
+				if len(ann) == 0 {
+					ann = nil
+				}
+				m.SetAnnotations(ann)
+			}
+		}
+		return obj, nil
+	}
+}
+
+// SyncError says which resources did not sync and why.
+type SyncError struct {
+	// Resources that did not sync, with the last error of each (nil when
+	// the sync was still in progress at the deadline).
+	Pending map[string]error
+	Timeout time.Duration
+	// Cause is the first list error that ended the wait early, if any.
+	Cause error
+}
+
+func (e *SyncError) Error() string {
+	if e.Cause != nil {
+		return e.Cause.Error()
+	}
+	names := make([]string, 0, len(e.Pending))
+	for n := range e.Pending {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "timed out after %s waiting for the cache of %s to sync", e.Timeout, strings.Join(names, ", "))
+	for _, n := range names {
+		if err := e.Pending[n]; err != nil {
+			fmt.Fprintf(&b, "\n  %s: %v", n, err)
+		}
+	}
+	b.WriteString("\nraise --sync-timeout for very large clusters, or check the API server's health")
+	return b.String()
+}
+
+func (e *SyncError) Unwrap() error { return e.Cause }
+
+// WaitForSync waits until every informer has synced. With failFast, the
+// first list error that cannot go away by retrying (forbidden,
+// unauthorized, not found, unreachable server) ends the wait with that
+// error, as kubectl get would; otherwise errors are retried until timeout.
+// progress, when not nil, receives one line per resource every interval,
+// rewritten in place (for a terminal).
+func (f *Factory) WaitForSync(ctx context.Context, timeout time.Duration, failFast bool, progress io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := time.Now()
+	p := newProgress(progress)
+	defer p.done()
+	for {
+		all := true
+		pending := map[string]error{}
+		for _, inf := range f.Informers() {
+			if inf.Informer == nil {
+				return fmt.Errorf("the %s informer was never started", inf.Resource)
+			}
+			if inf.Informer.HasSynced() {
+				continue
+			}
+			all = false
+			err := inf.LastError()
+			pending[inf.Resource.String()] = err
+			if failFast && err != nil && isPermanent(err) {
+				return &SyncError{Pending: pending, Timeout: timeout, Cause: explainListError(inf.Resource, inf.Scope, err)}
+			}
+		}
+		if all {
+			p.report(f.Informers(), true)
+			return nil
+		}
+		if time.Since(lastReport) > 100*time.Millisecond {
+			p.report(f.Informers(), false)
+			lastReport = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return &SyncError{Pending: pending, Timeout: timeout}
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func isPermanent(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
+		apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err) || discoveryError(err) != err
+}
+
+// ForbiddenError is a list or watch that RBAC denied.
+type ForbiddenError struct {
+	Resource  Resource
+	Namespace string
+	Err       error
+}
+
+func (e *ForbiddenError) Error() string {
+	where := "cluster-wide"
+	if e.Resource.Namespaced && e.Namespace != "" {
+		where = fmt.Sprintf("in namespace %q", e.Namespace)
+	} else if e.Resource.Namespaced {
+		where = "in all namespaces (-A)"
+	}
+	return fmt.Sprintf("%v\nRBAC denied list/watch of %s %s: the informer needs the list and watch verbs there; ask for them (kubectl auth can-i list %s) or query a namespace you may read with -n",
+		apiMessage(e.Err), e.Resource, where, e.Resource)
+}
+
+func (e *ForbiddenError) Unwrap() error { return e.Err }
+
+func apiMessage(err error) string {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return se.Status().Message
+	}
+	return err.Error()
+}
+
+func explainListError(res Resource, scope Scope, err error) error {
+	switch {
+	case apierrors.IsForbidden(err):
+		return &ForbiddenError{Resource: res, Namespace: scope.Namespace, Err: err}
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("listing %s: %w\nthe server did not accept your credentials: log in again or check --kubeconfig, --context and --token", res, err)
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("listing %s: %w\nthe resource type was removed (a CRD deleted?) or the namespace does not exist", res, err)
+	}
+	return fmt.Errorf("listing %s: %w", res, discoveryError(err))
+}

@@ -1,0 +1,214 @@
+package factory
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Mode is how a resource's objects are fetched and cached.
+type Mode int
+
+const (
+	// ModeMetadata caches *metav1.PartialObjectMetadata: only apiVersion,
+	// kind and metadata. The cheapest; enough when nothing reads spec or status.
+	ModeMetadata Mode = iota
+	// ModeFull caches whole objects: typed Go structs decoded from protobuf
+	// for the types client-go knows, *unstructured.Unstructured otherwise (CRDs).
+	ModeFull
+)
+
+func (m Mode) String() string {
+	if m == ModeMetadata {
+		return "metadata"
+	}
+	return "full"
+}
+
+// clients are the API clients informers list and watch with.
+type clients struct {
+	base     *rest.Config
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
+
+	// typed holds one protobuf REST client per group version, created on
+	// first use; guarded by the Factory's lock.
+	typed map[schema.GroupVersion]rest.Interface
+}
+
+func newClients(cfg *rest.Config) (*clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	// Informers make one list and one watch per resource; client-side rate
+	// limiting only delays them.
+	cfg.QPS, cfg.Burst = -1, 0
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{base: cfg, dynamic: dyn, metadata: md, typed: map[schema.GroupVersion]rest.Interface{}}, nil
+}
+
+// isTyped reports whether objects of gvk can be decoded into client-go's Go types.
+func isTyped(gvk schema.GroupVersionKind) bool {
+	return scheme.Scheme.Recognizes(gvk) && scheme.Scheme.Recognizes(gvk.GroupVersion().WithKind(gvk.Kind+"List"))
+}
+
+// typedClient returns a REST client for gv that speaks protobuf. The caller
+// holds the Factory's lock.
+func (c *clients) typedClientLocked(gv schema.GroupVersion) (rest.Interface, error) {
+	if rc, ok := c.typed[gv]; ok {
+		return rc, nil
+	}
+	cfg := rest.CopyConfig(c.base)
+	cfg.GroupVersion = &gv
+	cfg.APIPath = "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api"
+	}
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	rc, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.typed[gv] = rc
+	return rc, nil
+}
+
+// counter counts objects received while a cache fills, for progress reports.
+type counter struct{ n atomic.Int64 }
+
+// listWatch returns the ListerWatcher and the example object of an informer
+// for res in mode, scoped by scope. Objects received are counted in cnt.
+// The caller holds the Factory's lock.
+func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter) (cache.ListerWatcher, runtime.Object, error) {
+	ns := ""
+	if res.Namespaced {
+		ns = scope.Namespace
+	}
+	tweak := func(o *metav1.ListOptions) {
+		o.LabelSelector = scope.LabelSelector
+		o.FieldSelector = scope.FieldSelector
+	}
+	var list func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	var watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)
+	var example runtime.Object
+
+	switch {
+	case mode == ModeMetadata:
+		ri := c.metadata.Resource(res.GVR)
+		var nri metadata.ResourceInterface = ri
+		if res.Namespaced {
+			nri = ri.Namespace(ns)
+		}
+		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nri.List(ctx, o) }
+		watchFn = nri.Watch
+		example = &metav1.PartialObjectMetadata{}
+	case isTyped(res.GVK):
+		rc, err := c.typedClientLocked(res.GVK.GroupVersion())
+		if err != nil {
+			return nil, nil, err
+		}
+		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return rc.Get().NamespaceIfScoped(ns, res.Namespaced).Resource(res.GVR.Resource).
+				VersionedParams(&o, scheme.ParameterCodec).Do(ctx).Get()
+		}
+		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.Watch = true
+			return rc.Get().NamespaceIfScoped(ns, res.Namespaced).Resource(res.GVR.Resource).
+				VersionedParams(&o, scheme.ParameterCodec).Watch(ctx)
+		}
+		obj, err := scheme.Scheme.New(res.GVK)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating a %s: %w", res.GVK, err)
+		}
+		example = obj
+	default:
+		ri := c.dynamic.Resource(res.GVR)
+		var nri dynamic.ResourceInterface = ri
+		if res.Namespaced {
+			nri = ri.Namespace(ns)
+		}
+		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nri.List(ctx, o) }
+		watchFn = nri.Watch
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(res.GVK)
+		example = u
+	}
+
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			obj, err := list(ctx, o)
+			if err == nil {
+				cnt.n.Add(int64(meta.LenList(obj)))
+			}
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			w, err := watchFn(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				return countingWatch(w, cnt), nil
+			}
+			return w, nil
+		},
+	}
+	return lw, example, nil
+}
+
+// countingWatch counts the ADDED events of a streamed initial list.
+func countingWatch(w watch.Interface, cnt *counter) watch.Interface {
+	out := make(chan watch.Event)
+	cw := &proxyWatch{inner: w, out: out, done: make(chan struct{})}
+	go func() {
+		defer close(out)
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Added {
+				cnt.n.Add(1)
+			}
+			select {
+			case out <- ev:
+			case <-cw.done:
+				return
+			}
+		}
+	}()
+	return cw
+}
+
+type proxyWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	done  chan struct{}
+	once  atomic.Bool
+}
+
+func (p *proxyWatch) Stop() {
+	if p.once.CompareAndSwap(false, true) {
+		close(p.done)
+		p.inner.Stop()
+	}
+}
+
+func (p *proxyWatch) ResultChan() <-chan watch.Event { return p.out }

@@ -1,0 +1,283 @@
+package factory
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/restmapper"
+)
+
+// Resource is a resource type resolved against the cluster's discovery data.
+type Resource struct {
+	// Arg is the name the user gave ("po", "deployments.apps", a category
+	// member carries the category's name).
+	Arg string
+	// GVR and GVK identify the resource at its preferred version.
+	GVR schema.GroupVersionResource
+	GVK schema.GroupVersionKind
+	// Namespaced is false for cluster-scoped resources such as nodes.
+	Namespaced bool
+}
+
+// String returns resource.group as kubectl prints it ("pods", "deployments.apps").
+func (r Resource) String() string { return r.GVR.GroupResource().String() }
+
+// Resolver maps resource arguments to Resources exactly as kubectl get does.
+type Resolver struct {
+	mapper    meta.RESTMapper
+	discovery discovery.DiscoveryInterface
+	// categories expands "all" and CRD categories; nil disables categories.
+	categories restmapper.CategoryExpander
+}
+
+// NewResolver returns a Resolver over a RESTMapper (with short names
+// expanded, as genericclioptions.ConfigFlags.ToRESTMapper returns) and the
+// discovery client it was built from.
+func NewResolver(mapper meta.RESTMapper, dc discovery.DiscoveryInterface) *Resolver {
+	return &Resolver{mapper: mapper, discovery: dc, categories: restmapper.NewDiscoveryCategoryExpander(dc)}
+}
+
+// Resolve maps every argument to its resources: each argument may be a
+// comma-separated list of plural, singular or short names, resource.group,
+// resource.version.group, Kind, or a category ("all", a CRD's category).
+// Duplicates are dropped, order is kept. An unknown name fails with kubectl's
+// wording and, where a known name is close, a suggestion.
+func (r *Resolver) Resolve(args []string) ([]Resource, error) {
+	var out []Resource
+	seen := map[schema.GroupVersionResource]bool{}
+	add := func(res Resource) {
+		if !seen[res.GVR] {
+			seen[res.GVR] = true
+			out = append(out, res)
+		}
+	}
+	for _, arg := range args {
+		for _, name := range strings.Split(arg, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			res, err := r.resolveOne(name)
+			if err == nil {
+				add(res)
+				continue
+			}
+			if !meta.IsNoMatchError(err) && !isUnknownResource(err) {
+				return nil, err
+			}
+			if members, ok := r.expandCategory(name); ok {
+				for _, m := range members {
+					add(m)
+				}
+				continue
+			}
+			return nil, r.withSuggestion(err, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("you must specify the type of resource to query, e.g. pods, deployments.apps, nodes")
+	}
+	return out, nil
+}
+
+// resolveOne is kubectl's Builder.mappingFor.
+func (r *Resolver) resolveOne(arg string) (Resource, error) {
+	fullGVR, gr := schema.ParseResourceArg(arg)
+	var gvk schema.GroupVersionKind
+	if fullGVR != nil {
+		gvk, _ = r.mapper.KindFor(*fullGVR)
+	}
+	if gvk.Empty() {
+		var err error
+		if gvk, err = r.mapper.KindFor(gr.WithVersion("")); err != nil && !meta.IsNoMatchError(err) {
+			return Resource{}, discoveryError(err)
+		}
+	}
+	if !gvk.Empty() {
+		m, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return Resource{}, discoveryError(err)
+		}
+		return fromMapping(arg, m), nil
+	}
+	fullGVK, gk := schema.ParseKindArg(arg)
+	if fullGVK == nil {
+		g := gk.WithVersion("")
+		fullGVK = &g
+	}
+	if !fullGVK.Empty() {
+		if m, err := r.mapper.RESTMapping(fullGVK.GroupKind(), fullGVK.Version); err == nil {
+			return fromMapping(arg, m), nil
+		}
+	}
+	m, err := r.mapper.RESTMapping(gk)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return Resource{}, unknownResource(gr, fullGVR)
+		}
+		return Resource{}, discoveryError(err)
+	}
+	return fromMapping(arg, m), nil
+}
+
+func (r *Resolver) expandCategory(name string) ([]Resource, bool) {
+	if r.categories == nil || strings.Contains(name, ".") {
+		return nil, false
+	}
+	grs, ok := r.categories.Expand(name)
+	if !ok || len(grs) == 0 {
+		return nil, false
+	}
+	var out []Resource
+	for _, gr := range grs {
+		res, err := r.resolveOne(gr.String())
+		if err != nil {
+			continue
+		}
+		res.Arg = name
+		out = append(out, res)
+	}
+	return out, len(out) > 0
+}
+
+func fromMapping(arg string, m *meta.RESTMapping) Resource {
+	return Resource{
+		Arg:        arg,
+		GVR:        m.Resource,
+		GVK:        m.GroupVersionKind,
+		Namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace,
+	}
+}
+
+// unknownResourceError is kubectl's "the server doesn't have a resource type".
+type unknownResourceError struct {
+	msg        string
+	suggestion string
+}
+
+func (e *unknownResourceError) Error() string {
+	if e.suggestion != "" {
+		return fmt.Sprintf("%s; did you mean %q? (kubectl api-resources lists them all)", e.msg, e.suggestion)
+	}
+	return e.msg + " (kubectl api-resources lists the resource types the server has)"
+}
+
+func isUnknownResource(err error) bool {
+	var u *unknownResourceError
+	return errors.As(err, &u)
+}
+
+// IsUnknownResource reports whether err says a resource type does not exist.
+func IsUnknownResource(err error) bool { return isUnknownResource(err) }
+
+func unknownResource(gr schema.GroupResource, gvr *schema.GroupVersionResource) error {
+	version := ""
+	if gvr != nil {
+		version = gvr.Version
+	}
+	var msg string
+	switch {
+	case gr.Group != "" && version != "":
+		msg = fmt.Sprintf("the server doesn't have a resource type %q in group %q and version %q", gr.Resource, gr.Group, version)
+	case gr.Group != "":
+		msg = fmt.Sprintf("the server doesn't have a resource type %q in group %q", gr.Resource, gr.Group)
+	default:
+		msg = fmt.Sprintf("the server doesn't have a resource type %q", gr.Resource)
+	}
+	return &unknownResourceError{msg: msg}
+}
+
+// withSuggestion adds the closest known resource name to an unknown-resource error.
+func (r *Resolver) withSuggestion(err error, name string) error {
+	var u *unknownResourceError
+	if !errors.As(err, &u) {
+		return err
+	}
+	_, lists, _ := r.discovery.ServerGroupsAndResources()
+	// Plural names win ties over singular and short names.
+	rank := map[string]int{}
+	note := func(name string, r int) {
+		if old, ok := rank[name]; !ok || r < old {
+			rank[name] = r
+		}
+	}
+	for _, l := range lists {
+		for _, res := range l.APIResources {
+			if strings.Contains(res.Name, "/") {
+				continue
+			}
+			note(res.Name, 0)
+			if res.SingularName != "" {
+				note(res.SingularName, 1)
+			}
+			for _, s := range res.ShortNames {
+				note(s, 2)
+			}
+		}
+	}
+	names := make([]string, 0, len(rank))
+	for c := range rank {
+		names = append(names, c)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if rank[names[i]] != rank[names[j]] {
+			return rank[names[i]] < rank[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	base := strings.ToLower(strings.SplitN(name, ".", 2)[0])
+	best, bestDist := "", 3 // suggest only names within two edits
+	for _, c := range names {
+		if d := levenshtein(base, c); d < bestDist && len(c) > 2 {
+			best, bestDist = c, d
+		}
+	}
+	u.suggestion = best
+	return u
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// ServerError wraps a failure to reach or read from the API server with a
+// message that names the fix.
+type ServerError struct{ Err error }
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("%v\nthe API server could not be reached: check that the cluster is running and that --kubeconfig, --context or --server point at it", e.Err)
+}
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// discoveryError wraps errors that mean the server is unreachable.
+func discoveryError(err error) error {
+	var ne net.Error
+	var ue *url.Error
+	if errors.As(err, &ne) || errors.As(err, &ue) || strings.Contains(err.Error(), "connection refused") {
+		return &ServerError{Err: err}
+	}
+	return err
+}

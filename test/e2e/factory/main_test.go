@@ -1,0 +1,30 @@
+// Package factory_test checks package factory against a real kube-apiserver
+// holding the sample workload.
+package factory_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
+)
+
+var (
+	cluster *framework.Cluster
+	spec    = workload.Spec{Namespaces: 3, Nodes: 4, Pods: 90, PodsPerDeployment: 10}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.Main(m, &cluster, func(c *framework.Cluster) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := workload.Load(ctx, c.Config, spec, nil); err != nil {
+			return fmt.Errorf("loading the workload: %w", err)
+		}
+		return nil
+	}))
+}
