@@ -1,0 +1,421 @@
+package indexers
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/library"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// Kind says what an expression is used for, and so what it must produce.
+type Kind int
+
+const (
+	// KindPredicate expressions select objects (--where): they must
+	// evaluate to a bool.
+	KindPredicate Kind = iota + 1
+	// KindIndex expressions compute the values under which an object is
+	// indexed: a string, a list of strings, or null (or an empty optional)
+	// for "not indexed".
+	KindIndex
+	// KindValue expressions compute columns, sort keys and group-by keys:
+	// any value.
+	KindValue
+)
+
+// String returns the name of the kind.
+func (k Kind) String() string {
+	switch k {
+	case KindPredicate:
+		return "predicate"
+	case KindIndex:
+		return "index"
+	case KindValue:
+		return "value"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// must returns what an expression of kind k must evaluate to, for messages.
+func (k Kind) must() string {
+	switch k {
+	case KindPredicate:
+		return "bool"
+	case KindIndex:
+		return "string, list(string) or null"
+	}
+	return "a value"
+}
+
+// Reference names a resource that an expression reads with get() or
+// byIndex().
+type Reference struct {
+	// Resource is the first argument of get() or byIndex(), as written
+	// (for example "nodes" or "configmaps").
+	Resource string
+	// Indexes are the index names passed to byIndex() for Resource, sorted
+	// and without duplicates; empty when Resource is only read with get().
+	Indexes []string
+}
+
+// Program is a compiled expression. Programs are immutable and safe for
+// concurrent use.
+type Program struct {
+	expr    string
+	context string
+	kind    Kind
+	prog    cel.Program
+	refs    []Reference
+	// object turns the object handed to an evaluation into the value of
+	// the object variable.
+	object    func(obj any) any
+	lookup    Lookup
+	costLimit uint64
+	// metadataOnly: the expression reads only object.apiVersion,
+	// object.kind and object.metadata (see ReadsOnlyMetadata).
+	metadataOnly bool
+}
+
+// Expr returns the expression as written.
+func (p *Program) Expr() string { return p.expr }
+
+// Context returns the name of the place the expression came from, as given
+// to Compile.
+func (p *Program) Context() string { return p.context }
+
+// Kind returns the kind the expression was compiled for.
+func (p *Program) Kind() Kind { return p.kind }
+
+// References returns the resources the expression reads with get() and
+// byIndex(), sorted by resource, or nil. The caller owns the returned
+// slice.
+func (p *Program) References() []Reference {
+	if len(p.refs) == 0 {
+		return nil
+	}
+	refs := make([]Reference, len(p.refs))
+	for i, r := range p.refs {
+		refs[i] = Reference{Resource: r.Resource, Indexes: slices.Clone(r.Indexes)}
+	}
+	return refs
+}
+
+// WithLookup returns a copy of p whose get() and byIndex() calls read from l.
+// Evaluating a program that calls them without a Lookup fails with an
+// error. p itself is not changed.
+func (p *Program) WithLookup(l Lookup) *Program {
+	c := *p
+	c.lookup = l
+	return &c
+}
+
+// Compile compiles expr for the given kind, declaring object as dyn: field
+// names are checked when the expression is evaluated. context names the
+// place the expression came from (such as "--where", `index "byNode"` or
+// `column "node"`) and is used in messages. A compile error is an
+// [*ExprError].
+func (e *Env) Compile(expr string, kind Kind, context string) (*Program, error) {
+	return e.compile(e.dyn, nil, expr, kind, context)
+}
+
+// CompileWithSchema is [Env.Compile] with object declared with the type
+// described by schema, the OpenAPI v3 schema of the resource (see
+// [ResolveSchema]): misspelled fields and values of the wrong type are
+// refused at compile time, as Kubernetes does for ValidatingAdmissionPolicy
+// and CRD validation rules, with a suggestion for a misspelled field. A nil
+// schema means there is none: the expression is checked dynamically, as
+// with Compile.
+//
+// The schema serves checking only: the compiled program evaluates JSON
+// objects (and converted values) exactly as one from Compile does. So that
+// this holds, parts of the schema whose data has no fixed shape
+// (x-kubernetes-preserve-unknown-fields, objects without properties,
+// properties whose names are not CEL identifiers) are declared dyn, and
+// strings are strings whatever their format (timestamps included: use
+// timestamp() to compare them as such).
+func (e *Env) CompileWithSchema(expr string, kind Kind, context string, schema *spec.Schema) (*Program, error) {
+	if schema == nil {
+		return e.Compile(expr, kind, context)
+	}
+	se, err := e.schemaEnv(schema)
+	if err != nil {
+		return nil, err
+	}
+	return e.compile(se.env, se.object, expr, kind, context)
+}
+
+// compile compiles expr in env; object is the declared type of the object
+// variable, or nil when it is dyn.
+func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, kind Kind, context string) (*Program, error) {
+	switch kind {
+	case KindPredicate, KindIndex, KindValue:
+	default:
+		return nil, fmt.Errorf("compiling %s: unknown expression kind %d", context, int(kind))
+	}
+	if strings.TrimSpace(expr) == "" {
+		return nil, &ExprError{Context: context, Expr: expr, Message: "the expression is empty"}
+	}
+	checked, issues := env.Compile(expr)
+	if issues.Err() != nil {
+		return nil, issueError(env, object, expr, context, issues.Errors()[0])
+	}
+	if !outputAllowed(kind, checked.OutputType()) {
+		return nil, &ExprError{Context: context, Expr: expr,
+			Message: fmt.Sprintf("must evaluate to %s but got %s", kind.must(), cel.FormatCELType(checked.OutputType()))}
+	}
+	refs, refErr := references(checked, expr, context)
+	if refErr != nil {
+		return nil, refErr
+	}
+	est, err := env.EstimateCost(checked, &library.CostEstimator{})
+	if err != nil {
+		return nil, fmt.Errorf("compiling %s expression %q: estimating its cost: %w", context, expr, err)
+	}
+	prog, err := env.Program(checked, e.programOptions(est)...)
+	if err != nil {
+		return nil, fmt.Errorf("compiling %s expression %q: %w", context, expr, err)
+	}
+	return &Program{
+		expr:      expr,
+		context:   context,
+		kind:      kind,
+		prog:      prog,
+		refs:      refs,
+		object:    e.objectFunc(),
+		costLimit: e.costLimit,
+
+		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
+	}, nil
+}
+
+// outputAllowed reports whether an expression of kind may have static type
+// t. dyn is always allowed; it is checked when the expression is evaluated.
+func outputAllowed(kind Kind, t *cel.Type) bool {
+	switch kind {
+	case KindPredicate:
+		return isKind(t, types.BoolKind, types.DynKind)
+	case KindIndex:
+		switch t.Kind() {
+		case types.StringKind, types.NullTypeKind, types.DynKind:
+			return true
+		case types.ListKind:
+			return isKind(t.Parameters()[0], types.StringKind, types.DynKind)
+		case types.OpaqueKind:
+			// optional(string): an empty optional means "not indexed".
+			return t.TypeName() == "optional_type" && len(t.Parameters()) == 1 &&
+				isKind(t.Parameters()[0], types.StringKind, types.DynKind)
+		}
+		return false
+	}
+	return true
+}
+
+func isKind(t *cel.Type, kinds ...types.Kind) bool {
+	return slices.Contains(kinds, t.Kind())
+}
+
+// references collects the resources and indexes read by get() and
+// byIndex(), and refuses calls whose resource or index is not a string
+// literal: the informers they read must be known before evaluation.
+func references(checked *cel.Ast, expr, context string) ([]Reference, *ExprError) {
+	native := checked.NativeRep()
+	info := native.SourceInfo()
+	indexes := map[string]map[string]bool{}
+	var refErr *ExprError
+	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(x ast.Expr) {
+		if refErr != nil || x.Kind() != ast.CallKind {
+			return
+		}
+		call := x.AsCall()
+		fn := call.FunctionName()
+		if call.IsMemberFunction() || (fn != getFunction && fn != byIndexFunction) {
+			return
+		}
+		args := call.Args()
+		resource, ok := stringLiteral(args[0])
+		if !ok || resource == "" {
+			loc := startLocation(info, args[0])
+			refErr = newExprError(context, expr, loc.Line(), loc.Column(),
+				"the first argument of %s() must be a string literal naming a resource, such as \"nodes\"", fn)
+			return
+		}
+		if indexes[resource] == nil {
+			indexes[resource] = map[string]bool{}
+		}
+		if fn != byIndexFunction {
+			return
+		}
+		index, ok := stringLiteral(args[1])
+		if !ok || index == "" {
+			loc := startLocation(info, args[1])
+			refErr = newExprError(context, expr, loc.Line(), loc.Column(),
+				"the second argument of byIndex() must be a string literal naming an index, such as \"byNode\"")
+			return
+		}
+		indexes[resource][index] = true
+	}))
+	if refErr != nil {
+		return nil, refErr
+	}
+	var refs []Reference
+	for resource, names := range indexes {
+		r := Reference{Resource: resource}
+		for name := range names {
+			r.Indexes = append(r.Indexes, name)
+		}
+		sort.Strings(r.Indexes)
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Resource < refs[j].Resource })
+	return refs, nil
+}
+
+// startLocation returns the location of the first character of x: that of
+// x itself is the position of its operator (the dot of a selection, for
+// example).
+func startLocation(info *ast.SourceInfo, x ast.Expr) common.Location {
+	start := int32(-1)
+	ast.PreOrderVisit(x, ast.NewExprVisitor(func(e ast.Expr) {
+		if r, ok := info.GetOffsetRange(e.ID()); ok && (start < 0 || r.Start < start) {
+			start = r.Start
+		}
+	}))
+	if start < 0 {
+		return common.NoLocation
+	}
+	return info.GetLocationByOffset(start)
+}
+
+func stringLiteral(x ast.Expr) (string, bool) {
+	if x.Kind() != ast.LiteralKind {
+		return "", false
+	}
+	s, ok := x.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+// issueError turns the first issue cel-go reports into an ExprError, with a
+// suggestion for misspelled names.
+func issueError(env *cel.Env, object *apiservercel.DeclType, expr, context string, issue *cel.Error) *ExprError {
+	msg := cleanMessage(issue.Message)
+	line, column := issue.Location.Line(), issue.Location.Column()
+	var word, function string
+	var candidates []string
+	switch {
+	case scanQuoted(msg, "undeclared reference to '", &word):
+		candidates = identifierCandidates(env, expr)
+		function = word
+	case scanQuoted(msg, "found no matching overload for '", &function):
+	case scanQuoted(msg, "undefined field '", &word):
+		candidates = fieldCandidates(env, object, expr, issue.ExprID)
+		// cel-go reports the position of the dot; point at the field.
+		if runes := lineRunes(expr, line); column >= 0 && column < len(runes) && runes[column] == '.' {
+			column++
+		}
+	}
+	if function != "" {
+		// For a call, cel-go reports the position of the parenthesis; point
+		// at the name of the function.
+		runes, n := lineRunes(expr, line), len([]rune(function))
+		if column >= n && column <= len(runes) && string(runes[column-n:column]) == function {
+			column -= n
+		}
+	}
+	if msg == "invalid matches argument" {
+		// Say what is wrong with the regular expression.
+		if lit, ok := literalAt(env, expr, issue.ExprID); ok {
+			if _, err := regexp.Compile(lit); err != nil {
+				msg += ": " + err.Error()
+			}
+		}
+	}
+	if s, ok := suggest(word, candidates); ok && word != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return newExprError(context, expr, line, column, "%s", msg)
+}
+
+// literalAt returns the string literal with the given id in expr.
+func literalAt(env *cel.Env, expr string, id int64) (string, bool) {
+	parsed, iss := env.Parse(expr)
+	if iss.Err() != nil {
+		return "", false
+	}
+	for _, m := range ast.MatchDescendants(ast.NavigateAST(parsed.NativeRep()), func(e ast.NavigableExpr) bool {
+		return e.ID() == id
+	}) {
+		return stringLiteral(m)
+	}
+	return "", false
+}
+
+// scanQuoted reports whether msg starts with prefix followed by a quoted
+// word, which it stores in word.
+func scanQuoted(msg, prefix string, word *string) bool {
+	rest, ok := strings.CutPrefix(msg, prefix)
+	if !ok {
+		return false
+	}
+	w, _, ok := strings.Cut(rest, "'")
+	*word = w
+	return ok
+}
+
+func lineRunes(expr string, line int) []rune {
+	lines := strings.Split(expr, "\n")
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	return []rune(lines[line-1])
+}
+
+// identifierCandidates lists the names an undeclared identifier may have
+// been meant as: the variables, the global functions and macros, and the
+// iteration variables of the expression.
+func identifierCandidates(env *cel.Env, expr string) []string {
+	var names []string
+	for _, v := range env.Variables() {
+		names = append(names, v.Name())
+	}
+	for name := range env.Functions() {
+		names = append(names, name)
+	}
+	for _, m := range env.Macros() {
+		names = append(names, m.Function())
+	}
+	if parsed, iss := env.Parse(expr); iss.Err() == nil {
+		ast.PreOrderVisit(parsed.NativeRep().Expr(), ast.NewExprVisitor(func(x ast.Expr) {
+			if x.Kind() == ast.ComprehensionKind {
+				c := x.AsComprehension()
+				names = append(names, c.IterVar(), c.IterVar2())
+			}
+		}))
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return !isIdentifier(n) })
+}
+
+// isIdentifier reports whether s is a plain CEL identifier (not an operator
+// or a hidden name such as "@result").
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

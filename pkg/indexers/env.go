@@ -1,0 +1,305 @@
+package indexers
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+	"k8s.io/apimachinery/pkg/util/version"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// ObjectVar is the name of the variable that holds the object an expression
+// is evaluated against.
+const ObjectVar = "object"
+
+// DefaultCostLimit is the cost limit of one evaluation unless [WithCostLimit]
+// says otherwise. It is the limit Kubernetes applies to one evaluation of an
+// admission policy or CRD validation rule, so that an expression accepted
+// there also runs here. Expressions over one object cost from a few units
+// (a field compared with a string) to a few hundred (comprehensions over the
+// containers of a pod); a runaway expression, such as a nested comprehension
+// over a list of 500 elements, is stopped within about half a second.
+//
+// Only programs whose static cost estimate exceeds the limit track their
+// cost while evaluating; the others cannot reach it.
+const DefaultCostLimit uint64 = celconfig.PerCallLimit
+
+// interruptCheckFrequency is the number of comprehension iterations between
+// two checks of a context passed to [Program.Eval]; the value Kubernetes uses.
+const interruptCheckFrequency = celconfig.CheckFrequency
+
+// Converter turns an object handed to a [Program] (or returned by a [Lookup])
+// into the CEL value of the object variable. It must not modify obj and must
+// report failures as a CEL error value (types.NewErr), not by panicking. The
+// value must present the object under its JSON field names with JSON-like
+// values: strings (also for timestamps and quantities), int64 for integers,
+// float64, bool, null, lists and maps.
+type Converter func(obj any) ref.Val
+
+// DefaultConverter is the converter used unless [WithConverter] says
+// otherwise. It accepts *unstructured.Unstructured, any other
+// runtime.Unstructured and map[string]any (as their maps), values that
+// already implement ref.Val (unchanged), and typed Go API objects such as
+// *corev1.Pod or *metav1.PartialObjectMetadata, which it presents under
+// their JSON field names through a lazy view that reads a field only when an
+// expression asks for it (package jsonval).
+func DefaultConverter(obj any) ref.Val {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		if o == nil {
+			return types.NewErr("cannot evaluate a nil object")
+		}
+		return types.DefaultTypeAdapter.NativeToValue(o.Object)
+	case map[string]any:
+		return types.DefaultTypeAdapter.NativeToValue(o)
+	case ref.Val:
+		return o
+	case runtime.Unstructured:
+		return types.DefaultTypeAdapter.NativeToValue(o.UnstructuredContent())
+	case nil:
+		return types.NewErr("cannot evaluate a nil object")
+	}
+	return jsonval.New(obj)
+}
+
+// Option configures [NewEnv].
+type Option func(*options)
+
+type options struct {
+	costLimit uint64
+	converter Converter
+	version   *version.Version
+}
+
+// WithCostLimit sets the cost limit of one evaluation; see [DefaultCostLimit].
+// A limit of 0 keeps the default.
+func WithCostLimit(limit uint64) Option {
+	return func(o *options) {
+		if limit > 0 {
+			o.costLimit = limit
+		}
+	}
+}
+
+// WithConverter sets how objects become the object variable and how objects
+// returned by a [Lookup] become CEL values. The default is
+// [DefaultConverter], with a faster path for unstructured objects.
+func WithConverter(c Converter) Option {
+	return func(o *options) { o.converter = c }
+}
+
+// WithCompatibilityVersion selects the Kubernetes version whose CEL libraries
+// and language settings the environment offers. The default is the version
+// Kubernetes itself compiles new expressions for
+// (environment.DefaultCompatibilityVersion).
+func WithCompatibilityVersion(v *version.Version) Option {
+	return func(o *options) { o.version = v }
+}
+
+// Env is a CEL environment for kubectl-informer expressions. Build it once
+// with [NewEnv] and compile every expression with it. An Env is safe for
+// concurrent use.
+type Env struct {
+	version   *version.Version
+	base      *cel.Env // the Kubernetes libraries, without variables
+	dyn       *cel.Env // base with object declared as dyn
+	costLimit uint64
+	// converter is the user-supplied converter, or nil for the default one
+	// (which has a faster path for unstructured objects).
+	converter Converter
+	// lookupDecorator binds get() and byIndex() calls to the Lookup of the
+	// evaluation; see lookup.go.
+	lookupDecorator cel.ProgramOption
+
+	mu sync.Mutex
+	// schemaEnvs caches the environment built for each schema passed to
+	// CompileWithSchema. Guarded by mu.
+	schemaEnvs map[*spec.Schema]*schemaEnv
+}
+
+// NewEnv builds the CEL environment. Build one per process and compile
+// every expression with it; the environment of each schema is built once
+// and kept.
+func NewEnv(opts ...Option) (*Env, error) {
+	o := options{costLimit: DefaultCostLimit}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.version == nil {
+		o.version = environment.DefaultCompatibilityVersion()
+	}
+	if len(o.version.Components()) < 2 {
+		return nil, fmt.Errorf("compatibility version %q must have a major and a minor component", o.version)
+	}
+	base, err := cel.NewEnv(kubernetesEnvOptions(o.version)...)
+	if err != nil {
+		return nil, fmt.Errorf("building the CEL environment: %w", err)
+	}
+	e := &Env{
+		version:    o.version,
+		base:       base,
+		costLimit:  o.costLimit,
+		converter:  o.converter,
+		schemaEnvs: make(map[*spec.Schema]*schemaEnv),
+	}
+	e.lookupDecorator = cel.CustomDecoratorV2(lookupDecorator(e.lookupConverter()))
+	if e.dyn, err = e.extend(cel.DynType, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// kubernetesEnvOptions returns the options of Kubernetes' base CEL
+// environment (k8s.io/apiserver/pkg/cel/environment, base.go) enabled at
+// compatibility version v: the same libraries at the same versions, the same
+// language settings.
+//
+// The base environment itself is not reused because its program options
+// track the cost of every evaluation, which makes a simple predicate about
+// ten times slower. Programs built here track cost only when the static
+// cost estimate cannot prove the limit is never reached; see
+// programOptions. A test checks that this list and the base environment
+// declare the same libraries and functions.
+func kubernetesEnvOptions(v *version.Version) []cel.EnvOption {
+	since := func(major, minor uint) bool { return v.AtLeast(version.MajorMinor(major, minor)) }
+	opts := []cel.EnvOption{
+		cel.HomogeneousAggregateLiterals(),
+		cel.EagerlyValidateDeclarations(true),
+		cel.DefaultUTCTimeZone(true),
+		library.URLs(),
+		library.Regex(),
+		cel.CostEstimatorOptions(checker.PresenceTestHasCost(false)),
+	}
+	if !since(1, 37) {
+		opts = append(opts, library.Lists(library.ListsVersion(0)))
+	}
+	if since(1, 27) {
+		opts = append(opts, library.Authz())
+	}
+	if since(1, 28) {
+		opts = append(opts, cel.CrossTypeNumericComparisons(true), cel.OptionalTypes(), library.Quantity())
+	}
+	if since(1, 29) {
+		opts = append(opts,
+			cel.ASTValidators(
+				cel.ValidateDurationLiterals(),
+				cel.ValidateTimestampLiterals(),
+				cel.ValidateRegexLiterals(),
+				cel.ValidateHomogeneousAggregateLiterals(),
+			),
+			ext.Strings(ext.StringsVersion(2)),
+			ext.Sets(),
+		)
+	} else {
+		opts = append(opts, ext.Strings(ext.StringsVersion(0)))
+	}
+	if since(1, 30) {
+		opts = append(opts, library.IP(), library.CIDR())
+	}
+	if since(1, 31) {
+		opts = append(opts, library.Format(), library.AuthzSelectors())
+	}
+	if since(1, 32) {
+		opts = append(opts, ext.TwoVarComprehensions())
+	}
+	if since(1, 33) {
+		opts = append(opts, library.SemverLib(library.SemverVersion(1)))
+	}
+	if since(1, 34) {
+		opts = append(opts, ext.Lists(ext.ListsVersion(3)))
+	}
+	if since(1, 37) {
+		opts = append(opts, library.Lists(library.ListsVersion(1)))
+	}
+	return opts
+}
+
+// programOptions returns the options of a program whose static cost
+// estimate is est. When the estimate proves that no evaluation can exceed
+// the cost limit, the program does not track cost: tracking is what an
+// evaluation of a simple expression spends most of its time on. Otherwise
+// (comprehensions, regular expressions and string functions over data of
+// unknown size) every evaluation is tracked and stopped at the limit, with
+// the cost model of Kubernetes.
+func (e *Env) programOptions(est checker.CostEstimate) []cel.ProgramOption {
+	opts := []cel.ProgramOption{
+		cel.EvalOptions(cel.OptOptimize),
+		cel.InterruptCheckFrequency(interruptCheckFrequency),
+		e.lookupDecorator,
+	}
+	if est.Max > e.costLimit {
+		opts = append(opts,
+			cel.CostLimit(e.costLimit),
+			cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
+			cel.CostTracking(&library.CostEstimator{}),
+		)
+	}
+	return opts
+}
+
+// extend returns the environment in which object has the given type; decl
+// describes that type when it comes from a schema.
+func (e *Env) extend(objectType *cel.Type, decl *apiservercel.DeclType) (*cel.Env, error) {
+	opts := append([]cel.EnvOption{cel.Variable(ObjectVar, objectType)}, lookupFunctions()...)
+	if decl != nil {
+		// As environment.EnvSet.Extend declares the types of a schema.
+		provider := apiservercel.NewDeclTypeProvider(decl)
+		if e.version.AtLeast(version.MajorMinor(1, 31)) {
+			provider.SetRecognizeKeywordAsFieldName(true)
+		}
+		providerOpts, err := provider.EnvOptions(e.base.CELTypeProvider())
+		if err != nil {
+			return nil, fmt.Errorf("declaring the schema types: %w", err)
+		}
+		opts = append(opts, providerOpts...)
+	}
+	env, err := e.base.Extend(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("building the CEL environment: %w", err)
+	}
+	return env, nil
+}
+
+// lookupConverter returns the converter applied to objects returned by a
+// Lookup.
+func (e *Env) lookupConverter() Converter {
+	if e.converter != nil {
+		return e.converter
+	}
+	return DefaultConverter
+}
+
+// objectFunc returns how an object handed to a program becomes the value of
+// the object variable. With the default converter, JSON maps are passed to
+// the interpreter as they are: it reads map[string]any natively, without
+// wrapping every nested map it walks through.
+func (e *Env) objectFunc() func(obj any) any {
+	if c := e.converter; c != nil {
+		return func(obj any) any { return c(obj) }
+	}
+	return func(obj any) any {
+		switch o := obj.(type) {
+		case *unstructured.Unstructured:
+			if o != nil {
+				return o.Object
+			}
+		case map[string]any:
+			return o
+		}
+		return DefaultConverter(obj)
+	}
+}

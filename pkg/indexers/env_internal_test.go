@@ -1,0 +1,109 @@
+package indexers
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/cel-go/cel"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// TestKubernetesBaseEnvironmentParity checks that kubernetesEnvOptions
+// declares what Kubernetes' base environment declares, at several
+// compatibility versions: the same libraries and the same function
+// overloads. It fails when a new release of k8s.io/apiserver changes the
+// base environment; update kubernetesEnvOptions to match.
+func TestKubernetesBaseEnvironmentParity(t *testing.T) {
+	for _, v := range []string{"1.28", "1.30", "1.33", "1.36", "1.37"} {
+		t.Run(v, func(t *testing.T) {
+			ver := version.MustParse(v + ".0")
+			want := environment.MustBaseEnvSet(ver).NewExpressionsEnv()
+			got, err := cel.NewEnv(kubernetesEnvOptions(ver)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotLibs, wantLibs := got.Libraries(), want.Libraries()
+			slices.Sort(gotLibs)
+			slices.Sort(wantLibs)
+			if !slices.Equal(gotLibs, wantLibs) {
+				t.Errorf("libraries:\n%q\nwant:\n%q", gotLibs, wantLibs)
+			}
+			gotFns, wantFns := overloads(got), overloads(want)
+			if !slices.Equal(gotFns, wantFns) {
+				for _, o := range wantFns {
+					if !slices.Contains(gotFns, o) {
+						t.Errorf("missing overload %s", o)
+					}
+				}
+				for _, o := range gotFns {
+					if !slices.Contains(wantFns, o) {
+						t.Errorf("extra overload %s", o)
+					}
+				}
+			}
+		})
+	}
+}
+
+func overloads(env *cel.Env) []string {
+	var ids []string
+	for name, fn := range env.Functions() {
+		for _, o := range fn.OverloadDecls() {
+			ids = append(ids, name+"/"+o.ID())
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestDefaultCompatibilityVersion(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := environment.DefaultCompatibilityVersion(); !env.version.EqualTo(want) {
+		t.Errorf("compatibility version %v, want %v", env.version, want)
+	}
+	if _, err := NewEnv(WithCompatibilityVersion(version.MajorMinor(1, 37))); err != nil {
+		t.Errorf("NewEnv at 1.37: %v", err)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	candidates := []string{"status", "spec", "metadata", "kind", "apiVersion"}
+	for word, want := range map[string]string{
+		"staus":    "status",
+		"stauts":   "status",
+		"sepc":     "spec", // a transposition is one edit
+		"kidn":     "kind",
+		"sp":       "", // short words allow one edit only
+		"metdata":  "metadata",
+		"kinds":    "kind",
+		"zzzzzzzz": "",
+	} {
+		got, ok := suggest(word, candidates)
+		if !ok {
+			got = ""
+		}
+		if got != want {
+			t.Errorf("suggest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+func TestSchemaEnvIsCached(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := objectMetaSchema()
+	a, err := env.schemaEnv(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := env.schemaEnv(s)
+	if err != nil || a != b {
+		t.Errorf("schemaEnv built twice for the same schema")
+	}
+}

@@ -1,0 +1,265 @@
+package indexers
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
+)
+
+// activation holds the variables of one evaluation. It replaces the map
+// activation cel-go builds from a map[string]any, which costs a map per
+// evaluation.
+type activation struct {
+	object any
+	lookup Lookup
+}
+
+var _ interpreter.Activation = (*activation)(nil)
+
+// ResolveName implements interpreter.Activation.
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case ObjectVar:
+		return a.object, true
+	case lookupVar:
+		return a.lookup, a.lookup != nil
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+// Eval evaluates the expression against obj and returns the CEL value it
+// produces, whatever the kind of the program. ctx may stop a long
+// evaluation: it is checked every 100 iterations of a comprehension (the
+// frequency Kubernetes uses), and the error then wraps context.Cause(ctx).
+// Other errors name the context of the program, as those of Match do.
+func (p *Program) Eval(ctx context.Context, obj any) (ref.Val, error) {
+	v, err := p.eval(ctx, obj)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	return v, nil
+}
+
+// Match evaluates a predicate against obj. A result other than a bool is an
+// error.
+func (p *Program) Match(obj any) (bool, error) {
+	v, err := p.eval(context.Background(), obj)
+	if err != nil {
+		return false, p.wrap(err)
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return false, p.wrap(fmt.Errorf("must evaluate to bool but got %s", typeName(v)))
+	}
+	return bool(b), nil
+}
+
+// IndexValues evaluates an index expression against obj and returns the
+// values under which obj is indexed: one for a string, the elements of a
+// list of strings (in order, duplicates kept), none for null or an empty
+// optional. Anything else is an error.
+func (p *Program) IndexValues(obj any) ([]string, error) {
+	values, err := p.indexValues(obj)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	return values, nil
+}
+
+// Value evaluates the expression against obj and returns the result as a
+// plain Go value, for printing and sorting:
+//
+//	null, empty optional       nil
+//	bool                       bool
+//	int                        int64
+//	uint                       int64 (float64 beyond math.MaxInt64)
+//	double                     float64
+//	string                     string
+//	bytes                      string, base64-encoded as in JSON
+//	timestamp                  time.Time
+//	duration                   time.Duration
+//	list                       []any
+//	map                        map[string]any (other keys formatted with %v)
+//	type                       string, the type name
+//	other (quantity, ip, ...)  string, from its String method
+//
+// The result shares nothing with obj and may be modified.
+func (p *Program) Value(obj any) (any, error) {
+	v, err := p.eval(context.Background(), obj)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	g, err := plain(v)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	return g, nil
+}
+
+// eval evaluates the program; its errors are not prefixed with the context.
+// A context that can never be cancelled costs nothing.
+func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
+	vars := &activation{object: p.object(obj), lookup: p.lookup}
+	var (
+		v   ref.Val
+		err error
+	)
+	if ctx.Done() != nil {
+		v, _, err = p.prog.ContextEval(ctx, vars)
+	} else {
+		v, _, err = p.prog.Eval(vars)
+	}
+	if err == nil {
+		return v, nil
+	}
+	var cancelled interpreter.EvalCancelledError
+	switch {
+	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
+		return nil, fmt.Errorf("%w: evaluation stopped after %d cost units; simplify the expression or raise the limit", ErrCostLimitExceeded, p.costLimit)
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("evaluation interrupted: %w", context.Cause(ctx))
+	}
+	return nil, err
+}
+
+func (p *Program) indexValues(obj any) ([]string, error) {
+	v, err := p.eval(context.Background(), obj)
+	if err != nil {
+		return nil, err
+	}
+	return indexValues(v)
+}
+
+// wrap prefixes an evaluation error with the context of the program.
+func (p *Program) wrap(err error) error {
+	if p.context == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", p.context, err)
+}
+
+func indexValues(v ref.Val) ([]string, error) {
+	switch v := v.(type) {
+	case types.String:
+		return []string{string(v)}, nil
+	case types.Null:
+		return nil, nil
+	case *types.Optional:
+		if !v.HasValue() {
+			return nil, nil
+		}
+		return indexValues(v.GetValue())
+	case traits.Lister:
+		n, ok := v.Size().(types.Int)
+		if !ok {
+			break
+		}
+		values := make([]string, 0, int(n))
+		for it := v.Iterator(); it.HasNext() == types.True; {
+			e := it.Next()
+			s, ok := e.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("must evaluate to %s but got a list containing %s", KindIndex.must(), typeName(e))
+			}
+			values = append(values, string(s))
+		}
+		return values, nil
+	}
+	return nil, fmt.Errorf("must evaluate to %s but got %s", KindIndex.must(), typeName(v))
+}
+
+func typeName(v ref.Val) string {
+	if v == nil {
+		return "nothing"
+	}
+	if types.IsError(v) {
+		return "an error"
+	}
+	return v.Type().TypeName()
+}
+
+// plain converts a CEL value to a plain Go value; see Program.Value.
+func plain(v ref.Val) (any, error) {
+	switch v := v.(type) {
+	case types.Null:
+		return nil, nil
+	case types.Bool:
+		return bool(v), nil
+	case types.Int:
+		return int64(v), nil
+	case types.Uint:
+		if v > math.MaxInt64 {
+			return float64(v), nil
+		}
+		return int64(v), nil
+	case types.Double:
+		return float64(v), nil
+	case types.String:
+		return string(v), nil
+	case types.Bytes:
+		return base64.StdEncoding.EncodeToString(v), nil
+	case types.Timestamp:
+		return v.Time, nil
+	case types.Duration:
+		return v.Duration, nil
+	case *types.Optional:
+		if !v.HasValue() {
+			return nil, nil
+		}
+		return plain(v.GetValue())
+	case ref.Type:
+		return v.TypeName(), nil
+	case *types.Err:
+		return nil, v
+	case traits.Lister:
+		var list []any
+		for it := v.Iterator(); it.HasNext() == types.True; {
+			e, err := plain(it.Next())
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, e)
+		}
+		if list == nil {
+			list = []any{}
+		}
+		return list, nil
+	case traits.Mapper:
+		m := map[string]any{}
+		for it := v.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			val, found := v.Find(k)
+			if !found {
+				continue
+			}
+			pk, err := plain(k)
+			if err != nil {
+				return nil, err
+			}
+			pv, err := plain(val)
+			if err != nil {
+				return nil, err
+			}
+			if s, ok := pk.(string); ok {
+				m[s] = pv
+			} else {
+				m[fmt.Sprint(pk)] = pv
+			}
+		}
+		return m, nil
+	}
+	if s, ok := v.Value().(fmt.Stringer); ok {
+		return s.String(), nil
+	}
+	return nil, fmt.Errorf("cannot print a value of type %s", typeName(v))
+}

@@ -1,0 +1,345 @@
+package indexers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/openapi"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// ResolveSchema returns the OpenAPI v3 schema the API server publishes for
+// gvk, with its references resolved, ready for [Env.CompileWithSchema]. It
+// returns nil and no error when the server publishes no schema for gvk;
+// expressions are then checked dynamically. Each call reads the OpenAPI
+// document of the group version through client: pass a caching discovery
+// client (such as the one genericclioptions.ConfigFlags returns) when
+// resolving several kinds.
+func ResolveSchema(client discovery.DiscoveryInterface, gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	r := &resolver.ClientDiscoveryResolver{Discovery: client}
+	s, err := r.ResolveSchema(gvk)
+	if errors.Is(err, resolver.ErrSchemaNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolving the OpenAPI schema of %q: %w", gvk.String(), err)
+	}
+	return s, nil
+}
+
+// schemaEnv is the environment in which object has the type of a schema.
+type schemaEnv struct {
+	env    *cel.Env
+	object *apiservercel.DeclType
+}
+
+// schemaEnv returns the environment for schema, building it on first use.
+func (e *Env) schemaEnv(s *spec.Schema) (*schemaEnv, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if se, ok := e.schemaEnvs[s]; ok {
+		return se, nil
+	}
+	object := openapi.SchemaDeclType(jsonView(s, true, 0), true)
+	if object == nil || !object.IsObject() {
+		// Nothing to check against (x-kubernetes-preserve-unknown-fields at
+		// the root, for example): check dynamically.
+		se := &schemaEnv{env: e.dyn}
+		e.schemaEnvs[s] = se
+		return se, nil
+	}
+	object = object.MaybeAssignTypeName(schemaName(s))
+	env, err := e.extend(object.CelType(), object)
+	if err != nil {
+		return nil, fmt.Errorf("declaring the schema of %s: %w", schemaName(s), err)
+	}
+	se := &schemaEnv{env: env, object: object}
+	e.schemaEnvs[s] = se
+	return se, nil
+}
+
+// schemaName names the type of the object: its kind when the schema says,
+// as in "Pod.spec.containers", else "Object". The name must not be that of
+// a variable: the checker would take object.spec for a type name.
+func schemaName(s *spec.Schema) string {
+	gvks, _ := s.Extensions["x-kubernetes-group-version-kind"].([]any)
+	for _, gvk := range gvks {
+		if m, ok := gvk.(map[string]any); ok {
+			if kind, ok := m["kind"].(string); ok && isIdentifier(kind) && kind != ObjectVar {
+				return kind
+			}
+		}
+	}
+	return "Object"
+}
+
+// maxSchemaDepth bounds the depth of the schema that is declared; deeper
+// parts are dyn.
+const maxSchemaDepth = 64
+
+// jsonView returns a copy of the schema s describing the data as this
+// package evaluates it: JSON values, with no conversion driven by the
+// schema. Kubernetes converts some values according to their schema
+// (date-time strings to timestamps, for example) and hides data the schema
+// does not describe; this package does neither, so that an expression means
+// the same with or without a schema. Hence:
+//
+//   - strings are strings, whatever their format;
+//   - data whose shape the schema leaves open is dyn: untyped schemas,
+//     x-kubernetes-int-or-string, x-kubernetes-preserve-unknown-fields,
+//     objects without properties nor additionalProperties, arrays without
+//     items, and objects with a property whose name is not a CEL identifier
+//     (CEL would only know it escaped, as "a__dash__b", while the data holds
+//     "a-b");
+//   - a resource (the root, or an embedded resource) always has apiVersion,
+//     kind and the usual metadata.
+//
+// The result is only read by openapi.SchemaDeclType.
+func jsonView(s *spec.Schema, resource bool, depth int) *spec.Schema {
+	if s == nil || depth > maxSchemaDepth {
+		return dynSchema()
+	}
+	adapted := &openapi.Schema{Schema: s}
+	if adapted.IsXIntOrString() || adapted.IsXPreserveUnknownFields() || len(s.Type) != 1 {
+		return dynSchema()
+	}
+	switch s.Type[0] {
+	case "object":
+		if len(s.Properties) > 0 {
+			props := make(map[string]spec.Schema, len(s.Properties))
+			for name, prop := range s.Properties {
+				if !plainFieldName(name) {
+					return dynSchema()
+				}
+				props[name] = *jsonView(&prop, (&openapi.Schema{Schema: &prop}).IsXEmbeddedResource(), depth+1)
+			}
+			c := *s
+			c.Properties = props
+			c.AdditionalProperties = nil
+			if resource {
+				withResourceFields(&c)
+			}
+			return &c
+		}
+		if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil {
+			c := *s
+			c.AdditionalProperties = &spec.SchemaOrBool{Allows: true, Schema: jsonView(ap.Schema, false, depth+1)}
+			return &c
+		}
+		return dynSchema()
+	case "array":
+		if s.Items == nil || s.Items.Schema == nil {
+			return dynSchema()
+		}
+		c := *s
+		items := s.Items.Schema
+		c.Items = &spec.SchemaOrArray{Schema: jsonView(items, (&openapi.Schema{Schema: items}).IsXEmbeddedResource(), depth+1)}
+		return &c
+	case "string":
+		c := *s
+		c.Format = ""
+		return &c
+	case "integer", "number", "boolean":
+		return s
+	}
+	return dynSchema()
+}
+
+// dynSchema returns a schema that openapi.SchemaDeclType declares as dyn:
+// it does so for x-kubernetes-int-or-string, and for nothing else.
+func dynSchema() *spec.Schema {
+	s := &spec.Schema{}
+	s.AddExtension("x-kubernetes-int-or-string", true)
+	return s
+}
+
+// plainFieldName reports whether a property can be selected in CEL under
+// its own name: an identifier, or a reserved word, which Kubernetes' type
+// provider recognizes as a field name (object.metadata.namespace).
+func plainFieldName(name string) bool {
+	escaped, ok := apiservercel.Escape(name)
+	return ok && (escaped == name || escaped == "__"+name+"__")
+}
+
+// withResourceFields makes sure the resource schema c has apiVersion, kind
+// and metadata. A metadata without properties (as in some CRD schemas) is
+// replaced by the fields every object has; Kubernetes would keep only name
+// and generateName.
+func withResourceFields(c *spec.Schema) {
+	for _, name := range []string{"apiVersion", "kind"} {
+		if p, ok := c.Properties[name]; !ok || !p.Type.Contains("string") {
+			c.Properties[name] = *spec.StringProperty()
+		}
+	}
+	meta, ok := c.Properties["metadata"]
+	if !ok || !meta.Type.Contains("object") || !meta.Properties["name"].Type.Contains("string") ||
+		!meta.Properties["generateName"].Type.Contains("string") {
+		c.Properties["metadata"] = *objectMetaSchema()
+	}
+}
+
+// objectMetaSchema describes the metadata of an object (ObjectMeta) as JSON.
+func objectMetaSchema() *spec.Schema {
+	str, integer, boolean := spec.StringProperty, spec.Int64Property, spec.BoolProperty
+	owner := &spec.Schema{SchemaProps: spec.SchemaProps{
+		Type: []string{"object"},
+		Properties: map[string]spec.Schema{
+			"apiVersion":         *str(),
+			"kind":               *str(),
+			"name":               *str(),
+			"uid":                *str(),
+			"controller":         *boolean(),
+			"blockOwnerDeletion": *boolean(),
+		},
+	}}
+	return &spec.Schema{SchemaProps: spec.SchemaProps{
+		Type: []string{"object"},
+		Properties: map[string]spec.Schema{
+			"name":                       *str(),
+			"generateName":               *str(),
+			"namespace":                  *str(),
+			"selfLink":                   *str(),
+			"uid":                        *str(),
+			"resourceVersion":            *str(),
+			"generation":                 *integer(),
+			"creationTimestamp":          *str(),
+			"deletionTimestamp":          *str(),
+			"deletionGracePeriodSeconds": *integer(),
+			"labels":                     *spec.MapProperty(str()),
+			"annotations":                *spec.MapProperty(str()),
+			"ownerReferences":            *spec.ArrayProperty(owner),
+			"finalizers":                 *spec.ArrayProperty(str()),
+			"managedFields":              *spec.ArrayProperty(dynSchema()),
+		},
+	}}
+}
+
+// fieldCandidates lists the fields of the object that the failing select
+// expression with the given id reads from, when its type can be worked out
+// from the declared type of object.
+func fieldCandidates(env *cel.Env, object *apiservercel.DeclType, expr string, id int64) []string {
+	if object == nil {
+		return nil
+	}
+	parsed, iss := env.Parse(expr)
+	if iss.Err() != nil {
+		return nil
+	}
+	matches := ast.MatchDescendants(ast.NavigateAST(parsed.NativeRep()), func(e ast.NavigableExpr) bool {
+		return e.ID() == id
+	})
+	if len(matches) == 0 || len(matches[0].Children()) == 0 {
+		return nil
+	}
+	t := declTypeOf(matches[0].Children()[0], object)
+	if t == nil || !t.IsObject() {
+		return nil
+	}
+	names := make([]string, 0, len(t.Fields))
+	for name := range t.Fields {
+		if strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__") && len(name) > 4 {
+			name = name[2 : len(name)-2] // an escaped reserved word
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// declTypeOf works out the declared type of a parsed expression made of
+// object, iteration variables, field selections and indexing; nil when it
+// cannot.
+func declTypeOf(e ast.NavigableExpr, object *apiservercel.DeclType) *apiservercel.DeclType {
+	children := e.Children()
+	switch e.Kind() {
+	case ast.IdentKind:
+		return identType(e, object)
+	case ast.SelectKind:
+		return memberType(declTypeOf(children[0], object), e.AsSelect().FieldName())
+	case ast.CallKind:
+		call := e.AsCall()
+		switch call.FunctionName() {
+		case "_[_]", "_[?_]":
+			if t := declTypeOf(children[0], object); t != nil && (t.IsList() || t.IsMap()) {
+				return t.ElemType
+			}
+		case "_?._":
+			if field, ok := stringLiteral(call.Args()[1]); ok {
+				return memberType(declTypeOf(children[0], object), field)
+			}
+		}
+	}
+	return nil
+}
+
+// identType returns the type of an identifier: an iteration variable of an
+// enclosing comprehension, or object.
+func identType(e ast.NavigableExpr, object *apiservercel.DeclType) *apiservercel.DeclType {
+	name := e.AsIdent()
+	for from := e; ; {
+		p, ok := from.Parent()
+		if !ok {
+			break
+		}
+		if t, bound := iterVarType(p, from, name, object); bound {
+			return t
+		}
+		from = p
+	}
+	if name == ObjectVar {
+		return object
+	}
+	return nil
+}
+
+// iterVarType returns the type of the iteration variable name if the
+// expression p is a comprehension that binds it for its child from.
+func iterVarType(p, from ast.NavigableExpr, name string, object *apiservercel.DeclType) (t *apiservercel.DeclType, bound bool) {
+	if p.Kind() != ast.ComprehensionKind {
+		return nil, false
+	}
+	c := p.AsComprehension()
+	if from.ID() == c.IterRange().ID() || (name != c.IterVar() && name != c.IterVar2()) {
+		return nil, false
+	}
+	var rangeType *apiservercel.DeclType
+	for _, child := range p.Children() {
+		if child.ID() == c.IterRange().ID() {
+			rangeType = declTypeOf(child, object)
+		}
+	}
+	switch {
+	case rangeType == nil:
+		return nil, true
+	case name == c.IterVar2(), !c.HasIterVar2() && rangeType.IsList():
+		return rangeType.ElemType, true // the element of a list or the value of a map
+	case rangeType.IsMap():
+		return rangeType.KeyType, true
+	}
+	return nil, true
+}
+
+// memberType returns the type of the field of an object type, or of the
+// values of a map type.
+func memberType(t *apiservercel.DeclType, field string) *apiservercel.DeclType {
+	switch {
+	case t == nil:
+		return nil
+	case t.IsObject():
+		if f, ok := t.Fields[field]; ok {
+			return f.Type
+		}
+		if f, ok := t.Fields["__"+field+"__"]; ok {
+			return f.Type
+		}
+	case t.IsMap():
+		return t.ElemType
+	}
+	return nil
+}
