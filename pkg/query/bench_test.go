@@ -1,0 +1,139 @@
+package query
+
+import (
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// benchIndexer holds n pods spread over 100 namespaces and n/100 nodes, each
+// with a unique pod IP.
+func benchIndexer(b *testing.B, n int) cache.Indexer {
+	b.Helper()
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		"byNode":             byNode,
+		"byIP": func(obj any) ([]string, error) {
+			return []string{obj.(*corev1.Pod).Status.PodIP}, nil
+		},
+	})
+	for i := range n {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:         fmt.Sprintf("ns-%d", i%100),
+				Name:              fmt.Sprintf("pod-%d", i),
+				CreationTimestamp: ago(time.Duration(i) * time.Second),
+			},
+			Spec:   corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i%(n/100))},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)},
+		}
+		if err := idx.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return idx
+}
+
+// BenchmarkGroupBy100k counts 100,000 pods per node (1,000 groups).
+func BenchmarkGroupBy100k(b *testing.B) {
+	idx := benchIndexer(b, 100_000)
+	spec := Spec{Count: true, GroupBy: func(obj any) (any, error) { return obj.(*corev1.Pod).Spec.NodeName, nil }}
+	for b.Loop() {
+		res, err := Run(idx, spec)
+		if err != nil || len(res.Groups) != 1000 {
+			b.Fatalf("groups = %d, err = %v", len(res.Groups), err)
+		}
+	}
+}
+
+// BenchmarkWhereSortLimit100k filters 100,000 pods, sorts the half that
+// match by name and keeps 10.
+func BenchmarkWhereSortLimit100k(b *testing.B) {
+	idx := benchIndexer(b, 100_000)
+	spec := Spec{
+		Where:  func(obj any) (bool, error) { return obj.(*corev1.Pod).Namespace < "ns-5", nil },
+		SortBy: func(obj any) (any, error) { return obj.(*corev1.Pod).Name, nil },
+		Limit:  10,
+	}
+	for b.Loop() {
+		if res, err := Run(idx, spec); err != nil || len(res.Items) != 10 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIndexLookupUnique selects one pod of 100,000 by a unique index
+// value.
+func BenchmarkIndexLookupUnique(b *testing.B) {
+	idx := benchIndexer(b, 100_000)
+	spec := Spec{Selectors: []Selector{{Index: "byIP", Value: "10.1.2.3"}}}
+	for b.Loop() {
+		if res, err := Run(idx, spec); err != nil || len(res.Items) != 1 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIndexLookupNode selects the 100 pods of one node out of 100,000.
+func BenchmarkIndexLookupNode(b *testing.B) {
+	idx := benchIndexer(b, 100_000)
+	spec := Spec{Selectors: []Selector{{Index: "byNode", Value: "node-42"}}}
+	for b.Loop() {
+		if res, err := Run(idx, spec); err != nil || len(res.Items) != 100 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIndexIntersection intersects one node's 100 pods with one
+// namespace's 1,000 pods out of 100,000.
+func BenchmarkIndexIntersection(b *testing.B) {
+	idx := benchIndexer(b, 100_000)
+	spec := Spec{Selectors: []Selector{{Index: "byNode", Value: "node-42"}, {Index: cache.NamespaceIndex, Value: "ns-42"}}}
+	for b.Loop() {
+		if _, err := Run(idx, spec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrintTable1000 prints 1,000 pods as a table.
+func BenchmarkPrintTable1000(b *testing.B) {
+	idx := benchIndexer(b, 1000)
+	res, err := Run(idx, Spec{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewPrinter("", PrintOptions{Now: fixedNow})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := p.Print(io.Discard, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrintJSON1000 prints 1,000 typed pods as a JSON list.
+func BenchmarkPrintJSON1000(b *testing.B) {
+	idx := benchIndexer(b, 1000)
+	res, err := Run(idx, Spec{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewPrinter("json", PrintOptions{GroupVersionKind: podGVK})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := p.Print(io.Discard, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package query
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/cmd/get"
+	"k8s.io/kubectl/pkg/scheme"
+)
+
+// PrintOptions describe the resource being printed and the printing flags
+// kubectl get shares with this plugin. The zero value prints a namespaced
+// resource across all namespaces, with headers, as of time.Now.
+type PrintOptions struct {
+	// GroupVersionKind is the kind of the queried resource. When set, every
+	// printed item carries it as apiVersion/kind (typed objects from informers
+	// usually have no TypeMeta, and metadata-only informers hold
+	// PartialObjectMetadata). When empty, an item's own apiVersion/kind is
+	// used, or for built-in typed objects the kind registered in kubectl's
+	// scheme; an item whose kind stays unknown cannot be printed by -o json,
+	// yaml, name, templates or custom-columns.
+	GroupVersionKind schema.GroupVersionKind
+
+	// Namespace is the namespace queried; "" means all namespaces, which adds
+	// the NAMESPACE column to tables of namespaced resources. It also words
+	// the "No resources found in NAMESPACE namespace." message.
+	Namespace string
+
+	// ClusterScoped marks a resource without namespaces: no NAMESPACE column.
+	ClusterScoped bool
+
+	// Template is the --template argument: the template (or template file) of
+	// -o go-template, go-template-file, jsonpath, jsonpath-file and
+	// jsonpath-as-json when the -o value does not carry one. With an empty -o
+	// it selects -o go-template, as in kubectl get.
+	Template string
+
+	// StrictTemplateKeys makes templates fail on missing keys
+	// (--allow-missing-template-keys=false). Default: missing keys print empty.
+	StrictTemplateKeys bool
+
+	// NoHeaders omits the header line of tables and custom columns.
+	NoHeaders bool
+
+	// ShowKind prefixes names in tables with the resource kind, as in
+	// pod/web-0 or deployment.apps/web (--show-kind). The kind is found as
+	// for -o name.
+	ShowKind bool
+
+	// ShowLabels adds a LABELS column to tables (--show-labels).
+	ShowLabels bool
+
+	// LabelColumns adds a column per label key to tables (-L).
+	LabelColumns []string
+
+	// ShowManagedFields keeps metadata.managedFields in -o json and -o yaml.
+	// Default: omitted, as in kubectl get.
+	ShowManagedFields bool
+
+	// IndexNames are the indexes whose values -o wide shows, in this order.
+	// Nil: every index of Result.Indexers except cache.NamespaceIndex, sorted
+	// by name.
+	IndexNames []string
+
+	// ErrOut receives "No resources found" and index evaluation warnings, as
+	// kubectl writes them to stderr. Nil: discarded.
+	ErrOut io.Writer
+
+	// Now is the clock the AGE column is computed from. Nil: time.Now.
+	Now func() time.Time
+}
+
+// Printer writes query results in one kubectl get output format. A Printer
+// holds no state between calls: Print may be called repeatedly and
+// concurrently.
+type Printer struct {
+	output string
+	opts   PrintOptions
+	// isTable is true for the default table and -o wide.
+	isTable bool
+	wide    bool
+}
+
+// NewPrinter validates the -o value output and returns a printer for it. It
+// accepts every format of kubectl get: "" (table), wide, json, yaml, kyaml,
+// name, go-template, go-template-file, template, templatefile, jsonpath,
+// jsonpath-file, jsonpath-as-json, custom-columns and custom-columns-file,
+// with a template given as -o FORMAT=TEMPLATE or in opts.Template.
+//
+// An unknown format returns kubectl's error (a
+// genericclioptions.NoCompatiblePrinterError, so
+// genericclioptions.IsNoCompatiblePrinterError reports it): "unable to match a
+// printer suitable for the output format "x", allowed formats are: …". A bad
+// template or an unreadable template file is reported here too.
+func NewPrinter(output string, opts PrintOptions) (*Printer, error) {
+	p := &Printer{
+		output:  output,
+		opts:    opts,
+		isTable: (output == "" && opts.Template == "") || output == "wide",
+		wide:    output == "wide",
+	}
+	p.opts.LabelColumns = slices.Clone(opts.LabelColumns)
+	p.opts.IndexNames = slices.Clone(opts.IndexNames)
+	if opts.ErrOut == nil {
+		p.opts.ErrOut = io.Discard
+	}
+	if opts.Now == nil {
+		p.opts.Now = time.Now
+	}
+	if _, err := p.resourcePrinter(schema.GroupKind{}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// AllowedFormats returns the -o values NewPrinter accepts (those that take a
+// template as FORMAT=TEMPLATE are listed by their FORMAT), sorted.
+func AllowedFormats() []string {
+	formats := get.NewGetPrintFlags().AllowedFormats()
+	slices.Sort(formats)
+	return formats
+}
+
+// HumanReadable reports whether the printer writes tables (the default
+// output and -o wide). Counts (ModeCount and ModeGroups results) can only be
+// printed by such printers.
+func (p *Printer) HumanReadable() bool { return p.isTable }
+
+// resourcePrinter builds the kubectl printer for the output format; kind is
+// the prefix of names in tables with ShowKind. It is built per Print: several
+// kubectl printers remember what they printed last.
+func (p *Printer) resourcePrinter(kind schema.GroupKind) (printers.ResourcePrinter, error) {
+	flags := get.NewGetPrintFlags()
+	*flags.OutputFormat = p.output
+	*flags.NoHeaders = p.opts.NoHeaders
+	*flags.TemplateFlags.TemplateArgument = p.opts.Template
+	*flags.TemplateFlags.AllowMissingKeys = !p.opts.StrictTemplateKeys
+	// Managed fields are dropped while copying items, which spares the deep
+	// copy of the whole list that kubectl's OmitManagedFieldsPrinter makes.
+	flags.JSONYamlPrintFlags.ShowManagedFields = true
+
+	human := flags.HumanReadableFlags
+	if p.opts.Namespace == "" && !p.opts.ClusterScoped {
+		human.WithNamespace = true
+	}
+	human.ShowKind = &p.opts.ShowKind
+	human.ShowLabels = &p.opts.ShowLabels
+	labelColumns := slices.Clone(p.opts.LabelColumns) // the flags own their copy
+	human.ColumnLabels = &labelColumns
+	human.Kind = kind
+
+	return flags.ToPrinter()
+}
+
+// Print writes res to w in the printer's format.
+//
+// Objects (ModeObjects) are printed as a table (NAMESPACE when all
+// namespaces, NAME, AGE, then Result.ColumnNames; with -o wide then the
+// values of each index) in the order of res.Items, or, in every other format,
+// as one v1 List like kubectl get -o json prints: apiVersion v1, kind List,
+// metadata.resourceVersion "", each item with its apiVersion and kind. When
+// there are no objects, a table prints nothing and writes "No resources
+// found in NAMESPACE namespace." (or "No resources found") to
+// PrintOptions.ErrOut.
+//
+// A count (ModeCount) prints the bare number; groups (ModeGroups) print one
+// aligned "VALUE COUNT" line per group. Both need a HumanReadable printer.
+func (p *Printer) Print(w io.Writer, res *Result) error {
+	switch res.Mode {
+	case ModeCount, ModeGroups:
+		if !p.isTable {
+			return fmt.Errorf("counts are printed as text; output format %q cannot print them", p.output)
+		}
+		if res.Mode == ModeCount {
+			_, err := fmt.Fprintf(w, "%d\n", res.Matched)
+			return err
+		}
+		if len(res.Groups) == 0 {
+			p.noResources()
+			return nil
+		}
+		tw := printers.GetNewTabWriter(w)
+		for _, g := range res.Groups {
+			fmt.Fprintf(tw, "%s\t%d\n", printers.EscapeTerminal(g.Value), g.Count)
+		}
+		return tw.Flush()
+	}
+
+	if p.isTable {
+		if len(res.Items) == 0 {
+			p.noResources()
+			return nil
+		}
+		var kind schema.GroupKind
+		if p.opts.ShowKind {
+			gvk, err := p.kindOf(res.Items[0].Object)
+			if err != nil {
+				return err
+			}
+			kind = gvk.GroupKind()
+		}
+		printer, err := p.resourcePrinter(kind)
+		if err != nil {
+			return err
+		}
+		table, err := p.table(res)
+		if err != nil {
+			return err
+		}
+		return printer.PrintObj(table, w)
+	}
+	printer, err := p.resourcePrinter(schema.GroupKind{})
+	if err != nil {
+		return err
+	}
+	list, err := p.list(res)
+	if err != nil {
+		return err
+	}
+	return printer.PrintObj(list, w)
+}
+
+// noResources writes kubectl get's message for an empty result.
+func (p *Printer) noResources() {
+	if p.opts.Namespace != "" && !p.opts.ClusterScoped {
+		fmt.Fprintf(p.opts.ErrOut, "No resources found in %s namespace.\n", p.opts.Namespace)
+		return
+	}
+	fmt.Fprintln(p.opts.ErrOut, "No resources found")
+}
+
+// table builds the metav1.Table kubectl's table printer lays out. Index
+// columns have priority 1, so only -o wide shows them.
+func (p *Printer) table(res *Result) (*metav1.Table, error) {
+	table := &metav1.Table{
+		ColumnDefinitions: []metav1.TableColumnDefinition{
+			{Name: "Name", Type: "string", Format: "name"},
+			{Name: "Age", Type: "string"},
+		},
+		Rows: make([]metav1.TableRow, len(res.Items)),
+	}
+	for _, name := range res.ColumnNames {
+		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string"})
+	}
+	var indexes []string
+	var indexFuncs []cache.IndexFunc
+	if p.wide {
+		indexes = p.opts.IndexNames
+		if indexes == nil {
+			for name := range res.Indexers {
+				if name != cache.NamespaceIndex {
+					indexes = append(indexes, name)
+				}
+			}
+			slices.Sort(indexes)
+		}
+		for _, name := range indexes {
+			f, ok := res.Indexers[name]
+			if !ok {
+				return nil, unknownIndexError(name, res.Indexers)
+			}
+			indexFuncs = append(indexFuncs, f)
+			table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string", Priority: 1})
+		}
+	}
+	indexFails := make([]failures, len(indexes))
+
+	now := p.opts.Now()
+	for i, item := range res.Items {
+		cells := make([]any, 0, len(table.ColumnDefinitions))
+		name, age := "", "<unknown>"
+		if m, ok := item.Object.(metav1.Object); ok {
+			name = m.GetName()
+			if ts := m.GetCreationTimestamp(); !ts.IsZero() {
+				age = duration.HumanDuration(now.Sub(ts.Time))
+			}
+		}
+		cells = append(cells, name, age)
+		for c := range res.ColumnNames {
+			var v any
+			if c < len(item.Values) {
+				v = item.Values[c]
+			}
+			cells = append(cells, FormatValue(v))
+		}
+		for x, f := range indexFuncs {
+			values, err := f(item.Object)
+			switch {
+			case err != nil:
+				indexFails[x].add(item.Object, err)
+				cells = append(cells, "<error>")
+			case len(values) == 0:
+				cells = append(cells, none)
+			default:
+				cells = append(cells, strings.Join(values, ","))
+			}
+		}
+		table.Rows[i] = metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: item.Object}}
+	}
+	for x, name := range indexes {
+		indexFails[x].w.Source = "index " + name
+		if w, ok := indexFails[x].warning(len(res.Items)); ok {
+			fmt.Fprintf(p.opts.ErrOut, "warning: %s\n", w)
+		}
+	}
+	return table, nil
+}
+
+// list builds the v1 List kubectl get prints for several objects. Items are
+// copies: a shallow copy of an unstructured object's top level (and of its
+// metadata when managed fields are dropped), or a typed object converted to
+// a map. -o name needs only kind and name.
+func (p *Printer) list(res *Result) (*unstructured.UnstructuredList, error) {
+	list := &unstructured.UnstructuredList{
+		Object: map[string]any{
+			"apiVersion": "v1",
+			"kind":       "List",
+			"metadata":   map[string]any{"resourceVersion": ""},
+		},
+		Items: make([]unstructured.Unstructured, len(res.Items)),
+	}
+	nameOnly := strings.EqualFold(p.output, "name")
+	dropManagedFields := !p.opts.ShowManagedFields && isJSONOrYAML(p.output)
+	for i, item := range res.Items {
+		gvk, err := p.kindOf(item.Object)
+		if err != nil {
+			return nil, err
+		}
+		var content map[string]any
+		switch {
+		case nameOnly:
+			name := ""
+			if m, ok := item.Object.(metav1.Object); ok {
+				name = m.GetName()
+			}
+			content = map[string]any{"metadata": map[string]any{"name": name}}
+		default:
+			if u, ok := item.Object.(*unstructured.Unstructured); ok {
+				content = maps.Clone(u.Object)
+			} else {
+				content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(item.Object)
+				if err != nil {
+					return nil, fmt.Errorf("converting %s for printing: %w", objectKey(item.Object), err)
+				}
+			}
+			if dropManagedFields {
+				if md, ok := content["metadata"].(map[string]any); ok {
+					if _, has := md["managedFields"]; has {
+						md = maps.Clone(md)
+						delete(md, "managedFields")
+						content["metadata"] = md
+					}
+				}
+			}
+		}
+		content["apiVersion"], content["kind"] = gvk.ToAPIVersionAndKind()
+		list.Items[i].Object = content
+	}
+	return list, nil
+}
+
+func isJSONOrYAML(output string) bool {
+	switch strings.ToLower(output) {
+	case "json", "yaml", "kyaml":
+		return true
+	}
+	return false
+}
+
+// kindOf returns the apiVersion/kind an object is printed with.
+func (p *Printer) kindOf(obj runtime.Object) (schema.GroupVersionKind, error) {
+	if !p.opts.GroupVersionKind.Empty() {
+		return p.opts.GroupVersionKind, nil
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if _, partial := obj.(*metav1.PartialObjectMetadata); partial && gvk.Kind != "" && gvk.Kind != "PartialObjectMetadata" {
+		return gvk, nil // stamped with the real kind by the informer's transform
+	}
+	if _, partial := obj.(*metav1.PartialObjectMetadata); !partial {
+		if !gvk.Empty() && gvk.Kind != "" {
+			return gvk, nil
+		}
+		if _, isUnstructured := obj.(runtime.Unstructured); !isUnstructured {
+			if gvks, _, err := scheme.Scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+				return gvks[0], nil
+			}
+		}
+	}
+	return schema.GroupVersionKind{}, fmt.Errorf("cannot print %s: its apiVersion and kind are unknown; the resource's kind must be given in PrintOptions.GroupVersionKind", objectKey(obj))
+}

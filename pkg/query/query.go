@@ -1,0 +1,626 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ValueFunc computes a value from a cached object. Results are plain Go
+// values: string, int64, float64, bool, nil, []any and map[string]any (other
+// integer and float types, []string and map[string]string are accepted too).
+// A ValueFunc must only read obj, which belongs to the cache.
+type ValueFunc func(obj any) (any, error)
+
+// PredicateFunc decides whether a cached object belongs to the result. It must
+// only read obj, which belongs to the cache.
+type PredicateFunc func(obj any) (bool, error)
+
+// Selector restricts the query to the objects that an index maps Value to
+// (--by INDEX=VALUE). Index is an index name registered on the indexer, Value
+// an indexed value.
+type Selector struct {
+	Index string
+	Value string
+}
+
+// Column is an extra column of the default table (--columns NAME=EXPR). Its
+// header is Name in upper case.
+type Column struct {
+	Name  string
+	Value ValueFunc
+}
+
+// Spec describes one query. The zero Spec lists every object of the indexer
+// in namespace/name order.
+type Spec struct {
+	// Selectors restrict the candidates to the objects every selector's index
+	// maps its value to (intersection). Empty: every object.
+	Selectors []Selector
+
+	// Where keeps the objects it returns true for. Nil keeps all. An object
+	// on which Where fails is excluded and the failure is counted in a
+	// "--where" warning.
+	Where PredicateFunc
+
+	// SortBy orders the result by its value, ascending (see [Compare] for the
+	// order of values of different types); ties are broken by namespace, then
+	// name. Nil: namespace, then name. An object on which SortBy fails sorts
+	// as if its value were null and the failure is counted in a "--sort-by"
+	// warning. Not allowed with Count.
+	SortBy ValueFunc
+
+	// Count replaces the objects by their number, or by the number per
+	// GroupBy value.
+	Count bool
+
+	// GroupBy, with Count, counts the objects per distinct value (compared as
+	// printed, see [FormatValue]). A list value counts the object once for
+	// each distinct element; null, a missing value and an empty list count as
+	// "<none>". An object on which GroupBy fails is not counted and the
+	// failure is counted in a "--group-by" warning. Requires Count.
+	GroupBy ValueFunc
+
+	// Limit keeps the first Limit objects after sorting, or with Count and
+	// GroupBy the first Limit groups. 0: no limit. It does not change a bare
+	// count.
+	Limit int
+
+	// Columns are evaluated for the objects in the result only (after Limit).
+	// A cell whose evaluation fails holds an *[EvalError] and the failure is
+	// counted in a "--columns NAME" warning. Not allowed with Count.
+	Columns []Column
+
+	// Namespace restricts the query to one namespace; "" means every
+	// namespace the indexer holds (the informer may itself be scoped to one).
+	Namespace string
+}
+
+// Validate reports whether the Spec is consistent. It does not look at any
+// indexer; [Run] calls it first.
+func (s Spec) Validate() error {
+	var errs []error
+	if s.Limit < 0 {
+		errs = append(errs, fmt.Errorf("limit must not be negative, got %d", s.Limit))
+	}
+	for _, sel := range s.Selectors {
+		if sel.Index == "" {
+			errs = append(errs, fmt.Errorf("selector %q has no index name; use INDEX=VALUE", "="+sel.Value))
+		}
+	}
+	names := make(map[string]bool, len(s.Columns))
+	for i, c := range s.Columns {
+		switch {
+		case c.Name == "":
+			errs = append(errs, fmt.Errorf("column %d has no name", i+1))
+		case names[c.Name]:
+			errs = append(errs, fmt.Errorf("column %q is defined twice", c.Name))
+		case c.Value == nil:
+			errs = append(errs, fmt.Errorf("column %q has no value function", c.Name))
+		}
+		names[c.Name] = true
+	}
+	if s.GroupBy != nil && !s.Count {
+		errs = append(errs, errors.New("group-by requires count: it counts objects per value"))
+	}
+	if s.Count && s.SortBy != nil {
+		errs = append(errs, errors.New("sort-by cannot be used with count: groups are ordered by count"))
+	}
+	if s.Count && len(s.Columns) > 0 {
+		errs = append(errs, errors.New("columns cannot be used with count"))
+	}
+	return errors.Join(errs...)
+}
+
+// Mode says what a [Result] holds.
+type Mode int
+
+const (
+	// ModeObjects: Result.Items holds the selected objects.
+	ModeObjects Mode = iota
+	// ModeCount: Result.Matched is the answer (Spec.Count without GroupBy).
+	ModeCount
+	// ModeGroups: Result.Groups holds the counts per value (Spec.Count with
+	// GroupBy).
+	ModeGroups
+)
+
+// Result is the answer to a query.
+type Result struct {
+	// Mode says which of Items, Matched or Groups is the answer.
+	Mode Mode
+
+	// Items are the selected objects in output order (ModeObjects).
+	Items []Item
+
+	// ColumnNames are the names of Spec.Columns, in order; Item.Values
+	// follow it.
+	ColumnNames []string
+
+	// Matched is the number of objects that passed the selectors and Where,
+	// before Limit.
+	Matched int
+
+	// Groups are the counts per GroupBy value, largest first, ties ordered by
+	// value (ModeGroups).
+	Groups []Group
+
+	// Indexers are the index functions of the queried indexer; -o wide shows
+	// their values for each object.
+	Indexers cache.Indexers
+
+	// Warnings summarise per-object evaluation failures, one per expression
+	// that failed at least once. The caller prints them on stderr.
+	Warnings []Warning
+}
+
+// Item is one object of a Result.
+type Item struct {
+	// Object is the cached object itself: read-only.
+	Object runtime.Object
+	// Values are the values of Spec.Columns for Object, in order. A cell whose
+	// evaluation failed holds an *EvalError.
+	Values []any
+}
+
+// Group is the number of objects sharing one GroupBy value.
+type Group struct {
+	// Value is the group value as printed (see [FormatValue]); "<none>" for
+	// null, missing or empty values.
+	Value string
+	// Count is the number of objects in the group.
+	Count int
+}
+
+// EvalError is the value of a column cell whose expression failed on the
+// object; tables print it as "<error>".
+type EvalError struct {
+	Err error
+}
+
+// Error returns the message of the underlying error.
+func (e *EvalError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *EvalError) Unwrap() error { return e.Err }
+
+// Warning summarises the evaluation failures of one expression over the
+// objects it was evaluated on.
+type Warning struct {
+	// Source names the expression by the flag that supplies it: "--where",
+	// "--sort-by", "--group-by" or "--columns NAME".
+	Source string
+	// Failed is the number of objects the expression failed on.
+	Failed int
+	// Total is the number of objects the expression was evaluated on.
+	Total int
+	// Object is the namespace/name (or name) of the first object it failed on.
+	Object string
+	// Err is the first failure.
+	Err error
+	// OtherErrors is the number of distinct error messages besides Err's
+	// (counted up to 100).
+	OtherErrors int
+}
+
+// String formats the warning on one line, for example
+//
+//	--where: 3 of 120 objects failed: default/web-0: no such key: spec
+func (w Warning) String() string {
+	var b strings.Builder
+	noun := "objects"
+	if w.Total == 1 {
+		noun = "object"
+	}
+	fmt.Fprintf(&b, "%s: %d of %d %s failed: ", w.Source, w.Failed, w.Total, noun)
+	if w.Object != "" {
+		b.WriteString(w.Object)
+		b.WriteString(": ")
+	}
+	if w.Err != nil {
+		// Errors that already name their expression's flag do not repeat it.
+		b.WriteString(strings.TrimPrefix(w.Err.Error(), w.Source+": "))
+	}
+	switch {
+	case w.OtherErrors == 1:
+		b.WriteString(" (and 1 other error)")
+	case w.OtherErrors > 1:
+		fmt.Fprintf(&b, " (and %d other errors)", w.OtherErrors)
+	}
+	return b.String()
+}
+
+// maxDistinctErrors bounds the memory spent on counting distinct messages.
+const maxDistinctErrors = 100
+
+// failures accumulates the evaluation failures of one expression. The
+// example kept is the failure of the object with the smallest
+// namespace/name, so that warnings do not depend on the cache's iteration
+// order.
+type failures struct {
+	w        Warning
+	messages map[string]struct{}
+}
+
+func (f *failures) add(obj any, err error) {
+	f.w.Failed++
+	if f.messages == nil {
+		f.messages = make(map[string]struct{})
+	}
+	if len(f.messages) <= maxDistinctErrors {
+		f.messages[err.Error()] = struct{}{}
+	}
+	if key := objectKey(obj); f.w.Err == nil || key < f.w.Object {
+		f.w.Err, f.w.Object = err, key
+	}
+}
+
+func (f *failures) warning(total int) (Warning, bool) {
+	f.w.Total = total
+	f.w.OtherErrors = max(len(f.messages)-1, 0)
+	return f.w, f.w.Failed > 0
+}
+
+// entry is a candidate object with the keys it sorts by.
+type entry struct {
+	obj       any
+	namespace string
+	name      string
+	key       any
+}
+
+// Run answers spec from the objects of one resource's indexer.
+//
+// Candidates come from idx.ByIndex for a single selector, from the
+// intersection of the selectors' index keys for several, or else from the
+// namespace index (cache.NamespaceIndex) when spec.Namespace is set and the
+// indexer has it, or from idx.List. A selector naming an index the indexer
+// does not have is an error that lists the indexes it has. Then Where
+// filters, SortBy (or namespace/name) orders, Limit truncates and Columns are
+// evaluated; or, with Count, the matching objects are counted.
+//
+// Run only reads the objects; evaluation failures are handled as documented
+// on [Spec] and reported in Result.Warnings. It is safe to call concurrently
+// with the informer updating idx and with other Runs, provided the
+// ValueFuncs and PredicateFunc are.
+func Run(idx cache.Indexer, spec Spec) (*Result, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	indexers := idx.GetIndexers()
+	candidates, err := selectObjects(idx, indexers, spec)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &Result{Indexers: indexers}
+	matched := candidates
+	if spec.Where != nil {
+		matched = make([]any, 0, len(candidates))
+		var fails failures
+		for _, obj := range candidates {
+			ok, err := spec.Where(obj)
+			if err != nil {
+				fails.add(obj, err)
+				continue
+			}
+			if ok {
+				matched = append(matched, obj)
+			}
+		}
+		fails.w.Source = "--where"
+		if w, ok := fails.warning(len(candidates)); ok {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	res.Matched = len(matched)
+
+	switch {
+	case spec.Count && spec.GroupBy != nil:
+		res.Mode = ModeGroups
+		groups, w, failed := groupObjects(matched, spec.GroupBy)
+		if failed {
+			res.Warnings = append(res.Warnings, w)
+		}
+		if spec.Limit > 0 && len(groups) > spec.Limit {
+			groups = groups[:spec.Limit]
+		}
+		res.Groups = groups
+		return res, nil
+	case spec.Count:
+		res.Mode = ModeCount
+		return res, nil
+	}
+
+	entries := make([]entry, len(matched))
+	var sortFails failures
+	for i, obj := range matched {
+		e := entry{obj: obj}
+		if m, err := meta.Accessor(obj); err == nil {
+			e.namespace, e.name = m.GetNamespace(), m.GetName()
+		}
+		if spec.SortBy != nil {
+			v, err := spec.SortBy(obj)
+			if err != nil {
+				sortFails.add(obj, err)
+				v = nil
+			}
+			e.key = v
+		}
+		entries[i] = e
+	}
+	sortFails.w.Source = "--sort-by"
+	if w, ok := sortFails.warning(len(matched)); ok {
+		res.Warnings = append(res.Warnings, w)
+	}
+	compare := func(i, j int32) int {
+		a, b := &entries[i], &entries[j]
+		if spec.SortBy != nil {
+			if c := Compare(a.key, b.key); c != 0 {
+				return c
+			}
+		}
+		if c := strings.Compare(a.namespace, b.namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	}
+	order := sortedOrder(len(entries), spec.Limit, compare)
+
+	res.Items = make([]Item, len(order))
+	for i, e := range order {
+		obj, ok := entries[e].obj.(runtime.Object)
+		if !ok {
+			return nil, fmt.Errorf("the cache holds a %T, which is not a runtime.Object", entries[e].obj)
+		}
+		res.Items[i].Object = obj
+	}
+	for c, col := range spec.Columns {
+		res.ColumnNames = append(res.ColumnNames, col.Name)
+		fails := failures{w: Warning{Source: "--columns " + col.Name}}
+		for i := range res.Items {
+			if c == 0 {
+				res.Items[i].Values = make([]any, len(spec.Columns))
+			}
+			v, err := col.Value(res.Items[i].Object)
+			if err != nil {
+				fails.add(res.Items[i].Object, err)
+				v = &EvalError{Err: err}
+			}
+			res.Items[i].Values[c] = v
+		}
+		if w, ok := fails.warning(len(res.Items)); ok {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	return res, nil
+}
+
+// sortedOrder returns the indexes 0..n-1 ordered by compare, only the first
+// limit of them when limit > 0. A small limit selects with a bounded heap,
+// in O(n log limit), instead of sorting everything.
+func sortedOrder(n, limit int, compare func(i, j int32) int) []int32 {
+	if limit <= 0 || limit >= n {
+		order := make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, compare)
+		return order
+	}
+	// heap is a max-heap of the limit smallest indexes seen so far.
+	heap := make([]int32, 0, limit)
+	down := func(i int) {
+		for {
+			largest, l, r := i, 2*i+1, 2*i+2
+			if l < len(heap) && compare(heap[l], heap[largest]) > 0 {
+				largest = l
+			}
+			if r < len(heap) && compare(heap[r], heap[largest]) > 0 {
+				largest = r
+			}
+			if largest == i {
+				return
+			}
+			heap[i], heap[largest] = heap[largest], heap[i]
+			i = largest
+		}
+	}
+	for i := range int32(n) {
+		switch {
+		case len(heap) < limit:
+			heap = append(heap, i)
+			for c := len(heap) - 1; c > 0; {
+				parent := (c - 1) / 2
+				if compare(heap[c], heap[parent]) <= 0 {
+					break
+				}
+				heap[c], heap[parent] = heap[parent], heap[c]
+				c = parent
+			}
+		case compare(i, heap[0]) < 0:
+			heap[0] = i
+			down(0)
+		}
+	}
+	slices.SortFunc(heap, compare)
+	return heap
+}
+
+// selectObjects returns the candidates of a query: the objects its selectors
+// and namespace admit.
+func selectObjects(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any, error) {
+	for _, sel := range spec.Selectors {
+		if _, ok := indexers[sel.Index]; !ok {
+			return nil, unknownIndexError(sel.Index, indexers)
+		}
+	}
+
+	var objs []any
+	switch len(spec.Selectors) {
+	case 0:
+		if spec.Namespace == "" {
+			return idx.List(), nil
+		}
+		if _, ok := indexers[cache.NamespaceIndex]; ok {
+			return idx.ByIndex(cache.NamespaceIndex, spec.Namespace)
+		}
+		objs = idx.List()
+	case 1:
+		var err error
+		objs, err = idx.ByIndex(spec.Selectors[0].Index, spec.Selectors[0].Value)
+		if err != nil {
+			return nil, fmt.Errorf("index %q: %w", spec.Selectors[0].Index, err)
+		}
+	default:
+		var err error
+		objs, err = intersect(idx, spec.Selectors)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if spec.Namespace == "" {
+		return objs, nil
+	}
+	kept := objs[:0:0]
+	for _, obj := range objs {
+		if m, err := meta.Accessor(obj); err == nil && m.GetNamespace() == spec.Namespace {
+			kept = append(kept, obj)
+		}
+	}
+	return kept, nil
+}
+
+// intersect returns the objects every selector admits, looked up by storage
+// key so that the smallest key set bounds the work.
+func intersect(idx cache.Indexer, selectors []Selector) ([]any, error) {
+	sets := make([][]string, len(selectors))
+	for i, sel := range selectors {
+		keys, err := idx.IndexKeys(sel.Index, sel.Value)
+		if err != nil {
+			return nil, fmt.Errorf("index %q: %w", sel.Index, err)
+		}
+		if len(keys) == 0 {
+			return nil, nil
+		}
+		sets[i] = keys
+	}
+	slices.SortFunc(sets, func(a, b []string) int { return len(a) - len(b) })
+	// seen counts, for each key of the smallest set, the sets holding it;
+	// only the smallest set is ever put in a map.
+	seen := make(map[string]int, len(sets[0]))
+	for _, k := range sets[0] {
+		seen[k] = 1
+	}
+	for i, set := range sets[1:] {
+		for _, k := range set {
+			if n, ok := seen[k]; ok && n == i+1 {
+				seen[k] = n + 1
+			}
+		}
+	}
+	keep := make([]string, 0, len(seen))
+	for k, n := range seen {
+		if n == len(sets) {
+			keep = append(keep, k)
+		}
+	}
+	objs := make([]any, 0, len(keep))
+	for _, k := range keep {
+		// An object deleted since the key lookup is simply not returned.
+		if obj, exists, err := idx.GetByKey(k); err == nil && exists {
+			objs = append(objs, obj)
+		}
+	}
+	return objs, nil
+}
+
+func unknownIndexError(name string, indexers cache.Indexers) error {
+	if len(indexers) == 0 {
+		return fmt.Errorf("unknown index %q: this resource has no indexes", name)
+	}
+	known := make([]string, 0, len(indexers))
+	for n := range indexers {
+		known = append(known, n)
+	}
+	slices.Sort(known)
+	return fmt.Errorf("unknown index %q; known indexes: %s", name, strings.Join(known, ", "))
+}
+
+// groupObjects counts objs per formatted GroupBy value and orders the groups.
+func groupObjects(objs []any, groupBy ValueFunc) ([]Group, Warning, bool) {
+	type group struct {
+		value any // a representative value, for ordering ties
+		count int
+	}
+	counts := make(map[string]*group)
+	bump := func(key string, v any) {
+		if g, ok := counts[key]; ok {
+			g.count++
+			return
+		}
+		counts[key] = &group{value: v, count: 1}
+	}
+	fails := failures{w: Warning{Source: "--group-by"}}
+	var seen map[string]bool
+	for _, obj := range objs {
+		v, err := groupBy(obj)
+		if err != nil {
+			fails.add(obj, err)
+			continue
+		}
+		elems, isList := listElements(v)
+		switch {
+		case !isList:
+			bump(FormatValue(v), v)
+		case len(elems) == 0:
+			bump(none, nil)
+		case len(elems) == 1:
+			bump(FormatValue(elems[0]), elems[0])
+		default:
+			if seen == nil {
+				seen = make(map[string]bool, len(elems))
+			}
+			clear(seen)
+			for _, e := range elems {
+				k := FormatValue(e)
+				if !seen[k] {
+					seen[k] = true
+					bump(k, e)
+				}
+			}
+		}
+	}
+	groups := make([]Group, 0, len(counts))
+	for k, g := range counts {
+		groups = append(groups, Group{Value: k, Count: g.count})
+	}
+	slices.SortFunc(groups, func(a, b Group) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		if c := Compare(counts[a.Value].value, counts[b.Value].value); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	w, failed := fails.warning(len(objs))
+	return groups, w, failed
+}
+
+// objectKey names an object in messages: namespace/name, or name.
+func objectKey(obj any) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("<%T>", obj)
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		return ns + "/" + m.GetName()
+	}
+	return m.GetName()
+}
