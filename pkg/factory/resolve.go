@@ -44,6 +44,9 @@ func NewResolver(mapper meta.RESTMapper, dc discovery.DiscoveryInterface) *Resol
 	return &Resolver{mapper: mapper, discovery: dc, categories: restmapper.NewDiscoveryCategoryExpander(dc)}
 }
 
+// Discovery returns the discovery client the Resolver reads.
+func (r *Resolver) Discovery() discovery.DiscoveryInterface { return r.discovery }
+
 // Resolve maps every argument to its resources: each argument may be a
 // comma-separated list of plural, singular or short names, resource.group,
 // resource.version.group, Kind, or a category ("all", a CRD's category).

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 )
 
 // Exit codes, documented in the root command's help and the README.
@@ -38,6 +40,12 @@ const exitCodesHelp = `Exit codes:
   1  runtime or cluster error (unreachable server, forbidden, sync timeout)
   2  usage or expression error (bad flag, invalid CEL), reported before any cluster contact`
 
+func init() {
+	// client-go reports retried list and watch failures through klog; the
+	// commands report what matters themselves, once, with what to do.
+	klog.SetLogger(logr.Discard())
+}
+
 // NewRootCommand returns the "kubectl informer" command with every verb.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -58,6 +66,7 @@ serves Prometheus metrics computed from them by CEL.
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	cmd.AddCommand(NewVersionCommand(streams))
+	cmd.AddCommand(NewQueryCommand(streams))
 	return cmd
 }
 

@@ -1,0 +1,290 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+const queryExample = `  # Pending pods in every namespace
+  kubectl informer query pods -A --where 'object.status.phase == "Pending"'
+
+  # Pods on one node, answered from a CEL index
+  kubectl informer query pods -A --index byNode=object.spec.nodeName --by byNode=node-001
+
+  # Pods per node and phase
+  kubectl informer query pods -A --count --group-by 'object.spec.nodeName + "/" + object.status.phase'
+
+  # Pods whose node is in zone-a, with the zone as a column
+  kubectl informer query pods -A \
+    --where 'get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] == "zone-a"' \
+    --columns 'node=object.spec.nodeName'
+
+  # The ten pods with the most restarts
+  kubectl informer query pods -A --sort-by '-object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum()' --limit 10`
+
+// QueryOptions answers a query from informer caches.
+type QueryOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	AllNamespaces     bool
+	LabelSelector     string
+	FieldSelector     string
+	Indexes           []string
+	By                []string
+	Where             string
+	Columns           []string
+	SortBy            string
+	GroupBy           string
+	Count             bool
+	Limit             int
+	Output            string
+	NoHeaders         bool
+	ShowLabels        bool
+	ShowKind          bool
+	LabelColumns      []string
+	Template          string
+	AllowMissingKeys  bool
+	ShowManagedFields bool
+	SyncTimeout       time.Duration
+
+	// Set by Complete.
+	resources []string
+	namespace string
+	plan      *query.Plan
+}
+
+// NewQueryCommand returns the "query" verb.
+func NewQueryCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &QueryOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "query RESOURCE[,RESOURCE...] [flags]",
+		Short: "Answer a query from informer caches, with CEL filters and indexes",
+		Long: `Query lists and watches the named resources into informer caches, registers the
+CEL index functions given with --index, waits for the caches to sync and
+answers from them: --by looks objects up in an index, --where filters with a
+CEL predicate, --sort-by, --limit, --count and --group-by shape the answer, and
+-o prints it in any of kubectl get's formats.
+
+In every expression the variable object is the object as its JSON (as in a
+ValidatingAdmissionPolicy), and get("nodes", name), get("configmaps", ns, name)
+and byIndex("pods", "byNode", value) read other cached resources.
+
+` + exitCodesHelp,
+		Example: queryExample,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "query every namespace (default: the kubeconfig context's namespace)")
+	f.StringVarP(&o.LabelSelector, "selector", "l", "", "label selector sent to the server, e.g. app=web,tier!=db")
+	f.StringVar(&o.FieldSelector, "field-selector", "", "field selector sent to the server, e.g. spec.nodeName=node-001")
+	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL returning a string, a list of strings or null (repeatable)")
+	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
+	f.StringVar(&o.Where, "where", "", "keep the objects for which this CEL expression is true")
+	f.StringArrayVar(&o.Columns, "columns", nil, "extra table columns NAME=CEL[,NAME=CEL...] (repeatable)")
+	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically)")
+	f.StringVar(&o.GroupBy, "group-by", "", "with --count: count per distinct value of this CEL expression, largest first")
+	f.BoolVar(&o.Count, "count", false, "print only the number of matching objects (or counts per --group-by value)")
+	f.IntVar(&o.Limit, "limit", 0, "print at most this many results after sorting (0: all)")
+	f.StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(query.AllowedFormats(), "|")+" (default: table)")
+	f.BoolVar(&o.NoHeaders, "no-headers", false, "omit table headers")
+	f.BoolVar(&o.ShowLabels, "show-labels", false, "show all labels as the last column")
+	f.BoolVar(&o.ShowKind, "show-kind", false, "prefix names with the resource type")
+	f.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "a column per label key")
+	f.StringVar(&o.Template, "template", "", "template for -o go-template, jsonpath (and their -file forms)")
+	f.BoolVar(&o.AllowMissingKeys, "allow-missing-template-keys", true, "ignore missing keys in templates")
+	f.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "keep metadata.managedFields in -o json and yaml (cached objects then keep them too)")
+	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	return cmd
+}
+
+// Complete resolves the namespace from the kubeconfig; it does not contact
+// the cluster.
+func (o *QueryOptions) Complete(args []string) error {
+	o.resources = args
+	if o.AllNamespaces {
+		return nil
+	}
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
+	}
+	o.namespace = ns
+	return nil
+}
+
+// Validate checks the flags and compiles every expression, before any
+// contact with the cluster.
+func (o *QueryOptions) Validate() error {
+	var errs []error
+	req := query.Request{
+		Resources:     o.resources,
+		Namespace:     o.namespace,
+		LabelSelector: o.LabelSelector,
+		FieldSelector: o.FieldSelector,
+		Where:         o.Where,
+		SortBy:        o.SortBy,
+		GroupBy:       o.GroupBy,
+		Count:         o.Count,
+		Limit:         o.Limit,
+		Output:        o.Output,
+		SyncTimeout:   o.SyncTimeout,
+		Print: query.PrintOptions{
+			NoHeaders:          o.NoHeaders,
+			ShowLabels:         o.ShowLabels,
+			ShowKind:           o.ShowKind,
+			LabelColumns:       o.LabelColumns,
+			Template:           o.Template,
+			StrictTemplateKeys: !o.AllowMissingKeys,
+			ShowManagedFields:  o.ShowManagedFields,
+		},
+	}
+	if o.AllNamespaces && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
+		errs = append(errs, errors.New("-A/--all-namespaces and -n/--namespace cannot be used together"))
+	}
+	for _, s := range o.Indexes {
+		name, expr, err := splitNamed(s, "--index", "NAME=CEL")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		req.Indexes = append(req.Indexes, query.NamedExpr{Name: name, Expr: expr})
+	}
+	for _, s := range o.By {
+		name, value, err := splitNamed(s, "--by", "INDEX=VALUE")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		req.By = append(req.By, query.Selector{Index: name, Value: value})
+	}
+	for _, s := range o.Columns {
+		for _, part := range SplitColumns(s) {
+			name, expr, err := splitNamed(part, "--columns", "NAME=CEL")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			req.Columns = append(req.Columns, query.NamedExpr{Name: name, Expr: expr})
+		}
+	}
+	if o.SyncTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--sync-timeout must be positive, got %s", o.SyncTimeout))
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return err
+	}
+	if isTerminal(o.ErrOut) {
+		req.Progress = o.ErrOut
+	}
+	plan, err := query.Compile(env, req)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o.plan = plan
+	return nil
+}
+
+// Run connects to the cluster, fills the caches and prints the answer.
+func (o *QueryOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	resolver, err := factory.NewResolverFor(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	err = o.plan.Execute(ctx, query.Conn{Config: cfg, Resolver: resolver}, o.Out, o.ErrOut)
+	var qe *query.UsageError
+	if errors.As(err, &qe) {
+		return &UsageError{Err: err}
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return errors.New("interrupted")
+	}
+	return err
+}
+
+// splitNamed splits NAME=VALUE at the first "=".
+func splitNamed(s, flag, form string) (string, string, error) {
+	name, value, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.TrimSpace(value) == "" {
+		return "", "", fmt.Errorf("%s %q: want %s", flag, s, form)
+	}
+	return name, strings.TrimSpace(value), nil
+}
+
+var columnStart = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_.-]*\s*=[^=]`)
+
+// SplitColumns splits "NAME=CEL,NAME=CEL" at the commas that are outside
+// parentheses, brackets, braces and string literals and are followed by
+// another NAME=, so that expressions may contain commas.
+func SplitColumns(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0 && columnStart.MatchString(s[i+1:]):
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// isTerminal reports whether w is a terminal, for progress reports.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,64 @@
+package query
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+func TestCompilePlan(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		req      Request
+		metadata bool
+		err      string
+	}{
+		{name: "bare count", req: Request{Count: true}, metadata: true},
+		{name: "label where", req: Request{Where: `object.metadata.labels["app"] == "web"`}, metadata: true},
+		{name: "status where", req: Request{Where: `object.status.phase == "Running"`}},
+		{name: "json needs objects", req: Request{Output: "json"}},
+		{name: "name output", req: Request{Output: "name", SortBy: "object.metadata.name"}, metadata: true},
+		{name: "index on spec", req: Request{Indexes: []NamedExpr{{"byNode", "object.spec.nodeName"}}, By: []Selector{{"byNode", "n1"}}}},
+		{name: "column on metadata", req: Request{Columns: []NamedExpr{{"app", `object.metadata.labels["app"]`}}}, metadata: true},
+		{name: "lookup keeps metadata", req: Request{Where: `get("nodes", object.metadata.name) != null`}, metadata: true},
+		{name: "unknown index", req: Request{By: []Selector{{"byNode", "n1"}}}, err: `unknown index "byNode": known indexes are namespace`},
+		{name: "index named namespace", req: Request{Indexes: []NamedExpr{{"namespace", "object.metadata.namespace"}}}, err: "built in"},
+		{name: "duplicate index", req: Request{Indexes: []NamedExpr{{"a", "object.kind"}, {"a", "object.kind"}}}, err: `index "a" is defined twice`},
+		{name: "index type", req: Request{Indexes: []NamedExpr{{"a", "1"}}}, err: `index "a"`},
+		{name: "errors joined", req: Request{Where: "1", SortBy: "(("}, err: "--sort-by"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Compile(env, tt.req)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				if _, ok := err.(*UsageError); !ok {
+					t.Fatalf("error is %T, want *UsageError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.MetadataOnly() != tt.metadata {
+				t.Errorf("MetadataOnly() = %v, want %v", p.MetadataOnly(), tt.metadata)
+			}
+		})
+	}
+}
+
+func TestMergeGroups(t *testing.T) {
+	a := &Result{Mode: ModeGroups, Groups: []Group{{"x", 3}, {"y", 1}}}
+	b := &Result{Mode: ModeGroups, Groups: []Group{{"y", 3}, {"z", 2}}}
+	got := mergeGroups([]*Result{a, b}, 2)
+	if len(got.Groups) != 2 || got.Groups[0] != (Group{"y", 4}) || got.Groups[1] != (Group{"x", 3}) {
+		t.Fatalf("merged %v, want y=4, x=3", got.Groups)
+	}
+}
