@@ -91,3 +91,11 @@ clean: cluster-down ## Remove build output (including the control plane binaries
 .PHONY: help
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+# Benchmark size; BENCH_PODS=100000 for the large run.
+BENCH_PODS ?= 10000
+BENCH_RUNS ?= 5
+
+.PHONY: bench
+bench: build controlplane ## Measure queries against kubectl on a local cluster with BENCH_PODS pods; writes bench/RESULTS.md
+	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer

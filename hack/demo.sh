@@ -10,5 +10,30 @@ run() {
 
 run kubectl informer version
 run kubectl plugin list --name-only 2>/dev/null
-run kubectl api-resources --api-group=demo.kubectl-informer.io
-run kubectl get nodes -L topology.kubernetes.io/zone
+
+# Counts and groups, answered from the informer cache.
+run kubectl informer query pods -A --count
+run kubectl informer query pods -A --count --group-by object.status.phase
+
+# A CEL index, and a lookup by it.
+run kubectl informer query pods -A --index byNode=object.spec.nodeName --by byNode=node-001 --limit 5
+
+# A cross-resource lookup: pods whose node is in zone-a, with extra columns.
+run kubectl informer query pods -n shop \
+	--where 'has(object.spec.nodeName) && get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] == "zone-a"' \
+	--columns 'node=object.spec.nodeName,phase=object.status.phase' --limit 5
+
+# The pods with the most restarts.
+run kubectl informer query pods -A \
+	--sort-by '-object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum()' --limit 5 \
+	--columns 'restarts=object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum()'
+
+# Nodes with the number of pods on each, through byIndex().
+run kubectl informer query nodes --index 'byNode=object.spec.?nodeName.orValue("")' \
+	--columns 'zone=object.metadata.labels["topology.kubernetes.io/zone"],pods=size(byIndex("pods", "byNode", object.metadata.name))'
+
+# A custom resource by its short name, with CEL over its spec.
+run kubectl informer query db -A --count --group-by 'object.spec.engine + "/" + object.status.phase'
+
+# An invalid expression is reported before the cluster is contacted.
+run kubectl informer query pods -A --where 'object.status.phase = "Pending"' || true

@@ -1,0 +1,282 @@
+// Command bench is the whole-process benchmark harness behind `make bench`.
+// It starts a local control plane of its own (state in _output/bench-cluster),
+// loads the reproducible workload, then runs each measured command several
+// times, side by side in one run, and reports the median, min and max of its
+// wall time and peak RSS. Go benchmarks (CEL predicate, index lookup,
+// group-by) run too. The report goes to stdout and to bench/RESULTS.md.
+//
+//	go run ./hack/bench --pods 10000 --runs 5
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
+)
+
+type options struct {
+	pods       int
+	runs       int
+	binDir     string
+	plugin     string
+	stateDir   string
+	results    string
+	keep       bool
+	goBench    bool
+	goBenchPkg string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.pods, "pods", 10000, "pods in the workload")
+	flag.IntVar(&o.runs, "runs", 5, "runs of each command (the median is reported)")
+	flag.StringVar(&o.binDir, "bin", "_output/bin", "directory with kube-apiserver, etcd, kubectl and localcluster")
+	flag.StringVar(&o.plugin, "plugin", "bin/kubectl-informer", "the plugin binary to measure")
+	flag.StringVar(&o.stateDir, "dir", "_output/bench-cluster", "state directory of the benchmark's own control plane")
+	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the report")
+	flag.BoolVar(&o.keep, "keep", false, "leave the benchmark cluster running afterwards")
+	flag.BoolVar(&o.goBench, "go-bench", true, "also run the Go benchmarks")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	localcluster := filepath.Join(o.binDir, "localcluster")
+	// A fresh cluster, so that the object count is exactly the workload's.
+	_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()
+	out, err := exec.Command(localcluster, "up", "-bin", o.binDir, "-dir", o.stateDir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("starting the control plane: %v\n%s", err, out)
+	}
+	if !o.keep {
+		defer exec.Command(localcluster, "down", "-dir", o.stateDir).Run()
+	}
+	kubeconfig := strings.TrimSpace(string(out))
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64}
+	fmt.Fprintf(os.Stderr, "loading %d pods…\n", o.pods)
+	sum, err := workload.Load(context.Background(), cfg, spec, os.Stderr)
+	if err != nil {
+		return fmt.Errorf("loading the workload: %w", err)
+	}
+	fmt.Fprintln(os.Stderr, "loaded:", sum)
+
+	kubectl := filepath.Join(o.binDir, "kubectl")
+	kc := "--kubeconfig=" + kubeconfig
+	where := `object.status.phase == "Pending"`
+	cmds := []measured{
+		{"kubectl get --raw /api/v1/pods (transfer only)", kubectl, []string{kc, "get", "--raw", "/api/v1/pods"}},
+		{"kubectl get pods -A -o json", kubectl, []string{kc, "get", "pods", "-A", "-o", "json"}},
+		{"kubectl get pods -A --field-selector status.phase=Pending", kubectl, []string{kc, "get", "pods", "-A", "--field-selector", "status.phase=Pending"}},
+		{"query pods -A --count", o.plugin, []string{"query", kc, "pods", "-A", "--count"}},
+		{"query pods -A --where 'phase == Pending' --count", o.plugin, []string{"query", kc, "pods", "-A", "--where", where, "--count"}},
+		{"query pods -A --where 'phase == Pending'", o.plugin, []string{"query", kc, "pods", "-A", "--where", where}},
+		{"query pods -A --index byNode --by byNode=node-001", o.plugin, []string{"query", kc, "pods", "-A", "--index", `byNode=object.spec.?nodeName.orValue("")`, "--by", "byNode=node-001"}},
+		{"query pods -A --count --group-by node", o.plugin, []string{"query", kc, "pods", "-A", "--count", "--group-by", `object.spec.?nodeName.orValue("")`}},
+		{"query pods -A -o name", o.plugin, []string{"query", kc, "pods", "-A", "-o", "name"}},
+		{"query pods -A -o json", o.plugin, []string{"query", kc, "pods", "-A", "-o", "json"}},
+	}
+	var rows []row
+	for _, m := range cmds {
+		fmt.Fprintf(os.Stderr, "measuring %s…\n", m.name)
+		r, err := m.measure(o.runs)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	var goBench string
+	if o.goBench {
+		fmt.Fprintln(os.Stderr, "running Go benchmarks…")
+		goBench, err = runGoBenchmarks()
+		if err != nil {
+			return err
+		}
+	}
+	report := render(o, sum, rows, goBench)
+	fmt.Print(report)
+	if o.results != "" {
+		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(o.results, []byte(report), 0o644)
+	}
+	return nil
+}
+
+type measured struct {
+	name string
+	path string
+	args []string
+}
+
+type sample struct {
+	wall time.Duration
+	rss  int64 // bytes
+}
+
+type row struct {
+	name    string
+	samples []sample
+	output  int // bytes written to stdout by the last run
+}
+
+// measure runs the command once to warm the API server's caches, then runs
+// times more, recording wall time and peak RSS of each.
+func (m measured) measure(runs int) (row, error) {
+	r := row{name: m.name}
+	for i := 0; i <= runs; i++ {
+		cmd := exec.Command(m.path, m.args...)
+		var out countingWriter
+		var errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return r, fmt.Errorf("%s: %v\n%s", m.name, err, errOut.String())
+		}
+		wall := time.Since(start)
+		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if i == 0 {
+			continue
+		}
+		var rss int64
+		if ru != nil {
+			rss = ru.Maxrss * 1024 // kilobytes on Linux
+		}
+		r.samples = append(r.samples, sample{wall: wall, rss: rss})
+		r.output = out.n
+	}
+	return r, nil
+}
+
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+func stats[T any](s []sample, f func(sample) T, less func(a, b T) int) (med, lo, hi T) {
+	vals := make([]T, len(s))
+	for i, x := range s {
+		vals[i] = f(x)
+	}
+	slices.SortFunc(vals, less)
+	return vals[len(vals)/2], vals[0], vals[len(vals)-1]
+}
+
+func (r row) wall() (time.Duration, time.Duration, time.Duration) {
+	return stats(r.samples, func(s sample) time.Duration { return s.wall }, func(a, b time.Duration) int { return int(a - b) })
+}
+
+func (r row) rss() (int64, int64, int64) {
+	return stats(r.samples, func(s sample) int64 { return s.rss }, func(a, b int64) int {
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	})
+}
+
+// runGoBenchmarks runs the Go benchmarks that carry targets and returns
+// their output lines.
+func runGoBenchmarks() (string, error) {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|IndexLookup", "-benchmem", "-count", "1",
+		"./pkg/indexers/...", "./pkg/query/...")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go test -bench: %v\n%s", err, out.String())
+	}
+	var keep []string
+	sc := bufio.NewScanner(&out)
+	re := regexp.MustCompile(`^(Benchmark\S+|pkg:|goos|goarch|cpu:)`)
+	for sc.Scan() {
+		if re.MatchString(sc.Text()) {
+			keep = append(keep, sc.Text())
+		}
+	}
+	return strings.Join(keep, "\n"), nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func render(o options, sum workload.Summary, rows []row, goBench string) string {
+	var b strings.Builder
+	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	cpu := cpuModel()
+	fmt.Fprintf(&b, "# Benchmark results\n\n")
+	fmt.Fprintf(&b, "Written by `make bench BENCH_PODS=%d` on %s.\n\n", o.pods, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "- machine: %d cores (%s), %s, %s/%s, %s\n", runtime.NumCPU(), cpu, memTotal(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(&b, "- commit: %s\n", strings.TrimSpace(string(commit)))
+	fmt.Fprintf(&b, "- cluster: the project's local kube-apiserver + etcd (hack/controlplane), loopback\n")
+	fmt.Fprintf(&b, "- workload: %d pods (2 containers each) in 20 namespaces on 100 nodes, %d deployments, %d custom resources\n", o.pods, sum.Deployments, sum.CustomResources)
+	fmt.Fprintf(&b, "- each command: one warm-up run, then %d runs; median (min–max)\n\n", o.runs)
+	fmt.Fprintf(&b, "| command | wall | peak RSS | stdout |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		wm, wl, wh := r.wall()
+		rm, rl, rh := r.rss()
+		fmt.Fprintf(&b, "| `%s` | %s (%s–%s) | %s (%s–%s) | %d KiB |\n", r.name, secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024)
+	}
+	raw, _, _ := rows[0].wall()
+	for _, r := range rows {
+		if r.name == "query pods -A --where 'phase == Pending' --count" {
+			wm, _, _ := r.wall()
+			rm, _, _ := r.rss()
+			fmt.Fprintf(&b, "\n`query --where … --count`: %.2f× the raw transfer's wall time (target ≤ 2×), peak RSS %s (target ≤ 120 MiB).\n",
+				wm.Seconds()/raw.Seconds(), mib(rm))
+		}
+	}
+	if goBench != "" {
+		fmt.Fprintf(&b, "\n## Go benchmarks\n\n```text\n%s\n```\n", goBench)
+	}
+	return b.String()
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "unknown memory"
+	}
+	var kb int64
+	fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"), "%d", &kb)
+	return fmt.Sprintf("%.0f GiB RAM", float64(kb)/(1<<20))
+}
