@@ -107,11 +107,12 @@ func run(o options) error {
 		rows = append(rows, r)
 	}
 	var goBench string
+	var benchErr error
 	if o.goBench {
 		fmt.Fprintln(os.Stderr, "running Go benchmarks…")
-		goBench, err = runGoBenchmarks()
-		if err != nil {
-			return err
+		goBench, benchErr = runGoBenchmarks()
+		if benchErr != nil {
+			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
 	report := render(o, sum, rows, goBench)
@@ -120,9 +121,11 @@ func run(o options) error {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(o.results, []byte(report), 0o644)
+		if err := os.WriteFile(o.results, []byte(report), 0o644); err != nil {
+			return err
+		}
 	}
-	return nil
+	return benchErr
 }
 
 type measured struct {

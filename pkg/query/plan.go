@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -37,6 +37,12 @@ type Request struct {
 	// resource whose byIndex() calls name them. An index that byIndex()
 	// names and --by does not is registered only where byIndex() reads.
 	Indexes []NamedExpr
+	// ResourceIndexes are indexes per resource (named as kubectl names it),
+	// from the config file: registered when that resource is queried or
+	// read by byIndex(). An index of Indexes with the same name wins.
+	ResourceIndexes map[string][]NamedExpr
+	// ConfigPath names the file ResourceIndexes came from, for messages.
+	ConfigPath string
 	// By answers from indexes (intersection).
 	By []Selector
 	// Where, SortBy and GroupBy are CEL expressions; "" means none.
@@ -71,14 +77,15 @@ type Plan struct {
 	req     Request
 	env     *indexers.Env
 	printer *Printer
-	indexes map[string]*indexers.Program // by index name
-	where   *indexers.Program
-	sortBy  *indexers.Program
-	groupBy *indexers.Program
-	columns []*indexers.Program
-	// metadataOnly: every expression reads only apiVersion, kind and
-	// metadata, and the output needs nothing more.
-	metadataOnly bool
+	// indexes are the --index programs by name.
+	indexes map[string]*indexers.Program
+	// resourceIndexes are the config's programs: resource as written →
+	// index name → program.
+	resourceIndexes map[string]map[string]*indexers.Program
+	where           *indexers.Program
+	sortBy          *indexers.Program
+	groupBy         *indexers.Program
+	columns         []*indexers.Program
 }
 
 // Compile checks req and compiles its expressions with env. Errors are
@@ -88,7 +95,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	if req.SyncTimeout <= 0 {
 		req.SyncTimeout = 2 * time.Minute
 	}
-	p := &Plan{req: req, env: env, indexes: map[string]*indexers.Program{}}
+	p := &Plan{req: req, env: env, indexes: map[string]*indexers.Program{}, resourceIndexes: map[string]map[string]*indexers.Program{}}
 	var errs []error
 	compile := func(expr string, kind indexers.Kind, context string) *indexers.Program {
 		if expr == "" {
@@ -100,13 +107,19 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		}
 		return prog
 	}
-	for _, ix := range req.Indexes {
-		if ix.Name == "" || strings.ContainsAny(ix.Name, " =,") {
-			errs = append(errs, fmt.Errorf("invalid index name %q: use --index NAME=CEL with a name of letters, digits, '-' or '_'", ix.Name))
-			continue
+	checkName := func(name, where string) bool {
+		switch {
+		case name == "" || strings.ContainsAny(name, " =,"):
+			errs = append(errs, fmt.Errorf("invalid index name %q%s: use a name of letters, digits, '-' or '_'", name, where))
+		case name == cache.NamespaceIndex:
+			errs = append(errs, fmt.Errorf("index %q%s is built in and cannot be redefined", name, where))
+		default:
+			return true
 		}
-		if ix.Name == cache.NamespaceIndex {
-			errs = append(errs, fmt.Errorf("index %q is built in and cannot be redefined", ix.Name))
+		return false
+	}
+	for _, ix := range req.Indexes {
+		if !checkName(ix.Name, "") {
 			continue
 		}
 		if _, dup := p.indexes[ix.Name]; dup {
@@ -114,6 +127,16 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 			continue
 		}
 		p.indexes[ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q", ix.Name))
+	}
+	for _, res := range sortedKeys(req.ResourceIndexes) {
+		p.resourceIndexes[res] = map[string]*indexers.Program{}
+		for _, ix := range req.ResourceIndexes[res] {
+			where := fmt.Sprintf(" of %s in %s", res, req.ConfigPath)
+			if !checkName(ix.Name, where) {
+				continue
+			}
+			p.resourceIndexes[res][ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q%s", ix.Name, where))
+		}
 	}
 	p.where = compile(req.Where, indexers.KindPredicate, "--where")
 	p.sortBy = compile(req.SortBy, indexers.KindValue, "--sort-by")
@@ -128,8 +151,8 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		p.columns = append(p.columns, compile(c.Expr, indexers.KindValue, "--columns "+c.Name))
 	}
 	for _, s := range req.By {
-		if _, ok := p.indexes[s.Index]; !ok && s.Index != cache.NamespaceIndex {
-			errs = append(errs, unknownIndex(s.Index, p.indexNames()))
+		if !slices.Contains(p.allIndexNames(), s.Index) {
+			errs = append(errs, unknownIndex(s.Index, p.allIndexNames()))
 		}
 	}
 	if req.GroupBy != "" && !req.Count {
@@ -154,48 +177,74 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	if len(errs) > 0 {
 		return nil, &UsageError{Err: errors.Join(errs...)}
 	}
-	p.metadataOnly = p.decideMetadataOnly()
 	return p, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func unknownIndex(name string, known []string) error {
 	return fmt.Errorf("unknown index %q: known indexes are %s (define one with --index %s=CEL)", name, strings.Join(known, ", "), name)
 }
 
-func (p *Plan) indexNames() []string {
-	names := []string{cache.NamespaceIndex}
+// allIndexNames returns the built-in, --index and config index names, sorted.
+func (p *Plan) allIndexNames() []string {
+	set := map[string]bool{cache.NamespaceIndex: true}
 	for n := range p.indexes {
-		names = append(names, n)
+		set[n] = true
 	}
-	sort.Strings(names)
-	return names
-}
-
-func (p *Plan) programs() []*indexers.Program {
-	progs := []*indexers.Program{p.where, p.sortBy, p.groupBy}
-	progs = append(progs, p.columns...)
-	for _, ix := range p.indexes {
-		progs = append(progs, ix)
-	}
-	out := progs[:0]
-	for _, prog := range progs {
-		if prog != nil {
-			out = append(out, prog)
+	for _, ixs := range p.resourceIndexes {
+		for n := range ixs {
+			set[n] = true
 		}
 	}
-	return out
+	return sortedKeys(set)
 }
 
-// decideMetadataOnly reports whether metadata-only informers can answer:
-// the output is a table, a name list or a count, and every expression reads
-// only object.metadata, object.apiVersion and object.kind.
-func (p *Plan) decideMetadataOnly() bool {
+// queryPrograms are the programs evaluated on the queried objects, besides
+// their indexes.
+func (p *Plan) queryPrograms() []*indexers.Program {
+	progs := []*indexers.Program{p.where, p.sortBy, p.groupBy}
+	progs = append(progs, p.columns...)
+	return slices.DeleteFunc(progs, func(prog *indexers.Program) bool { return prog == nil })
+}
+
+// programs are every program of the plan.
+func (p *Plan) programs() []*indexers.Program {
+	progs := p.queryPrograms()
+	for _, name := range sortedKeys(p.indexes) {
+		progs = append(progs, p.indexes[name])
+	}
+	for _, res := range sortedKeys(p.resourceIndexes) {
+		for _, name := range sortedKeys(p.resourceIndexes[res]) {
+			progs = append(progs, p.resourceIndexes[res][name])
+		}
+	}
+	return progs
+}
+
+// metadataOnly reports whether metadata-only informers can answer with
+// these index programs: the output is a table, a name list or a count, and
+// every expression evaluated on the queried objects reads only
+// object.metadata, object.apiVersion and object.kind.
+func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
 		return false
 	}
-	for _, prog := range p.programs() {
+	for _, prog := range p.queryPrograms() {
+		if !prog.ReadsOnlyMetadata() {
+			return false
+		}
+	}
+	for _, prog := range indexes {
 		if !prog.ReadsOnlyMetadata() {
 			return false
 		}
@@ -203,8 +252,42 @@ func (p *Plan) decideMetadataOnly() bool {
 	return true
 }
 
-// MetadataOnly reports whether the plan caches only object metadata.
-func (p *Plan) MetadataOnly() bool { return p.metadataOnly }
+// MetadataOnly reports whether the plan caches only object metadata for a
+// queried resource that has no config indexes.
+func (p *Plan) MetadataOnly() bool { return p.metadataOnly(p.queriedIndexes(nil)) }
+
+// lookupOnly reports whether --index name is read only by byIndex() calls,
+// not by --by: it is then registered only on the resources byIndex() reads.
+func (p *Plan) lookupOnly(name string) bool {
+	for _, s := range p.req.By {
+		if s.Index == name {
+			return false
+		}
+	}
+	for _, prog := range p.programs() {
+		for _, ref := range prog.References() {
+			if slices.Contains(ref.Indexes, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// queriedIndexes returns the index programs of a queried resource: its
+// config indexes and the --index ones that are not lookup-only (which win).
+func (p *Plan) queriedIndexes(config map[string]*indexers.Program) map[string]*indexers.Program {
+	out := map[string]*indexers.Program{}
+	for n, prog := range config {
+		out[n] = prog
+	}
+	for n, prog := range p.indexes {
+		if !p.lookupOnly(n) {
+			out[n] = prog
+		}
+	}
+	return out
+}
 
 // Conn is how a Plan reaches the cluster.
 type Conn struct {
@@ -217,59 +300,11 @@ type Conn struct {
 // Execute resolves the resources, fills the caches, answers the query and
 // prints the answer on out; warnings go to errOut.
 func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) error {
-	resources, err := conn.Resolver.Resolve(p.req.Resources)
-	if err != nil {
-		if factory.IsUnknownResource(err) {
-			return &UsageError{Err: err}
-		}
-		return err
-	}
-	if err := p.checkSchemas(conn.Resolver, resources); err != nil {
-		return err
-	}
-	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields})
+	queried, err := p.sync(ctx, conn, errOut)
 	if err != nil {
 		return err
 	}
-	mode := factory.ModeFull
-	if p.metadataOnly {
-		mode = factory.ModeMetadata
-	}
-	stats := &indexers.Stats{}
-	indexFuncs := func() cache.Indexers {
-		ix := cache.Indexers{}
-		for name, prog := range p.indexes {
-			if !p.lookupOnly(name) {
-				ix[name] = indexers.IndexFunc(name, prog, stats)
-			}
-		}
-		return ix
-	}
-	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
-	var queried []*factory.Informer
-	for _, res := range resources {
-		inf, err := f.Request(res, scope, mode, indexFuncs())
-		if err != nil {
-			return err
-		}
-		queried = append(queried, inf)
-	}
-
-	lookup, err := p.lookups(f, conn.Resolver, stats, queried)
-	if err != nil {
-		return err
-	}
-	if err := f.Start(ctx); err != nil {
-		return err
-	}
-	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
-		return err
-	}
-	for _, line := range stats.Summary() {
-		fmt.Fprintf(errOut, "warning: %s\n", line)
-	}
-
-	spec := p.spec(lookup)
+	spec := p.spec()
 	var results []*Result
 	for _, inf := range queried {
 		res, err := Run(inf.Informer.GetIndexer(), spec)
@@ -288,50 +323,162 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 	return p.print(out, errOut, queried, results)
 }
 
-// checkSchemas compiles every expression that reads the queried objects
-// again against each resource's OpenAPI v3 schema, as Kubernetes checks
-// ValidatingAdmissionPolicy expressions: a misspelled field or a --where
-// that is not bool is refused instead of silently matching nothing.
-// Resources that publish no schema are checked dynamically, as before.
-func (p *Plan) checkSchemas(r *factory.Resolver, resources []factory.Resource) error {
-	type check struct {
-		expr    string
-		kind    indexers.Kind
-		context string
+// IndexInfo describes one index of a synced resource.
+type IndexInfo struct {
+	Resource string
+	Index    string
+	// Expr is the CEL expression; "" for the built-in namespace index.
+	Expr string
+	// Values is the number of distinct values the index holds.
+	Values int
+}
+
+// DescribeIndexes fills the caches as Execute does and returns, for every
+// queried resource, each index with its number of distinct values.
+func (p *Plan) DescribeIndexes(ctx context.Context, conn Conn, errOut io.Writer) ([]IndexInfo, error) {
+	queried, err := p.sync(ctx, conn, errOut)
+	if err != nil {
+		return nil, err
 	}
-	var checks []check
-	add := func(prog *indexers.Program) {
-		if prog != nil {
-			checks = append(checks, check{prog.Expr(), prog.Kind(), prog.Context()})
+	var out []IndexInfo
+	for _, inf := range queried {
+		idx := inf.Informer.GetIndexer()
+		exprs := p.queriedIndexes(p.configIndexesFor(conn.Resolver, inf.Resource))
+		for _, name := range sortedKeys(idx.GetIndexers()) {
+			info := IndexInfo{Resource: inf.Resource.String(), Index: name, Values: len(idx.ListIndexFuncValues(name))}
+			if prog, ok := exprs[name]; ok {
+				info.Expr = prog.Expr()
+			}
+			out = append(out, info)
 		}
 	}
-	add(p.where)
-	add(p.sortBy)
-	add(p.groupBy)
-	for _, c := range p.columns {
-		add(c)
+	return out, nil
+}
+
+// configIndexesFor returns the config indexes that apply to res.
+func (p *Plan) configIndexesFor(r *factory.Resolver, res factory.Resource) map[string]*indexers.Program {
+	return p.resolveConfig(r, io.Discard)[res.GVR]
+}
+
+// sync resolves the resources, creates their informers with their indexes
+// (and those of the resources get() and byIndex() read), and waits until
+// every cache has synced. It returns the queried resources' informers.
+func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factory.Informer, error) {
+	resources, err := conn.Resolver.Resolve(p.req.Resources)
+	if err != nil {
+		if factory.IsUnknownResource(err) {
+			return nil, &UsageError{Err: err}
+		}
+		return nil, err
 	}
-	for _, name := range p.indexNames() {
-		if !p.lookupOnly(name) {
-			add(p.indexes[name])
+	// Programs are bound to the lookup before any index function is made
+	// from them; the lookup is filled before the informers start.
+	lookup := factory.NewLookup()
+	if p.readsOtherResources() {
+		p.bind(lookup)
+	}
+	configIndexes := p.resolveConfig(conn.Resolver, errOut)
+	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields})
+	if err != nil {
+		return nil, err
+	}
+	stats := &indexers.Stats{}
+	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
+	var queried []*factory.Informer
+	for _, res := range resources {
+		ixs := p.queriedIndexes(configIndexes[res.GVR])
+		for _, s := range p.req.By {
+			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
+				return nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(sortedKeys(ixs), cache.NamespaceIndex)))}
+			}
+		}
+		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
+			return nil, err
+		}
+		mode := factory.ModeFull
+		if p.metadataOnly(ixs) {
+			mode = factory.ModeMetadata
+		}
+		inf, err := f.Request(res, scope, mode, indexFuncs(ixs, stats))
+		if err != nil {
+			return nil, err
+		}
+		queried = append(queried, inf)
+	}
+	if err := p.lookups(f, conn.Resolver, lookup, stats, queried, configIndexes); err != nil {
+		return nil, err
+	}
+	if err := f.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
+		return nil, err
+	}
+	for _, line := range stats.Summary() {
+		fmt.Fprintf(errOut, "warning: %s\n", line)
+	}
+	return queried, nil
+}
+
+func mapValues[V any](m map[string]V) []V {
+	out := make([]V, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+func indexFuncs(ixs map[string]*indexers.Program, stats *indexers.Stats) cache.Indexers {
+	out := cache.Indexers{}
+	for name, prog := range ixs {
+		out[name] = indexers.IndexFunc(name, prog, stats)
+	}
+	return out
+}
+
+// resolveConfig maps the config's resource names to resources. A name the
+// server does not know (a CRD not installed here) is reported and skipped.
+func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.GroupVersionResource]map[string]*indexers.Program {
+	out := map[schema.GroupVersionResource]map[string]*indexers.Program{}
+	for _, name := range sortedKeys(p.resourceIndexes) {
+		res, err := r.Resolve([]string{name})
+		if err != nil || len(res) != 1 {
+			if err == nil {
+				err = fmt.Errorf("names %d resource types", len(res))
+			}
+			fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
+			continue
+		}
+		if out[res[0].GVR] == nil {
+			out[res[0].GVR] = map[string]*indexers.Program{}
+		}
+		for n, prog := range p.resourceIndexes[name] {
+			out[res[0].GVR][n] = prog
 		}
 	}
-	if len(checks) == 0 {
+	return out
+}
+
+// checkSchema compiles progs again against the OpenAPI v3 schema of res, as
+// Kubernetes checks ValidatingAdmissionPolicy expressions: a misspelled
+// field or a --where that is not bool is refused instead of silently
+// matching nothing. A resource that publishes no schema is skipped: its
+// expressions were checked dynamically.
+func (p *Plan) checkSchema(r *factory.Resolver, res factory.Resource, name bool, progs []*indexers.Program) error {
+	if len(progs) == 0 {
+		return nil
+	}
+	schema, err := indexers.ResolveSchema(r.Discovery(), res.GVK)
+	if err != nil || schema == nil {
 		return nil
 	}
 	var errs []error
-	for _, res := range resources {
-		schema, err := indexers.ResolveSchema(r.Discovery(), res.GVK)
-		if err != nil || schema == nil {
-			continue // no schema: the expressions were checked dynamically
-		}
-		for _, c := range checks {
-			if _, err := p.env.CompileWithSchema(c.expr, c.kind, c.context, schema); err != nil {
-				if len(resources) > 1 {
-					err = fmt.Errorf("for %s: %w", res, err)
-				}
-				errs = append(errs, err)
+	for _, prog := range progs {
+		if _, err := p.env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema); err != nil {
+			if name {
+				err = fmt.Errorf("for %s: %w", res, err)
 			}
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
@@ -340,28 +487,10 @@ func (p *Plan) checkSchemas(r *factory.Resolver, resources []factory.Resource) e
 	return nil
 }
 
-// lookupOnly reports whether index name is read only by byIndex() calls,
-// not by --by: it is then registered only on the resources byIndex() reads.
-func (p *Plan) lookupOnly(name string) bool {
-	for _, s := range p.req.By {
-		if s.Index == name {
-			return false
-		}
-	}
-	for _, prog := range p.programs() {
-		for _, ref := range prog.References() {
-			if slices.Contains(ref.Indexes, name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // lookups adds an informer for every resource that get() and byIndex() read,
 // with the indexes byIndex() names, and binds the plan's programs to them.
-func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, stats *indexers.Stats, queried []*factory.Informer) (*factory.Lookup, error) {
-	lookup := factory.NewLookup()
+func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.Lookup, stats *indexers.Stats, queried []*factory.Informer,
+	configIndexes map[schema.GroupVersionResource]map[string]*indexers.Program) error {
 	wanted := map[string]map[string]bool{} // resource as written → index names
 	for _, prog := range p.programs() {
 		for _, ref := range prog.References() {
@@ -373,36 +502,34 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, stats *indexers.
 			}
 		}
 	}
-	names := make([]string, 0, len(wanted))
-	for n := range wanted {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedKeys(wanted) {
 		res, err := r.Resolve([]string{name})
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q: %w", name, err)}
+			return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q: %w", name, err)}
 		}
 		if len(res) != 1 {
-			return nil, &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", name, len(res))}
+			return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", name, len(res))}
 		}
-		ix := cache.Indexers{}
-		var schema *spec.Schema
-		if len(wanted[name]) > 0 {
-			schema, _ = indexers.ResolveSchema(r.Discovery(), res[0].GVK) // nil: checked dynamically
+		available := map[string]*indexers.Program{}
+		for n, prog := range configIndexes[res[0].GVR] {
+			available[n] = prog
 		}
-		for idx := range wanted[name] {
-			prog, ok := p.indexes[idx]
-			if !ok && idx != cache.NamespaceIndex {
-				return nil, &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, unknownIndex(idx, p.indexNames()))}
-			}
-			if !ok {
+		for n, prog := range p.indexes {
+			available[n] = prog
+		}
+		ixs := map[string]*indexers.Program{}
+		for _, idx := range sortedKeys(wanted[name]) {
+			if idx == cache.NamespaceIndex {
 				continue
 			}
-			if _, err := p.env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema); err != nil {
-				return nil, &UsageError{Err: fmt.Errorf("for %s: %w", res[0], err)}
+			prog, ok := available[idx]
+			if !ok {
+				return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, unknownIndex(idx, append(sortedKeys(available), cache.NamespaceIndex)))}
 			}
-			ix[idx] = indexers.IndexFunc(idx, prog, stats)
+			ixs[idx] = prog
+		}
+		if err := p.checkSchema(r, res[0], true, mapValues(ixs)); err != nil {
+			return err
 		}
 		scope := factory.Scope{}
 		if res[0].Namespaced && p.namespaced(queried) {
@@ -410,28 +537,35 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, stats *indexers.
 		}
 		inf, err := f.Request(res[0], scope, factory.ModeFull, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		// A queried informer already has the plan's indexes but the
-		// lookup-only ones.
+		// A queried informer already has its queried indexes.
 		if slices.Contains(queried, inf) {
-			for n := range ix {
-				if !p.lookupOnly(n) {
-					delete(ix, n)
+			have := p.queriedIndexes(configIndexes[res[0].GVR])
+			for n := range ixs {
+				if _, ok := have[n]; ok {
+					delete(ixs, n)
 				}
 			}
 		}
-		if len(ix) > 0 {
-			if _, err := f.Request(res[0], scope, factory.ModeFull, ix); err != nil {
-				return nil, err
+		if len(ixs) > 0 {
+			if _, err := f.Request(res[0], scope, factory.ModeFull, indexFuncs(ixs, stats)); err != nil {
+				return err
 			}
 		}
 		lookup.Add(name, inf)
 	}
-	if len(names) > 0 {
-		p.bind(lookup)
+	return nil
+}
+
+// readsOtherResources reports whether any program calls get() or byIndex().
+func (p *Plan) readsOtherResources() bool {
+	for _, prog := range p.programs() {
+		if len(prog.References()) > 0 {
+			return true
+		}
 	}
-	return lookup, nil
+	return false
 }
 
 // namespaced reports whether the query is scoped to a namespace: a
@@ -450,7 +584,8 @@ func (p *Plan) namespaced(queried []*factory.Informer) bool {
 	return false
 }
 
-// bind makes every program read get() and byIndex() from l.
+// bind makes every program read get() and byIndex() from l. It runs before
+// index functions are made from the programs.
 func (p *Plan) bind(l indexers.Lookup) {
 	bindOne := func(prog **indexers.Program) {
 		if *prog != nil {
@@ -466,10 +601,15 @@ func (p *Plan) bind(l indexers.Lookup) {
 	for name, prog := range p.indexes {
 		p.indexes[name] = prog.WithLookup(l)
 	}
+	for _, ixs := range p.resourceIndexes {
+		for name, prog := range ixs {
+			ixs[name] = prog.WithLookup(l)
+		}
+	}
 }
 
 // spec turns the compiled plan into the engine's Spec.
-func (p *Plan) spec(_ *factory.Lookup) Spec {
+func (p *Plan) spec() Spec {
 	s := Spec{Selectors: p.req.By, Count: p.req.Count, Limit: p.req.Limit}
 	if p.where != nil {
 		s.Where = p.where.Match

@@ -7,11 +7,17 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
-func TestCompilePlan(t *testing.T) {
+func testEnv(t *testing.T) *indexers.Env {
+	t.Helper()
 	env, err := indexers.NewEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return env
+}
+
+func TestCompilePlan(t *testing.T) {
+	env := testEnv(t)
 	tests := []struct {
 		name     string
 		req      Request

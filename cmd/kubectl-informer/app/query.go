@@ -63,10 +63,12 @@ type QueryOptions struct {
 	AllowMissingKeys  bool
 	ShowManagedFields bool
 	SyncTimeout       time.Duration
+	ConfigFile        string
 
 	// Set by Complete.
 	resources []string
 	namespace string
+	config    *query.Config
 	plan      *query.Plan
 }
 
@@ -90,7 +92,7 @@ and byIndex("pods", "byNode", value) read other cached resources.
 		Example: queryExample,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
 			if err := o.Validate(); err != nil {
@@ -121,13 +123,49 @@ and byIndex("pods", "byNode", value) read other cached resources.
 	f.BoolVar(&o.AllowMissingKeys, "allow-missing-template-keys", true, "ignore missing keys in templates")
 	f.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "keep metadata.managedFields in -o json and yaml (cached objects then keep them too)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
 	return cmd
 }
 
-// Complete resolves the namespace from the kubeconfig; it does not contact
+func configDefaultHelp() string {
+	return "$XDG_CONFIG_HOME/kubectl-informer/config.yaml"
+}
+
+// loadConfig reads --config, or the default config file when it exists.
+func loadConfig(path string) (*query.Config, error) {
+	optional := path == ""
+	if optional {
+		path = query.DefaultConfigPath()
+		if path == "" {
+			return nil, nil
+		}
+	}
+	cfg, err := query.LoadConfig(path, optional)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return cfg, nil
+}
+
+// Complete reads the config file, applies its defaults to the flags not
+// given, and resolves the namespace from the kubeconfig; it does not contact
 // the cluster.
-func (o *QueryOptions) Complete(args []string) error {
+func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.resources = args
+	cfg, err := loadConfig(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	o.config = cfg
+	if cfg != nil {
+		if !cmd.Flags().Changed("sync-timeout") {
+			o.SyncTimeout = cfg.SyncTimeout(o.SyncTimeout)
+		}
+		// The default output format applies to object listings, not counts.
+		if !cmd.Flags().Changed("output") && cfg.Defaults.Output != "" && !o.Count {
+			o.Output = cfg.Defaults.Output
+		}
+	}
 	if o.AllNamespaces {
 		return nil
 	}
@@ -155,6 +193,9 @@ func (o *QueryOptions) Validate() error {
 		Limit:         o.Limit,
 		Output:        o.Output,
 		SyncTimeout:   o.SyncTimeout,
+
+		ResourceIndexes: o.config.ResourceIndexes(),
+		ConfigPath:      o.config.Path(),
 		Print: query.PrintOptions{
 			NoHeaders:          o.NoHeaders,
 			ShowLabels:         o.ShowLabels,

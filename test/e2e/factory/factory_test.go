@@ -1,6 +1,7 @@
 package factory_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -255,7 +256,11 @@ func TestSyncTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = f.WaitForSync(ctx, 1500*time.Millisecond, true, nil)
+	var progress bytes.Buffer
+	err = f.WaitForSync(ctx, 1500*time.Millisecond, true, &progress)
+	if !strings.Contains(progress.String(), "\r\x1b[Kpods 0 objects, syncing") || !strings.HasSuffix(progress.String(), "\r\x1b[K") {
+		t.Errorf("progress %q: want rewritten 'pods 0 objects, syncing' lines, erased at the end", progress.String())
+	}
 	var se *factory.SyncError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "timed out after 1.5s waiting for the cache of pods to sync") {
 		t.Fatalf("got %v; want a sync timeout naming pods", err)

@@ -5,7 +5,9 @@
 //
 // Tests never touch a cluster from the developer's own kubeconfig: Main
 // points KUBECONFIG at the test cluster's admin kubeconfig for the whole
-// package, and every command under test is given --kubeconfig explicitly.
+// package, and every command under test is given --kubeconfig explicitly;
+// XDG_CONFIG_HOME points at an empty directory, so no config file of the
+// developer's is read either.
 package framework
 
 import (
@@ -150,6 +152,8 @@ func Main(m *testing.M, c **Cluster, setup ...func(*Cluster) error) int {
 	}
 	*c = cl
 	os.Setenv("KUBECONFIG", cl.Kubeconfig)
+	// Nor can a developer's own config file change what tests see.
+	os.Setenv("XDG_CONFIG_HOME", cl.Dir)
 	for _, s := range setup {
 		if err := s(cl); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: setup: %v\n", err)

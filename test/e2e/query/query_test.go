@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -443,5 +444,65 @@ func TestMetadataOnlyAnswers(t *testing.T) {
 	out = query(t, "pods", "-A", "--count", "--group-by", `object.metadata.labels["app"]`, "--limit", "1").ok(t)
 	if f := strings.Fields(out); len(f) != 2 {
 		t.Errorf("group-by on labels printed %q", out)
+	}
+}
+
+func TestConfigAndIndexesVerb(t *testing.T) {
+	dir := t.TempDir()
+	cfg := dir + "/config.yaml"
+	if err := os.WriteFile(cfg, []byte(`apiVersion: kubectl-informer.io/v1alpha1
+kind: QueryConfig
+indexes:
+  po:
+    byNode: "has(object.spec.nodeName) ? [object.spec.nodeName] : []"
+    byTier: object.metadata.labels["tier"]
+  databases.demo.kubectl-informer.io:
+    byEngine: object.spec.engine
+  widgets.example.com:
+    byColour: object.spec.colour
+defaults:
+  output: name
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// --by uses the config's index; defaults.output applies; an index of a
+	// resource the server lacks is reported and skipped.
+	onNode := pods(t, metav1.ListOptions{FieldSelector: "spec.nodeName=node-003", LabelSelector: "tier=backend"})
+	r := query(t, "pods", "-A", "--config", cfg, "--by", "byNode=node-003", "--by", "byTier=backend")
+	out := r.ok(t)
+	if len(lines(out)) != len(onNode) || len(onNode) == 0 || !strings.HasPrefix(out, "pod/") {
+		t.Errorf("config indexes: printed %d lines (%q), want %d pod names", len(lines(out)), out, len(onNode))
+	}
+	if !strings.Contains(r.errOut, `indexes of "widgets.example.com" skipped`) {
+		t.Errorf("stderr %q does not report the unknown resource of the config", r.errOut)
+	}
+	// Counts ignore the config's default output format.
+	if got := query(t, "db", "-A", "--config", cfg, "--by", "byEngine=redis", "--count").ok(t); strings.TrimSpace(got) == "0" {
+		t.Errorf("byEngine=redis counted %q", got)
+	}
+
+	// indexes without resources lists the config offline.
+	r = run(t, "indexes", "--config", cfg, "--server", "https://127.0.0.1:1")
+	if r.code != 0 || !strings.Contains(r.out, "byNode") || !strings.Contains(r.out, "widgets.example.com") {
+		t.Errorf("indexes: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	// indexes with resources counts distinct values.
+	r = run(t, "indexes", "--kubeconfig", cluster.Kubeconfig, "--config", cfg, "pods", "-A", "--index", "byPhase=object.status.phase")
+	phases := map[corev1.PodPhase]bool{}
+	for _, p := range pods(t, metav1.ListOptions{}) {
+		phases[p.Status.Phase] = true
+	}
+	var sawPhase, sawNode bool
+	for _, l := range lines(r.ok(t)) {
+		f := strings.Fields(l)
+		switch {
+		case f[1] == "byPhase":
+			sawPhase = f[2] == strconv.Itoa(len(phases))
+		case f[1] == "byNode":
+			sawNode = f[2] == strconv.Itoa(spec.Nodes)
+		}
+	}
+	if !sawPhase || !sawNode {
+		t.Errorf("indexes pods: want byPhase with %d values and byNode with %d\n%s", len(phases), spec.Nodes, r.out)
 	}
 }

@@ -1,0 +1,198 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+// IndexesOptions lists the known indexes and, against a cluster, how many
+// distinct values each holds.
+type IndexesOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+	Indexes       []string
+	ConfigFile    string
+	SyncTimeout   time.Duration
+
+	resources []string
+	namespace string
+	config    *query.Config
+	plan      *query.Plan
+}
+
+// NewIndexesCommand returns the "indexes" verb.
+func NewIndexesCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &IndexesOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "indexes [RESOURCE[,RESOURCE...]] [flags]",
+		Short: "List the known indexes; with resources, count the distinct values of each",
+		Long: `Without resources, indexes lists the indexes of the config file (--config, or
+$XDG_CONFIG_HOME/kubectl-informer/config.yaml) without contacting the cluster.
+With resources, it fills their caches and prints each index they have — the
+built-in namespace index, the config's and those given with --index — with the
+number of distinct values it holds.
+
+` + exitCodesHelp,
+		Example: `  # The indexes of the config file
+  kubectl informer indexes
+
+  # How selective each index of pods is
+  kubectl informer indexes pods -A --index byNode=object.spec.nodeName`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace (default: the kubeconfig context's namespace)")
+	f.StringVarP(&o.LabelSelector, "selector", "l", "", "label selector sent to the server")
+	f.StringVar(&o.FieldSelector, "field-selector", "", "field selector sent to the server")
+	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL (repeatable)")
+	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
+	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	return cmd
+}
+
+// Complete reads the config and the kubeconfig's namespace.
+func (o *IndexesOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.resources = args
+	cfg, err := loadConfig(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	o.config = cfg
+	if cfg != nil && !cmd.Flags().Changed("sync-timeout") {
+		o.SyncTimeout = cfg.SyncTimeout(o.SyncTimeout)
+	}
+	if o.AllNamespaces || len(args) == 0 {
+		return nil
+	}
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
+	}
+	o.namespace = ns
+	return nil
+}
+
+// Validate compiles every index expression.
+func (o *IndexesOptions) Validate() error {
+	req := query.Request{
+		Resources:       o.resources,
+		Namespace:       o.namespace,
+		LabelSelector:   o.LabelSelector,
+		FieldSelector:   o.FieldSelector,
+		SyncTimeout:     o.SyncTimeout,
+		ResourceIndexes: o.config.ResourceIndexes(),
+		ConfigPath:      o.config.Path(),
+	}
+	var errs []error
+	for _, s := range o.Indexes {
+		name, expr, err := splitNamed(s, "--index", "NAME=CEL")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		req.Indexes = append(req.Indexes, query.NamedExpr{Name: name, Expr: expr})
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return err
+	}
+	if isTerminal(o.ErrOut) {
+		req.Progress = o.ErrOut
+	}
+	plan, err := query.Compile(env, req)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o.plan = plan
+	return nil
+}
+
+// Run prints the indexes.
+func (o *IndexesOptions) Run(ctx context.Context) error {
+	w := printers.GetNewTabWriter(o.Out)
+	defer w.Flush()
+	if len(o.resources) == 0 {
+		if o.config == nil && len(o.Indexes) == 0 {
+			fmt.Fprintf(o.ErrOut, "No indexes: no config file at %s; define indexes with --index NAME=CEL or in a config (see --help)\n", query.DefaultConfigPath())
+			return nil
+		}
+		fmt.Fprintln(w, "RESOURCE\tINDEX\tEXPRESSION")
+		byRes := o.config.ResourceIndexes()
+		resources := make([]string, 0, len(byRes))
+		for res := range byRes {
+			resources = append(resources, res)
+		}
+		sort.Strings(resources)
+		for _, res := range resources {
+			for _, ix := range byRes[res] {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
+			}
+		}
+		for _, s := range o.Indexes {
+			name, expr, _ := splitNamed(s, "--index", "NAME=CEL")
+			fmt.Fprintf(w, "%s\t%s\t%s\n", "<queried>", name, expr)
+		}
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	resolver, err := factory.NewResolverFor(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	infos, err := o.plan.DescribeIndexes(ctx, query.Conn{Config: cfg, Resolver: resolver}, o.ErrOut)
+	var qe *query.UsageError
+	if errors.As(err, &qe) {
+		return &UsageError{Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "RESOURCE\tINDEX\tVALUES\tEXPRESSION")
+	for _, in := range infos {
+		expr := in.Expr
+		if expr == "" {
+			expr = "<built-in>"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", in.Resource, in.Index, in.Values, expr)
+	}
+	return nil
+}
