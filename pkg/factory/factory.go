@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // Scope limits what every informer of a Factory lists and watches; the
@@ -77,6 +79,7 @@ func keyOf(res Resource, scope Scope) informerKey {
 type Informer struct {
 	Resource Resource
 	// Scope is what the informer lists and watches.
+	// Informer is nil until the Factory starts it; read it after Start.
 	Scope Scope
 	// Mode is fixed when the informer starts.
 	Mode     Mode
@@ -86,6 +89,9 @@ type Informer struct {
 	// indexers are registered when the informer is created; nil after.
 	// Guarded by the Factory's lock.
 	indexers cache.Indexers
+	// fields are the JSON paths objects are pruned to; nil: whole objects.
+	// Fixed when the informer starts; guarded by the Factory's lock before.
+	fields *jsonval.Paths
 	// errLock guards lastErr.
 	errLock sync.Mutex
 	lastErr error
@@ -101,7 +107,9 @@ func (i *Informer) Objects() int64 {
 	return i.count.n.Load()
 }
 
-// LastError returns the last list or watch error, nil after a success.
+// LastError returns the last list or watch error the reflector reported.
+// The reflector does not report successes: use HasSynced to know whether
+// the cache is usable.
 func (i *Informer) LastError() error {
 	i.errLock.Lock()
 	defer i.errLock.Unlock()
@@ -123,37 +131,64 @@ func New(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	return &Factory{cfg: cfg, clients: cl, informers: map[informerKey]*Informer{}}, nil
 }
 
-// Request returns the informer of res in scope, creating it in mode with the given
-// index functions (the built-in "namespace" index is always present), or
-// adds indexers and upgrades the mode (metadata → full) of an informer not
-// yet started. A started informer accepts new indexers (client-go reindexes
-// what it holds) but not a fuller mode. An index name defined twice for one
-// resource is an error.
-func (f *Factory) Request(res Resource, scope Scope, mode Mode, indexers cache.Indexers) (*Informer, error) {
+// Needs says what a consumer needs of a resource's objects.
+type Needs struct {
+	// Mode is the least the consumer can work with.
+	Mode Mode
+	// Indexers are index functions to register; the built-in "namespace"
+	// index is always present.
+	Indexers cache.Indexers
+	// Fields are the JSON paths of the objects the consumer reads; objects
+	// are pruned to the union of every consumer's fields (metadata,
+	// apiVersion and kind are always kept) as they arrive. Nil: whole
+	// objects.
+	Fields *jsonval.Paths
+}
+
+// Request returns the informer of res in scope, creating it for needs, or
+// merges needs into an informer not yet started: index functions are
+// added, the mode is raised (metadata → full), the fields kept are
+// unioned. A started informer accepts new index functions (client-go
+// reindexes what it holds) but neither a fuller mode nor fields it prunes.
+// An index name defined twice for one resource is an error.
+func (f *Factory) Request(res Resource, scope Scope, needs Needs) (*Informer, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	key := keyOf(res, scope)
 	inf, ok := f.informers[key]
 	if !ok {
-		inf = &Informer{Resource: res, Scope: key.scope, Mode: mode, count: &counter{},
+		inf = &Informer{Resource: res, Scope: key.scope, Mode: needs.Mode, count: &counter{},
 			indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}}
+		if needs.Fields != nil {
+			inf.fields = alwaysKept()
+			inf.fields.Union(needs.Fields)
+		}
 		f.informers[key] = inf
+	} else if inf.Informer == nil {
+		if needs.Fields == nil || inf.fields == nil {
+			inf.fields = nil
+		} else {
+			inf.fields.Union(needs.Fields)
+		}
 	}
 	if inf.Informer != nil {
-		if mode > inf.Mode {
-			return nil, fmt.Errorf("the %s informer already runs with %s objects; %s objects were requested after it started", res, inf.Mode, mode)
+		if needs.Mode > inf.Mode {
+			return nil, fmt.Errorf("the %s informer already runs with %s objects; %s objects were requested after it started", res, inf.Mode, needs.Mode)
 		}
-		if len(indexers) > 0 {
-			if err := inf.Informer.AddIndexers(indexers); err != nil {
+		if inf.fields != nil && !inf.fields.Covers(needs.Fields) {
+			return nil, fmt.Errorf("the %s informer already runs with objects pruned to %s; %s was requested after it started", res, inf.fields, needs.Fields)
+		}
+		if len(needs.Indexers) > 0 {
+			if err := inf.Informer.AddIndexers(needs.Indexers); err != nil {
 				return nil, fmt.Errorf("adding indexes to %s: %w", res, err)
 			}
 		}
 		return inf, nil
 	}
-	if mode > inf.Mode {
-		inf.Mode = mode
+	if needs.Mode > inf.Mode {
+		inf.Mode = needs.Mode
 	}
-	for name, fn := range indexers {
+	for name, fn := range needs.Indexers {
 		if _, dup := inf.indexers[name]; dup {
 			return nil, fmt.Errorf("index %q is defined twice for %s", name, res)
 		}
@@ -165,6 +200,12 @@ func (f *Factory) Request(res Resource, scope Scope, mode Mode, indexers cache.I
 		}
 	}
 	return inf, nil
+}
+
+// alwaysKept are the fields every pruned object keeps: what identifies and
+// describes it.
+func alwaysKept() *jsonval.Paths {
+	return jsonval.NewPaths([]string{"apiVersion"}, []string{"kind"}, []string{"metadata"})
 }
 
 // Informers returns every informer, ordered by resource name.
@@ -197,7 +238,8 @@ func (f *Factory) Start(ctx context.Context) error {
 }
 
 func (f *Factory) startLocked(inf *Informer) error {
-	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count)
+	prepare := prepareFunc(inf.fields, !f.cfg.KeepManagedFields)
+	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare)
 	if err != nil {
 		return err
 	}
@@ -206,7 +248,7 @@ func (f *Factory) startLocked(inf *Informer) error {
 		Indexers:          inf.indexers,
 		ObjectDescription: inf.Resource.String(),
 	})
-	if err := si.SetTransform(transform(inf.Resource.GVK, !f.cfg.KeepManagedFields)); err != nil {
+	if err := si.SetTransform(transform(inf.Resource.GVK)); err != nil {
 		return err
 	}
 	if err := si.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -221,37 +263,50 @@ func (f *Factory) startLocked(inf *Informer) error {
 	return nil
 }
 
-// transform stamps each object with its apiVersion and kind (typed lists
-// leave them empty, metadata-only lists say PartialObjectMetadata) and, when
-// trim is set, drops managedFields and the last-applied annotation. It runs
-// on objects fresh from the decoder, before any consumer sees them.
-func transform(gvk schema.GroupVersionKind, trim bool) cache.TransformFunc {
+// transform stamps each object with its apiVersion and kind: typed lists
+// leave them empty, metadata-only lists say PartialObjectMetadata.
+func transform(gvk schema.GroupVersionKind) cache.TransformFunc {
 	return func(obj any) (any, error) {
-		ro, ok := obj.(runtime.Object)
-		if !ok {
-			return obj, nil // cache.DeletedFinalStateUnknown and the like
+		if ro, ok := obj.(runtime.Object); ok {
+			ro.GetObjectKind().SetGroupVersionKind(gvk)
 		}
-		ro.GetObjectKind().SetGroupVersionKind(gvk)
-		if !trim {
-			return obj, nil
+		return obj, nil // cache.DeletedFinalStateUnknown and the like pass
+	}
+}
+
+// prepareFunc returns what is done to each object as it arrives from the
+// server, before the reflector stores it anywhere: with trim, managedFields
+// and the last-applied annotation are dropped; with fields, everything else
+// is pruned. Nil when there is nothing to do.
+func prepareFunc(fields *jsonval.Paths, trim bool) func(runtime.Object) {
+	if fields == nil && !trim {
+		return nil
+	}
+	return func(obj runtime.Object) {
+		if trim {
+			trimObject(obj)
 		}
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return obj, nil
-		}
-		if m.GetManagedFields() != nil {
-			m.SetManagedFields(nil)
-		}
-		if ann := m.GetAnnotations(); ann != nil {
-			if _, ok := ann[LastAppliedAnnotation]; ok {
-				delete(ann, LastAppliedAnnotation)
-				if len(ann) == 0 {
-					ann = nil
-				}
-				m.SetAnnotations(ann)
+		jsonval.Prune(obj, fields)
+	}
+}
+
+// trimObject drops managedFields and the last-applied annotation.
+func trimObject(obj runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	if m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	if ann := m.GetAnnotations(); ann != nil {
+		if _, ok := ann[LastAppliedAnnotation]; ok {
+			delete(ann, LastAppliedAnnotation)
+			if len(ann) == 0 {
+				ann = nil
 			}
+			m.SetAnnotations(ann)
 		}
-		return obj, nil
 	}
 }
 

@@ -96,9 +96,10 @@ func (c *clients) typedClientLocked(gv schema.GroupVersion) (rest.Interface, err
 type counter struct{ n atomic.Int64 }
 
 // listWatch returns the ListerWatcher and the example object of an informer
-// for res in mode, scoped by scope. Objects received are counted in cnt.
+// for res in mode, scoped by scope. Objects received are counted in cnt and
+// passed to prepare (when not nil) before the reflector sees them.
 // The caller holds the Factory's lock.
-func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter) (cache.ListerWatcher, runtime.Object, error) {
+func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object)) (cache.ListerWatcher, runtime.Object, error) {
 	ns := ""
 	if res.Namespaced {
 		ns = scope.Namespace
@@ -157,10 +158,14 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
 			obj, err := list(ctx, o)
-			if err == nil {
-				cnt.n.Add(int64(meta.LenList(obj)))
+			if err != nil {
+				return nil, err
 			}
-			return obj, err
+			cnt.n.Add(int64(meta.LenList(obj)))
+			if prepare != nil {
+				_ = meta.EachListItem(obj, func(item runtime.Object) error { prepare(item); return nil })
+			}
+			return obj, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
@@ -168,24 +173,29 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 			if err != nil {
 				return nil, err
 			}
-			if o.SendInitialEvents != nil && *o.SendInitialEvents {
-				return countingWatch(w, cnt), nil
+			initial := o.SendInitialEvents != nil && *o.SendInitialEvents
+			if !initial && prepare == nil {
+				return w, nil
 			}
-			return w, nil
+			return preparingWatch(w, cnt, initial, prepare), nil
 		},
 	}
 	return lw, example, nil
 }
 
-// countingWatch counts the ADDED events of a streamed initial list.
-func countingWatch(w watch.Interface, cnt *counter) watch.Interface {
+// preparingWatch passes each event's object to prepare and, for a streamed
+// initial list, counts the ADDED events.
+func preparingWatch(w watch.Interface, cnt *counter, count bool, prepare func(runtime.Object)) watch.Interface {
 	out := make(chan watch.Event)
 	cw := &proxyWatch{inner: w, out: out, done: make(chan struct{})}
 	go func() {
 		defer close(out)
 		for ev := range w.ResultChan() {
-			if ev.Type == watch.Added {
+			if count && ev.Type == watch.Added {
 				cnt.n.Add(1)
+			}
+			if prepare != nil && ev.Object != nil && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
+				prepare(ev.Object)
 			}
 			select {
 			case out <- ev:

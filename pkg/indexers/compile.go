@@ -1,6 +1,8 @@
 package indexers
 
 import (
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+
 	"fmt"
 	"regexp"
 	"slices"
@@ -83,6 +85,9 @@ type Program struct {
 	// metadataOnly: the expression reads only object.apiVersion,
 	// object.kind and object.metadata (see ReadsOnlyMetadata).
 	metadataOnly bool
+	// paths are the JSON paths of object it reads; nil: any (see
+	// ObjectPaths).
+	paths *jsonval.Paths
 }
 
 // Expr returns the expression as written.
@@ -194,6 +199,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		costLimit: e.costLimit,
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
+		paths:        objectPaths(checked.NativeRep().Expr()),
 	}, nil
 }
 

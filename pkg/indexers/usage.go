@@ -1,6 +1,11 @@
 package indexers
 
-import "github.com/google/cel-go/common/ast"
+import (
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
 
 // metadataFields are the top-level fields of an object that a
 // metadata-only informer (PartialObjectMetadata) holds.
@@ -64,4 +69,97 @@ func onlyMetadata(e ast.Expr) bool {
 	default: // literals
 		return true
 	}
+}
+
+// ObjectPaths returns the JSON paths of object that the expression reads
+// (object.status.phase reads status.phase; object.spec.containers.map(…)
+// reads spec.containers whole), or nil when it may read anything: object
+// used other than through a chain of field selections, such as size(object)
+// or object[k]. Objects read through get() and byIndex() do not count. The
+// caller owns the returned value.
+func (p *Program) ObjectPaths() *jsonval.Paths {
+	if p.paths == nil {
+		return nil
+	}
+	out := &jsonval.Paths{}
+	out.Union(p.paths)
+	return out
+}
+
+// objectPaths computes ObjectPaths from a checked expression.
+func objectPaths(e ast.Expr) *jsonval.Paths {
+	paths := &jsonval.Paths{}
+	whole := false
+	var walk func(e ast.Expr)
+	walk = func(e ast.Expr) {
+		if path, ok := selectChain(e); ok {
+			if len(path) == 0 {
+				whole = true // object itself
+			} else {
+				paths.Add(path)
+			}
+			return
+		}
+		switch e.Kind() {
+		case ast.SelectKind:
+			walk(e.AsSelect().Operand())
+		case ast.CallKind:
+			call := e.AsCall()
+			if call.IsMemberFunction() {
+				walk(call.Target())
+			}
+			for _, a := range call.Args() {
+				walk(a)
+			}
+		case ast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el)
+			}
+		case ast.MapKind:
+			for _, en := range e.AsMap().Entries() {
+				walk(en.AsMapEntry().Key())
+				walk(en.AsMapEntry().Value())
+			}
+		case ast.StructKind:
+			for _, f := range e.AsStruct().Fields() {
+				walk(f.AsStructField().Value())
+			}
+		case ast.ComprehensionKind:
+			c := e.AsComprehension()
+			for _, x := range []ast.Expr{c.IterRange(), c.AccuInit(), c.LoopCondition(), c.LoopStep(), c.Result()} {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	if whole {
+		return nil
+	}
+	return paths
+}
+
+// selectChain reports whether e is object followed by field selections
+// (plain, has() tests or optional ones, object.?a), and returns their
+// names.
+func selectChain(e ast.Expr) ([]string, bool) {
+	switch e.Kind() {
+	case ast.IdentKind:
+		return []string{}, e.AsIdent() == ObjectVar
+	case ast.SelectKind:
+		sel := e.AsSelect()
+		path, ok := selectChain(sel.Operand())
+		return append(path, sel.FieldName()), ok
+	case ast.CallKind:
+		call := e.AsCall()
+		if call.FunctionName() != "_?._" || len(call.Args()) != 2 || call.Args()[1].Kind() != ast.LiteralKind {
+			return nil, false
+		}
+		name, isString := call.Args()[1].AsLiteral().(types.String)
+		if !isString {
+			return nil, false
+		}
+		path, ok := selectChain(call.Args()[0])
+		return append(path, string(name)), ok
+	}
+	return nil, false
 }

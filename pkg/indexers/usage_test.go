@@ -34,3 +34,35 @@ func TestReadsOnlyMetadata(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectPaths(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		expr string
+		want string // "<everything>" for nil
+	}{
+		{`object.status.phase == "Running"`, "status.phase"},
+		{`has(object.spec.nodeName) ? object.spec.nodeName : ""`, "spec.nodeName"},
+		{`object.spec.?nodeName.orValue("")`, "spec.nodeName"},
+		{`object.spec.containers.map(c, c.image)`, "spec.containers"},
+		{`object.metadata.labels["app"] + object.status.containerStatuses[0].name`, "metadata.labels, status.containerStatuses"},
+		{`get("nodes", object.spec.nodeName).metadata.labels["zone"]`, "spec.nodeName"},
+		{`object.status.phase == "x" && object.status == {}`, "status"},
+		{`size(object) > 1`, "<everything>"},
+		{`object["spec"]`, "<everything>"},
+		{`[object].size()`, "<everything>"},
+		{`1 == 1`, ""},
+	}
+	for _, tt := range tests {
+		prog, err := env.Compile(tt.expr, KindValue, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.expr, err)
+		}
+		if got := prog.ObjectPaths().String(); got != tt.want {
+			t.Errorf("ObjectPaths(%s) = %q, want %q", tt.expr, got, tt.want)
+		}
+	}
+}

@@ -10,6 +10,15 @@
 // writes that Result in any of kubectl get's output formats, using the
 // printers of k8s.io/cli-runtime and k8s.io/kubectl.
 //
+// Above the engine, [Compile] turns a whole command-line [Request] into a
+// [Plan]: every CEL expression compiled (with package indexers) and every
+// flag checked before any contact with the cluster. [Plan.Execute] then
+// resolves the resources, checks the expressions against their OpenAPI
+// schemas, creates the informers (package factory) with their indexes —
+// metadata-only ones when nothing reads more than metadata — adds informers
+// for the resources get() and byIndex() read, waits for the caches and
+// prints the answer. A [Config] file names indexes per resource.
+//
 // What the package promises:
 //
 //   - Objects handed out by the cache are never mutated. Printing works on

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // NamedExpr is a NAME=CEL pair of --index or --columns.
@@ -252,6 +253,26 @@ func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 	return true
 }
 
+// fields returns the JSON paths of the queried objects that the plan reads
+// with these index programs, or nil when it needs whole objects: an output
+// format that prints objects (json, yaml, templates, custom columns) or an
+// expression that reads object as a whole. Tables, -o name and counts need
+// only metadata besides what the expressions read.
+func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
+	switch p.req.Output {
+	case "", "name", "wide":
+	default:
+		return nil
+	}
+	out := &jsonval.Paths{}
+	for _, prog := range append(p.queryPrograms(), mapValues(indexes)...) {
+		if !out.Union(prog.ObjectPaths()) {
+			return nil
+		}
+	}
+	return out
+}
+
 // MetadataOnly reports whether the plan caches only object metadata for a
 // queried resource that has no config indexes.
 func (p *Plan) MetadataOnly() bool { return p.metadataOnly(p.queriedIndexes(nil)) }
@@ -395,11 +416,11 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
 			return nil, err
 		}
-		mode := factory.ModeFull
+		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats), Fields: p.fields(ixs)}
 		if p.metadataOnly(ixs) {
-			mode = factory.ModeMetadata
+			needs.Mode, needs.Fields = factory.ModeMetadata, nil
 		}
-		inf, err := f.Request(res, scope, mode, indexFuncs(ixs, stats))
+		inf, err := f.Request(res, scope, needs)
 		if err != nil {
 			return nil, err
 		}
@@ -535,7 +556,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 		if res[0].Namespaced && p.namespaced(queried) {
 			scope.Namespace = p.req.Namespace
 		}
-		inf, err := f.Request(res[0], scope, factory.ModeFull, nil)
+		inf, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull})
 		if err != nil {
 			return err
 		}
@@ -549,7 +570,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 		}
 		if len(ixs) > 0 {
-			if _, err := f.Request(res[0], scope, factory.ModeFull, indexFuncs(ixs, stats)); err != nil {
+			if _, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats)}); err != nil {
 				return err
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
@@ -104,7 +105,7 @@ func syncOne(t *testing.T, cfg *rest.Config, arg string, mode factory.Mode, scop
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf, err := f.Request(res[0], scope, mode, nil)
+	inf, err := f.Request(res[0], scope, factory.Needs{Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestForbidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Request(res[0], factory.Scope{Namespace: "shop"}, factory.ModeFull, nil); err != nil {
+	if _, err := f.Request(res[0], factory.Scope{Namespace: "shop"}, factory.Needs{Mode: factory.ModeFull}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -247,7 +248,7 @@ func TestSyncTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Request(res[0], factory.Scope{Namespace: "shop"}, factory.ModeFull, nil); err != nil {
+	if _, err := f.Request(res[0], factory.Scope{Namespace: "shop"}, factory.Needs{Mode: factory.ModeFull}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -291,5 +292,59 @@ func TestUnreachable(t *testing.T) {
 	var se *factory.ServerError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "the API server could not be reached") {
 		t.Fatalf("resolving against a closed port: %v; want a ServerError naming the fix", err)
+	}
+}
+
+// TestPrunedInformer checks that objects are pruned to the requested fields
+// (and metadata) as they arrive, and that consumers' fields are unioned.
+func TestPrunedInformer(t *testing.T) {
+	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := factory.New(cluster.Config, factory.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Fields: jsonval.NewPaths([]string{"status", "phase"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Fields: jsonval.NewPaths([]string{"spec", "nodeName"})}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WaitForSync(ctx, time.Minute, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	full, err := cluster.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]corev1.Pod{}
+	for _, p := range full.Items {
+		byKey[p.Namespace+"/"+p.Name] = p
+	}
+	objs := inf.Informer.GetStore().List()
+	if len(objs) != len(full.Items) {
+		t.Fatalf("cached %d pods, the API lists %d", len(objs), len(full.Items))
+	}
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		want := byKey[p.Namespace+"/"+p.Name]
+		if p.Status.Phase != want.Status.Phase || p.Spec.NodeName != want.Spec.NodeName || p.UID != want.UID || p.Labels["app"] != want.Labels["app"] {
+			t.Fatalf("pod %s lost a kept field: phase %q/%q node %q/%q", p.Name, p.Status.Phase, want.Status.Phase, p.Spec.NodeName, want.Spec.NodeName)
+		}
+		if len(p.Spec.Containers) != 0 || len(p.Status.ContainerStatuses) != 0 || p.Status.PodIP != "" {
+			t.Fatalf("pod %s kept fields nobody asked for: %d containers, %d statuses, IP %q", p.Name, len(p.Spec.Containers), len(p.Status.ContainerStatuses), p.Status.PodIP)
+		}
+	}
+	// A consumer that needs more after the start is refused, not served wrong data.
+	if _, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull}); err == nil || !strings.Contains(err.Error(), "pruned") {
+		t.Errorf("requesting whole objects from a pruned, started informer: %v", err)
 	}
 }
