@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
@@ -504,5 +505,43 @@ defaults:
 	}
 	if !sawPhase || !sawNode {
 		t.Errorf("indexes pods: want byPhase with %d values and byNode with %d\n%s", len(phases), spec.Nodes, r.out)
+	}
+}
+
+// TestConnectionFlags checks that kubectl's flags choose the user: --context
+// in a kubeconfig with two contexts, and --as (impersonation by the admin).
+func TestConnectionFlags(t *testing.T) {
+	admin, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody, err := clientcmd.LoadFromFile(cluster.UnprivilegedKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := admin.DeepCopy()
+	for name, ai := range nobody.AuthInfos {
+		merged.AuthInfos["nobody-"+name] = ai
+	}
+	ctx := merged.Contexts[merged.CurrentContext].DeepCopy()
+	for name := range nobody.AuthInfos {
+		ctx.AuthInfo = "nobody-" + name
+	}
+	merged.Contexts["nobody"] = ctx
+	path := t.TempDir() + "/kubeconfig"
+	if err := clientcmd.WriteToFile(*merged, path); err != nil {
+		t.Fatal(err)
+	}
+
+	if out := strings.TrimSpace(run(t, "query", "--kubeconfig", path, "pods", "-A", "--count").ok(t)); out == "0" {
+		t.Errorf("the current context counted %s pods", out)
+	}
+	r := run(t, "query", "--kubeconfig", path, "--context", "nobody", "pods", "-n", "shop", "--count")
+	if r.code != 1 || !strings.Contains(r.errOut, "forbidden") {
+		t.Errorf("--context nobody: exit %d, stderr %q; want forbidden", r.code, r.errOut)
+	}
+	r = run(t, "query", "--kubeconfig", path, "--as", "someone-else", "pods", "-n", "shop", "--count")
+	if r.code != 1 || !strings.Contains(r.errOut, `User "someone-else" cannot list resource "pods"`) {
+		t.Errorf("--as someone-else: exit %d, stderr %q; want forbidden for that user", r.code, r.errOut)
 	}
 }
