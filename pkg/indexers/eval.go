@@ -1,11 +1,11 @@
 package indexers
 
 import (
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -86,8 +86,8 @@ func (p *Program) IndexValues(obj any) ([]string, error) {
 //	double                     float64
 //	string                     string
 //	bytes                      string, base64-encoded as in JSON
-//	timestamp                  time.Time
-//	duration                   time.Duration
+//	timestamp                  string, RFC 3339 as in JSON
+//	duration                   string, as in JSON ("1.5s")
 //	list                       []any
 //	map                        map[string]any (other keys formatted with %v)
 //	type                       string, the type name
@@ -99,7 +99,7 @@ func (p *Program) Value(obj any) (any, error) {
 	if err != nil {
 		return nil, p.wrap(err)
 	}
-	g, err := plain(v)
+	g, err := jsonval.ToNative(v)
 	if err != nil {
 		return nil, p.wrap(err)
 	}
@@ -186,80 +186,4 @@ func typeName(v ref.Val) string {
 		return "an error"
 	}
 	return v.Type().TypeName()
-}
-
-// plain converts a CEL value to a plain Go value; see Program.Value.
-func plain(v ref.Val) (any, error) {
-	switch v := v.(type) {
-	case types.Null:
-		return nil, nil
-	case types.Bool:
-		return bool(v), nil
-	case types.Int:
-		return int64(v), nil
-	case types.Uint:
-		if v > math.MaxInt64 {
-			return float64(v), nil
-		}
-		return int64(v), nil
-	case types.Double:
-		return float64(v), nil
-	case types.String:
-		return string(v), nil
-	case types.Bytes:
-		return base64.StdEncoding.EncodeToString(v), nil
-	case types.Timestamp:
-		return v.Time, nil
-	case types.Duration:
-		return v.Duration, nil
-	case *types.Optional:
-		if !v.HasValue() {
-			return nil, nil
-		}
-		return plain(v.GetValue())
-	case ref.Type:
-		return v.TypeName(), nil
-	case *types.Err:
-		return nil, v
-	case traits.Lister:
-		var list []any
-		for it := v.Iterator(); it.HasNext() == types.True; {
-			e, err := plain(it.Next())
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, e)
-		}
-		if list == nil {
-			list = []any{}
-		}
-		return list, nil
-	case traits.Mapper:
-		m := map[string]any{}
-		for it := v.Iterator(); it.HasNext() == types.True; {
-			k := it.Next()
-			val, found := v.Find(k)
-			if !found {
-				continue
-			}
-			pk, err := plain(k)
-			if err != nil {
-				return nil, err
-			}
-			pv, err := plain(val)
-			if err != nil {
-				return nil, err
-			}
-			if s, ok := pk.(string); ok {
-				m[s] = pv
-			} else {
-				m[fmt.Sprint(pk)] = pv
-			}
-		}
-		return m, nil
-	}
-	if s, ok := v.Value().(fmt.Stringer); ok {
-		return s.String(), nil
-	}
-	return nil, fmt.Errorf("cannot print a value of type %s", typeName(v))
 }

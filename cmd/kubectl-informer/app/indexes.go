@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +12,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
@@ -165,24 +161,12 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 		}
 		return nil
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg, err := o.ConfigFlags.ToRESTConfig()
-	if err != nil {
+	var infos []query.IndexInfo
+	err := withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+		var err error
+		infos, err = o.plan.DescribeIndexes(ctx, conn, o.ErrOut)
 		return err
-	}
-	resolver, err := factory.NewResolverFor(o.ConfigFlags)
-	if err != nil {
-		return err
-	}
-	infos, err := o.plan.DescribeIndexes(ctx, query.Conn{Config: cfg, Resolver: resolver}, o.ErrOut)
-	var qe *query.UsageError
-	if errors.As(err, &qe) {
-		return &UsageError{Err: err}
-	}
+	})
 	if err != nil {
 		return err
 	}

@@ -258,20 +258,29 @@ func (o *QueryOptions) Validate() error {
 
 // Run connects to the cluster, fills the caches and prints the answer.
 func (o *QueryOptions) Run(ctx context.Context) error {
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+		return o.plan.Execute(ctx, conn, o.Out, o.ErrOut)
+	})
+}
+
+// withCluster connects with the kubeconfig and flags and calls run with a
+// context that ends on Ctrl-C or SIGTERM. Errors are mapped to the exit
+// codes: a query.UsageError becomes a UsageError.
+func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run func(context.Context, query.Conn) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := o.ConfigFlags.ToRESTConfig()
+	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return err
 	}
-	resolver, err := factory.NewResolverFor(o.ConfigFlags)
+	resolver, err := factory.NewResolverFor(flags)
 	if err != nil {
 		return err
 	}
-	err = o.plan.Execute(ctx, query.Conn{Config: cfg, Resolver: resolver}, o.Out, o.ErrOut)
+	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver})
 	var qe *query.UsageError
 	if errors.As(err, &qe) {
 		return &UsageError{Err: err}

@@ -80,6 +80,11 @@ func toNative(val ref.Val, depth int) (any, error) {
 	}
 	j, err := val.ConvertToNative(types.JSONValueType)
 	if err != nil {
+		// Library types without a JSON form (quantity, ip, cidr, url,
+		// semver) print as their text.
+		if s, ok := val.Value().(fmt.Stringer); ok {
+			return s.String(), nil
+		}
 		return nil, fmt.Errorf("cannot convert %s value to JSON: %w", val.Type().TypeName(), err)
 	}
 	return j.(*structpb.Value).AsInterface(), nil

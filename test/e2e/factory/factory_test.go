@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
@@ -226,25 +226,12 @@ func TestForbidden(t *testing.T) {
 // TestSyncTimeout points a factory at a server that accepts connections and
 // never answers: the wait ends at the timeout and names the resource.
 func TestSyncTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	addr := framework.SilentServer(t)
 	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := factory.New(&rest.Config{Host: "http://" + l.Addr().String()}, factory.Config{})
+	f, err := factory.New(&rest.Config{Host: "http://" + addr}, factory.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,13 +259,7 @@ func TestSyncTimeout(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
-	server := "https://" + addr
+	server := "https://" + framework.ClosedPort(t)
 	flags := genericclioptions.NewConfigFlags(true)
 	flags.APIServer = &server
 	insecure := true

@@ -3,11 +3,8 @@
 package factory_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
@@ -19,12 +16,5 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, &cluster, func(c *framework.Cluster) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if _, err := workload.Load(ctx, c.Config, spec, nil); err != nil {
-			return fmt.Errorf("loading the workload: %w", err)
-		}
-		return nil
-	}))
+	os.Exit(framework.Main(m, &cluster, framework.LoadWorkload(spec)))
 }

@@ -11,18 +11,23 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
 // Cluster is a running control plane with an admin and an unprivileged user.
@@ -178,4 +183,64 @@ func (c *Cluster) Kubectl(args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(c.BinDir, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// LoadWorkload returns a setup function for Main that loads the sample
+// workload described by spec.
+func LoadWorkload(spec workload.Spec) func(*Cluster) error {
+	return func(c *Cluster) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := workload.Load(ctx, c.Config, spec, nil); err != nil {
+			return fmt.Errorf("loading the workload: %w", err)
+		}
+		return nil
+	}
+}
+
+// SilentServer listens on loopback, accepts connections and never answers
+// them, until the test ends. It returns its address (host:port).
+func SilentServer(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex // guards conns
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// ClosedPort returns a loopback address where nothing listens.
+func ClosedPort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }

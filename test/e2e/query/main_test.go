@@ -5,11 +5,8 @@ package query_test
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -24,14 +21,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, &cluster, func(c *framework.Cluster) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if _, err := workload.Load(ctx, c.Config, spec, nil); err != nil {
-			return fmt.Errorf("loading the workload: %w", err)
-		}
-		return nil
-	}))
+	os.Exit(framework.Main(m, &cluster, framework.LoadWorkload(spec)))
 }
 
 // result is what one run of the plugin did.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
@@ -322,12 +322,7 @@ func TestMultipleResources(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	// An unreachable server proves that these fail before any contact.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "https://" + l.Addr().String()
-	l.Close()
+	dead := "https://" + framework.ClosedPort(t)
 	tests := []struct {
 		name string
 		args []string
@@ -384,24 +379,11 @@ func TestForbidden(t *testing.T) {
 }
 
 func TestSyncTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	addr := framework.SilentServer(t)
 	start := time.Now()
 	// Resolution reaches the real server; the informer then lists from a
 	// server that never answers because -s overrides where requests go.
-	r := run(t, "query", "--server", "http://"+l.Addr().String(), "pods", "--sync-timeout", "2s", "--request-timeout", "1s")
+	r := run(t, "query", "--server", "http://"+addr, "pods", "--sync-timeout", "2s", "--request-timeout", "1s")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1; stderr %q", r.code, r.errOut)
 	}
