@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,6 +87,10 @@ type Informer struct {
 	Informer cache.SharedIndexInformer
 
 	count *counter
+	// Requests counts list and watch requests and their failures.
+	Requests RequestCounts
+	// cancel stops the informer; set when it starts.
+	cancel context.CancelFunc
 	// indexers are registered when the informer is created; nil after.
 	// Guarded by the Factory's lock.
 	indexers cache.Indexers
@@ -239,7 +244,7 @@ func (f *Factory) Start(ctx context.Context) error {
 
 func (f *Factory) startLocked(inf *Informer) error {
 	prepare := prepareFunc(inf.fields, !f.cfg.KeepManagedFields)
-	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare)
+	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, &inf.Requests)
 	if err != nil {
 		return err
 	}
@@ -259,8 +264,29 @@ func (f *Factory) startLocked(inf *Informer) error {
 	inf.Informer = si
 	inf.indexers = nil
 	inf.started = time.Now()
-	go si.RunWithContext(f.ctx)
+	ctx, cancel := context.WithCancel(f.ctx)
+	inf.cancel = cancel
+	go si.RunWithContext(ctx)
 	return nil
+}
+
+// Remove stops the informer of res in scope, if any, and forgets it: a
+// later Request creates a new one (which lists again).
+func (f *Factory) Remove(res Resource, scope Scope) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	key := keyOf(res, scope)
+	if inf, ok := f.informers[key]; ok {
+		if inf.cancel != nil {
+			inf.cancel()
+		}
+		delete(f.informers, key)
+	}
+}
+
+// RequestCounts counts an informer's requests to the API server.
+type RequestCounts struct {
+	Lists, ListErrors, Watches, WatchErrors atomic.Uint64
 }
 
 // transform stamps each object with its apiVersion and kind: typed lists

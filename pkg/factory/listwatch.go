@@ -99,7 +99,7 @@ type counter struct{ n atomic.Int64 }
 // for res in mode, scoped by scope. Objects received are counted in cnt and
 // passed to prepare (when not nil) before the reflector sees them.
 // The caller holds the Factory's lock.
-func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object)) (cache.ListerWatcher, runtime.Object, error) {
+func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object), reqs *RequestCounts) (cache.ListerWatcher, runtime.Object, error) {
 	ns := ""
 	if res.Namespaced {
 		ns = scope.Namespace
@@ -157,8 +157,10 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
+			reqs.Lists.Add(1)
 			obj, err := list(ctx, o)
 			if err != nil {
+				reqs.ListErrors.Add(1)
 				return nil, err
 			}
 			cnt.n.Add(int64(meta.LenList(obj)))
@@ -169,8 +171,10 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
+			reqs.Watches.Add(1)
 			w, err := watchFn(ctx, o)
 			if err != nil {
+				reqs.WatchErrors.Add(1)
 				return nil, err
 			}
 			initial := o.SendInitialEvents != nil && *o.SendInitialEvents

@@ -123,6 +123,16 @@ func (p *Program) WithLookup(l Lookup) *Program {
 	return &c
 }
 
+// EachVar is the variable that CompileEach declares besides object: the
+// element of a list an exporter metric iterates over.
+const EachVar = "each"
+
+// CompileEach compiles expr like Compile, with the variable each (dyn)
+// declared too; evaluate it with EvalEach.
+func (e *Env) CompileEach(expr string, kind Kind, context string) (*Program, error) {
+	return e.compile(e.dynEach, nil, expr, kind, context)
+}
+
 // Compile compiles expr for the given kind, declaring object as dyn: field
 // names are checked when the expression is evaluated. context names the
 // place the expression came from (such as "--where", `index "byNode"` or

@@ -117,6 +117,7 @@ type Env struct {
 	version   *version.Version
 	base      *cel.Env // the Kubernetes libraries, without variables
 	dyn       *cel.Env // base with object declared as dyn
+	dynEach   *cel.Env // dyn with each declared as dyn too
 	costLimit uint64
 	// converter is the user-supplied converter, or nil for the default one
 	// (which has a faster path for unstructured objects).
@@ -158,6 +159,9 @@ func NewEnv(opts ...Option) (*Env, error) {
 	}
 	e.lookupDecorator = cel.CustomDecoratorV2(lookupDecorator(e.lookupConverter()))
 	if e.dyn, err = e.extend(cel.DynType, nil); err != nil {
+		return nil, err
+	}
+	if e.dynEach, err = e.dyn.Extend(cel.Variable(EachVar, cel.DynType)); err != nil {
 		return nil, err
 	}
 	return e, nil

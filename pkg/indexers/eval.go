@@ -1,8 +1,6 @@
 package indexers
 
 import (
-	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // activation holds the variables of one evaluation. It replaces the map
@@ -19,6 +19,9 @@ import (
 type activation struct {
 	object any
 	lookup Lookup
+	// each is bound only for programs compiled with CompileEach.
+	each    any
+	hasEach bool
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -30,6 +33,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.object, true
 	case lookupVar:
 		return a.lookup, a.lookup != nil
+	case EachVar:
+		return a.each, a.hasEach
 	}
 	return nil, false
 }
@@ -109,7 +114,20 @@ func (p *Program) Value(obj any) (any, error) {
 // eval evaluates the program; its errors are not prefixed with the context.
 // A context that can never be cancelled costs nothing.
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
-	vars := &activation{object: p.object(obj), lookup: p.lookup}
+	return p.evalVars(ctx, &activation{object: p.object(obj), lookup: p.lookup})
+}
+
+// EvalEach evaluates like Eval with the variable each bound to each (a CEL
+// value or a plain Go value), for programs compiled with CompileEach.
+func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
+	v, err := p.evalVars(ctx, &activation{object: p.object(obj), lookup: p.lookup, each: each, hasEach: true})
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	return v, nil
+}
+
+func (p *Program) evalVars(ctx context.Context, vars *activation) (ref.Val, error) {
 	var (
 		v   ref.Val
 		err error

@@ -299,3 +299,24 @@ func TestConcurrentEvaluation(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalEach(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := env.CompileEach(`object.status.phase == each`, indexers.KindPredicate, "value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := map[string]any{"status": map[string]any{"phase": "Running"}}
+	for each, want := range map[string]bool{"Running": true, "Pending": false} {
+		v, err := p.EvalEach(context.Background(), pod, each)
+		if err != nil || v != types.Bool(want) {
+			t.Errorf("each=%q: %v, %v; want %v", each, v, err, want)
+		}
+	}
+	if _, err := env.Compile(`each == 1`, indexers.KindPredicate, "--where"); err == nil || !strings.Contains(err.Error(), "undeclared reference to 'each'") {
+		t.Errorf("each outside CompileEach: %v", err)
+	}
+}
