@@ -106,6 +106,11 @@ func run(o options) error {
 		}
 		rows = append(rows, r)
 	}
+	fmt.Fprintln(os.Stderr, "measuring the exporter…")
+	exp, err := benchExporter(o.plugin, kubeconfig, "examples/kube-state-metrics-pods.yaml", cfg, 100, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
 	var goBench string
 	var benchErr error
 	if o.goBench {
@@ -115,7 +120,7 @@ func run(o options) error {
 			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
-	report := render(o, sum, rows, goBench)
+	report := render(o, sum, rows, goBench, exp.render())
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
@@ -227,7 +232,7 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-func render(o options, sum workload.Summary, rows []row, goBench string) string {
+func render(o options, sum workload.Summary, rows []row, goBench, exporter string) string {
 	var b strings.Builder
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	cpu := cpuModel()
@@ -253,6 +258,7 @@ func render(o options, sum workload.Summary, rows []row, goBench string) string 
 				wm.Seconds()/raw.Seconds(), mib(rm))
 		}
 	}
+	b.WriteString(exporter)
 	if goBench != "" {
 		fmt.Fprintf(&b, "\n## Go benchmarks\n\n```text\n%s\n```\n", goBench)
 	}

@@ -68,6 +68,7 @@ serves Prometheus metrics computed from them by CEL.
 	cmd.AddCommand(NewVersionCommand(streams))
 	cmd.AddCommand(NewQueryCommand(streams))
 	cmd.AddCommand(NewIndexesCommand(streams))
+	cmd.AddCommand(NewExportCommand(streams))
 	return cmd
 }
 

@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// ExportOptions runs the Prometheus exporter.
+type ExportOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	ConfigFile         string
+	ListenAddresses    []string
+	WebConfigFile      string
+	Shard              int
+	TotalShards        int
+	MaxSeriesPerMetric int
+	Check              bool
+	Verbosity          int
+	LogFormat          string
+}
+
+// NewExportCommand returns the "export" verb.
+func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ExportOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "export --config FILE [flags]",
+		Short: "Serve Prometheus metrics computed by CEL from informer caches",
+		Long: `export runs a Prometheus exporter: it watches the resources of the config file
+into informer caches and serves the metric families the config declares with CEL,
+computed when objects change, on /metrics (text and OpenMetrics, gzip). /healthz
+answers while the process runs; /readyz answers 200 once every cache has synced
+and names the resources that have not otherwise. SIGHUP or a change of the config
+file reloads it; a config that fails to load leaves the running one in place.
+
+With --check, the config is compiled and validated, the metric families it would
+expose are printed, and nothing else happens.
+
+` + exitCodesHelp,
+		Example: `  # Check a config without a cluster
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml --check
+
+  # Serve it
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :9090`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	f.StringVar(&o.ConfigFile, "config", "", "the exporter config file (required)")
+	f.StringSliceVar(&o.ListenAddresses, "web.listen-address", []string{":9090"}, "addresses to listen on (repeatable)")
+	f.StringVar(&o.WebConfigFile, "web.config.file", "", "exporter-toolkit web config for TLS and basic auth")
+	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
+	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
+	f.IntVar(&o.MaxSeriesPerMetric, "max-series-per-metric", 100000, "series per metric beyond which series are dropped and counted")
+	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
+	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
+	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *ExportOptions) Validate() error {
+	var errs []error
+	if o.ConfigFile == "" {
+		errs = append(errs, errors.New("--config is required: the exporter config file (see docs/exporter-config.md)"))
+	}
+	if o.TotalShards < 1 || o.Shard < 0 || o.Shard >= o.TotalShards {
+		errs = append(errs, fmt.Errorf("--shard %d --total-shards %d: want 0 ≤ shard < total-shards", o.Shard, o.TotalShards))
+	}
+	if o.MaxSeriesPerMetric < 1 {
+		errs = append(errs, fmt.Errorf("--max-series-per-metric must be positive, got %d", o.MaxSeriesPerMetric))
+	}
+	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+func (o *ExportOptions) logger() *slog.Logger {
+	level := slog.LevelInfo
+	if o.Verbosity > 0 {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if o.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(o.ErrOut, opts))
+	}
+	return slog.New(slog.NewTextHandler(o.ErrOut, opts))
+}
+
+// Run checks the config, or runs the exporter until SIGINT or SIGTERM.
+func (o *ExportOptions) Run(ctx context.Context) error {
+	if o.Check {
+		env, err := indexers.NewEnv()
+		if err != nil {
+			return err
+		}
+		c, err := exporter.Load(o.ConfigFile, env)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		return exporter.Describe(o.Out, c)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := o.logger()
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	resolver, err := factory.NewResolverFor(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	x, err := exporter.New(cfg, resolver, exporter.Options{
+		ConfigPath:         o.ConfigFile,
+		MaxSeriesPerMetric: o.MaxSeriesPerMetric,
+		Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
+		Logger:             log,
+	})
+	if err != nil {
+		return err
+	}
+	if err := x.Start(ctx); err != nil {
+		var le *exporter.LoadError
+		if errors.As(err, &le) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	if err := x.WatchReloads(ctx); err != nil {
+		log.Warn("config changes will not be noticed; SIGHUP still reloads", "err", err)
+	}
+	return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.ListenAddresses, WebConfigFile: o.WebConfigFile}, log)
+}

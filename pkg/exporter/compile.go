@@ -1,0 +1,278 @@
+package exporter
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// Compile checks a config file as [Parse] does and compiles every
+// expression in it with env, before anything contacts the cluster: index
+// expressions as [indexers.KindIndex], label, value and each expressions as
+// [indexers.KindValue]. When a metric has each, its labels and value are
+// compiled with [indexers.Env.CompileEach], so that they can read the
+// variable each. path is used in messages; data is the file's content, whose
+// hex SHA-256 becomes Compiled.Hash.
+//
+// Every error found is returned, joined and sorted by line, each a
+// [*LineError]. That of an expression that does not compile is reported at
+// the line of the file where the expression goes wrong and wraps an
+// [*indexers.ExprError] that shows it with a caret:
+//
+//	exporter.yaml:14: metric "kube_pod_info" label "node": invalid expression: undefined field 'nodeNam'
+//	 | object.spec.nodeNam
+//	 |             ^
+//
+// byIndex() calls must name an index that the indexes of some resource of
+// the config define (or the built-in index "namespace").
+func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
+	if env == nil {
+		return nil, errors.New("compiling the exporter config: no CEL environment (see indexers.NewEnv)")
+	}
+	p, cfg := parseConfig(path, data)
+	if p.fatal {
+		return nil, p.err()
+	}
+	sum := sha256.Sum256(data)
+	c := &Compiled{Config: cfg, Path: path, Hash: hex.EncodeToString(sum[:])}
+
+	var constLabels [][2]string
+	for _, name := range sortedKeys(cfg.CommonLabels) {
+		constLabels = append(constLabels, [2]string{name, cfg.CommonLabels[name]})
+	}
+	// defined are the index names some resource defines, for byIndex().
+	defined := map[string]bool{}
+	for _, r := range cfg.Resources {
+		for name := range r.Indexes {
+			defined[name] = true
+		}
+	}
+	var compiled []compiledExpr
+	compile := func(fn compileFunc, expr string, kind indexers.Kind, context string, path ...any) *indexers.Program {
+		prog := p.compileExpr(fn, expr, kind, context, path...)
+		if prog != nil {
+			compiled = append(compiled, compiledExpr{prog, path})
+		}
+		return prog
+	}
+
+	for i, r := range cfg.Resources {
+		at := func(parts ...any) []any { return append([]any{"resources", i}, parts...) }
+		cr := &CompiledResource{Config: r, Indexes: map[string]*indexers.Program{}}
+		resource := r.Resource
+		if resource == "" {
+			resource = fmt.Sprintf("resources[%d]", i)
+		}
+		for _, name := range sortedKeys(r.Indexes) {
+			context := fmt.Sprintf("index %q of %s", name, resource)
+			if prog := compile(env.Compile, r.Indexes[name], indexers.KindIndex, context, at("indexes", name)...); prog != nil {
+				cr.Indexes[name] = prog
+			}
+		}
+		for j, m := range r.Metrics {
+			mat := func(parts ...any) []any { return at(append([]any{"metrics", j}, parts...)...) }
+			ctx := metricContext(cfg.Prefix, m.Name, resourceContext(r.Resource, i), j)
+			f := &Family{
+				Name:        cfg.Prefix + m.Name,
+				Help:        strings.TrimSpace(m.Help),
+				Type:        m.Type,
+				ConstLabels: slices.Clone(constLabels),
+				Aggregate:   m.Aggregate,
+				Line:        p.line(mat()...),
+			}
+			fn := env.Compile
+			if m.Each != "" {
+				f.Each = compile(env.Compile, m.Each, indexers.KindValue, ctx+" each", mat("each")...)
+				fn = env.CompileEach
+			}
+			if len(m.Labels) > 0 {
+				f.LabelNames = sortedKeys(m.Labels)
+				f.Labels = make([]*indexers.Program, len(f.LabelNames))
+				for k, name := range f.LabelNames {
+					f.Labels[k] = compile(fn, m.Labels[name], indexers.KindValue, fmt.Sprintf("%s label %q", ctx, name), mat("labels", name)...)
+				}
+			}
+			if m.Value != "" {
+				f.Value = compile(fn, m.Value, indexers.KindValue, ctx+" value", mat("value")...)
+			}
+			cr.Families = append(cr.Families, f)
+		}
+		c.Resources = append(c.Resources, cr)
+	}
+
+	for _, ce := range compiled {
+		p.checkReferences(ce, defined)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+type compileFunc func(expr string, kind indexers.Kind, context string) (*indexers.Program, error)
+
+// compiledExpr is a compiled expression and the path of its field.
+type compiledExpr struct {
+	prog *indexers.Program
+	path []any
+}
+
+// compileExpr compiles the expression at path and reports its error at the
+// line of the file where the expression goes wrong. A blank expression is
+// reported by validate and not compiled.
+func (p *configParser) compileExpr(compile compileFunc, expr string, kind indexers.Kind, context string, path ...any) *indexers.Program {
+	if strings.TrimSpace(expr) == "" {
+		return nil
+	}
+	// Trailing blanks, such as the newline that ends a block scalar, would
+	// only make the expression look multi-line in messages.
+	prog, err := compile(strings.TrimRightFunc(expr, unicode.IsSpace), kind, context)
+	if err == nil {
+		return prog
+	}
+	node := p.valueNode(path...)
+	var exprErr *indexers.ExprError
+	if !errors.As(err, &exprErr) {
+		p.add(p.line(path...), "", err)
+		return nil
+	}
+	e := *exprErr
+	e.Context = "" // said by the LineError
+	if strings.HasPrefix(e.Message, "undeclared reference to '"+indexers.EachVar+"'") {
+		e.Message += "; each is declared only in the labels and value of a metric that sets each"
+	}
+	p.add(p.exprLine(node, e.Expr, e.Line, e.Column), context, &e)
+	return nil
+}
+
+// checkReferences reports the byIndex() calls of an expression that name an
+// index no resource defines.
+func (p *configParser) checkReferences(ce compiledExpr, defined map[string]bool) {
+	var names []string
+	for name := range defined {
+		names = append(names, name)
+	}
+	for _, ref := range ce.prog.References() {
+		for _, ix := range ref.Indexes {
+			if ix == indexers.NamespaceIndex || defined[ix] {
+				continue
+			}
+			msg := fmt.Sprintf("byIndex(%q, %q, …) reads index %q, which no resource of the config defines", ref.Resource, ix, ix)
+			if s, ok := closest(ix, names); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += fmt.Sprintf("; define it under indexes of the entry for %s", ref.Resource)
+			}
+			p.errorf(p.line(ce.path...), ce.prog.Context(), "%s", msg)
+		}
+	}
+}
+
+// exprLine returns the line of the file that holds the character of expr
+// at the given 1-based line and column of the expression, expr being the
+// value of scalar node n. YAML may have folded or unindented the
+// expression, so the characters other than blanks of the expression are
+// matched with those of the source, from where the scalar starts. When
+// that fails (escape sequences), or for an error without a position, the
+// line of the scalar is returned.
+func (p *configParser) exprLine(n *yaml.Node, expr string, line, column int) int {
+	if n == nil {
+		return 1
+	}
+	if line < 1 {
+		return n.Line
+	}
+	// The index of the character at fault, then the number of non-blank
+	// characters before it.
+	runes := []rune(expr)
+	at := 0
+	for i, l := range strings.Split(expr, "\n") {
+		if i == line-1 {
+			at += max(column-1, 0)
+			break
+		}
+		at += utf8.RuneCountInString(l) + 1
+	}
+	at = min(at, len(runes)-1)
+	for at < len(runes)-1 && unicode.IsSpace(runes[at]) {
+		at++
+	}
+	for at > 0 && unicode.IsSpace(runes[at]) {
+		at--
+	}
+	var wanted []rune // the non-blank characters up to the one at fault
+	for _, r := range runes[:at+1] {
+		if !unicode.IsSpace(r) {
+			wanted = append(wanted, r)
+		}
+	}
+	if len(wanted) == 0 {
+		return n.Line
+	}
+
+	src, fileLine, ok := p.scalarSource(n)
+	if !ok {
+		return n.Line
+	}
+	matched := 0
+	for _, r := range src {
+		switch {
+		case r == '\n':
+			fileLine++
+		case unicode.IsSpace(r):
+		case r == wanted[matched]:
+			if matched++; matched == len(wanted) {
+				return fileLine
+			}
+		case r == '\\' && n.Style == yaml.DoubleQuotedStyle, r == '\'' && n.Style == yaml.SingleQuotedStyle:
+			// An escape: the character after it is the one to match.
+		default:
+			return n.Line
+		}
+	}
+	return n.Line
+}
+
+// scalarSource returns the source from where the content of scalar n
+// starts (past the header line of a block scalar, past the opening quote
+// of a quoted one) and the line it is on.
+func (p *configParser) scalarSource(n *yaml.Node) (string, int, bool) {
+	data := p.data
+	line := 1
+	for line < n.Line {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return "", 0, false
+		}
+		data, line = data[i+1:], line+1
+	}
+	// Column is 1-based, in characters.
+	for col := 1; col < n.Column && len(data) > 0; col++ {
+		_, size := utf8.DecodeRune(data)
+		data = data[size:]
+	}
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return "", 0, false
+		}
+		data, line = data[i+1:], line+1
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		if len(data) == 0 {
+			return "", 0, false
+		}
+		data = data[1:]
+	}
+	return string(data), line, true
+}

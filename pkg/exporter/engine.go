@@ -1,0 +1,515 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
+
+// Shard selects the objects of one replica when the exporter is sharded.
+type Shard struct {
+	// Index is this replica's shard, 0 ≤ Index < Total.
+	Index int `json:"index" yaml:"index"`
+	// Total is the number of shards; 0 or 1: not sharded.
+	Total int `json:"total" yaml:"total"`
+}
+
+// owns reports whether the object with uid belongs to this shard: the FNV-1a
+// hash of its UID modulo Total equals Index.
+func (s Shard) owns(uid string) bool {
+	if s.Total <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(uid))
+	return int(h.Sum32()%uint32(s.Total)) == s.Index
+}
+
+// resourceState is a configured resource's families and event counters.
+type resourceState struct {
+	name     string // as the config names it
+	families []*familyState
+	// events counts handler events by type: add, update, delete.
+	events [3]atomic.Uint64
+	// lastEvent is the Unix time in seconds of the newest event.
+	lastEvent atomic.Int64
+}
+
+// Event types counted per resource.
+const (
+	eventAdd = iota
+	eventUpdate
+	eventDelete
+)
+
+var eventNames = [3]string{"add", "update", "delete"}
+
+// Engine computes the series of a compiled config's families from object
+// events and writes them out on scrapes. It is safe for concurrent use.
+type Engine struct {
+	compiled  *Compiled
+	shard     Shard
+	resources []*resourceState
+	deps      *dependencies
+	now       func() int64
+
+	// getters read the current object of a configured resource by cache
+	// key; set by Bind before any event, read-only after.
+	getters []Getter
+	// stripes serialise the computation of one object's series, so that a
+	// recomputation triggered by a looked-up object cannot overwrite newer
+	// series computed from the object's own update.
+	stripes [64]sync.Mutex
+}
+
+// EngineOptions configure an Engine.
+type EngineOptions struct {
+	// MaxSeriesPerMetric caps each family's series; 0: no cap.
+	MaxSeriesPerMetric int
+	// Shard selects the objects of this replica.
+	Shard Shard
+	// Now returns the current Unix time in seconds; default time.Now.
+	Now func() int64
+}
+
+// NewEngine returns an Engine for c, with no series yet.
+func NewEngine(c *Compiled, opts EngineOptions) *Engine {
+	e := &Engine{compiled: c, shard: opts.Shard, deps: newDependencies(), now: opts.Now}
+	for _, r := range c.Resources {
+		rs := &resourceState{name: r.Config.Resource}
+		for _, f := range r.Families {
+			rs.families = append(rs.families, newFamilyState(f, opts.MaxSeriesPerMetric))
+		}
+		e.resources = append(e.resources, rs)
+	}
+	return e
+}
+
+// Getter reads an object from a resource's caches by namespace/name key.
+type Getter func(key string) (obj any, exists bool, err error)
+
+// Bind gives the engine a Getter per configured resource (in the config's
+// order) and the Lookup that get() and byIndex() read (nil when nothing is
+// looked up). Call it before any event is delivered.
+func (e *Engine) Bind(getters []Getter, lookup indexers.Lookup) {
+	e.getters = getters
+	e.deps.inner = lookup
+}
+
+func (e *Engine) stripe(uid string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(uid))
+	return &e.stripes[h.Sum32()%uint32(len(e.stripes))]
+}
+
+// Compiled returns the config the engine computes.
+func (e *Engine) Compiled() *Compiled { return e.compiled }
+
+// objectUID returns the UID of a cached object, or its namespace/name when
+// it has none.
+func objectUID(obj any) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	if uid := string(m.GetUID()); uid != "" {
+		return uid
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}
+
+// Update recomputes the series of obj, an object of the i-th configured
+// resource, after it was added or changed.
+func (e *Engine) Update(i int, obj any) {
+	uid := objectUID(obj)
+	if uid == "" || !e.shard.owns(uid) {
+		return
+	}
+	mu := e.stripe(uid)
+	mu.Lock()
+	defer mu.Unlock()
+	e.updateLocked(i, uid, obj)
+}
+
+// updateLocked computes obj's series; the caller holds its stripe.
+func (e *Engine) updateLocked(i int, uid string, obj any) {
+	rs := e.resources[i]
+	rec := e.deps.recorder(i, uid, obj)
+	var lookup indexers.Lookup
+	if rec != nil {
+		lookup = rec
+	}
+	for fi, fs := range rs.families {
+		samples, errs, last := evaluate(e.compiled.Resources[i].Families[fi], obj, lookup)
+		fs.set(uid, samples, errs, last)
+	}
+	e.deps.commit(rec)
+}
+
+// recompute recomputes the series of dependent objects from their current
+// cached state, after an object they read changed.
+func (e *Engine) recompute(refs map[objectRef]string) {
+	for ref, key := range refs {
+		if ref.resource >= len(e.getters) || e.getters[ref.resource] == nil {
+			continue
+		}
+		mu := e.stripe(ref.uid)
+		mu.Lock()
+		obj, exists, err := e.getters[ref.resource](key)
+		if err == nil && exists && objectUID(obj) == ref.uid {
+			e.updateLocked(ref.resource, ref.uid, obj)
+		}
+		mu.Unlock()
+	}
+}
+
+// LookupHandler returns the event handler of the informer of a resource
+// that expressions read with get() or byIndex(), named as they name it.
+// indexers are that informer's index functions. When one of its objects
+// changes, the series that read it are recomputed.
+func (e *Engine) LookupHandler(resource string, indexers cache.Indexers) cache.ResourceEventHandler {
+	keys := func(objs ...any) []depKey {
+		var out []depKey
+		for _, obj := range objs {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if obj == nil {
+				continue
+			}
+			if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				out = append(out, depKey{resource: resource, value: k})
+			}
+			for name, fn := range indexers {
+				values, err := fn(obj)
+				if err != nil {
+					continue
+				}
+				for _, v := range values {
+					out = append(out, depKey{resource: resource, index: name, value: v})
+				}
+			}
+		}
+		return out
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { e.recompute(e.deps.dependents(keys(obj))) },
+		UpdateFunc: func(old, obj any) { e.recompute(e.deps.dependents(keys(old, obj))) },
+		DeleteFunc: func(obj any) { e.recompute(e.deps.dependents(keys(obj))) },
+	}
+}
+
+// Delete removes the series of obj.
+func (e *Engine) Delete(i int, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	uid := objectUID(obj)
+	if uid == "" || !e.shard.owns(uid) {
+		return
+	}
+	mu := e.stripe(uid)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, fs := range e.resources[i].families {
+		fs.set(uid, nil, 0, "")
+	}
+	e.deps.forget(i, uid)
+}
+
+// Handler returns the event handler of the i-th configured resource's
+// informer.
+func (e *Engine) Handler(i int) cache.ResourceEventHandler {
+	rs := e.resources[i]
+	count := func(t int) {
+		rs.events[t].Add(1)
+		if e.now != nil {
+			rs.lastEvent.Store(e.now())
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			count(eventAdd)
+			e.Update(i, obj)
+		},
+		UpdateFunc: func(_, obj any) {
+			count(eventUpdate)
+			e.Update(i, obj)
+		},
+		DeleteFunc: func(obj any) {
+			count(eventDelete)
+			e.Delete(i, obj)
+		},
+	}
+}
+
+// evaluate computes the samples of one family for obj. Failed evaluations
+// are counted and skip the series they concern.
+func evaluate(f *Family, obj any, lookup indexers.Lookup) (samples []sample, errs int, lastErr string) {
+	fail := func(err error) {
+		errs++
+		lastErr = err.Error()
+	}
+	bind := func(p *indexers.Program) *indexers.Program {
+		if p != nil && lookup != nil && len(p.References()) > 0 {
+			return p.WithLookup(lookup)
+		}
+		return p
+	}
+	one := func(each any, withEach bool) {
+		labels := make([]string, len(f.Labels))
+		for i, p := range f.Labels {
+			v, err := eval(bind(p), obj, each, withEach)
+			if err != nil {
+				fail(err)
+				return
+			}
+			labels[i] = labelValue(v)
+		}
+		value := 1.0
+		if f.Value != nil {
+			v, err := eval(bind(f.Value), obj, each, withEach)
+			if err != nil {
+				fail(err)
+				return
+			}
+			n, ok := numberValue(v)
+			if !ok {
+				fail(fmt.Errorf("metric %q: value must be a number or a bool, got %s", f.Name, v.Type().TypeName()))
+				return
+			}
+			value = n
+		}
+		samples = append(samples, sample{labels: labels, value: value})
+	}
+	if f.Each == nil {
+		one(nil, false)
+		return samples, errs, lastErr
+	}
+	list, err := eval(bind(f.Each), obj, nil, false)
+	if err != nil {
+		fail(err)
+		return nil, errs, lastErr
+	}
+	lister, ok := list.(traits.Lister)
+	if !ok {
+		fail(fmt.Errorf("metric %q: each must be a list, got %s", f.Name, list.Type().TypeName()))
+		return nil, errs, lastErr
+	}
+	for it := lister.Iterator(); it.HasNext() == types.True; {
+		one(it.Next(), true)
+	}
+	return samples, errs, lastErr
+}
+
+func eval(p *indexers.Program, obj, each any, withEach bool) (ref.Val, error) {
+	if withEach {
+		return p.EvalEach(context.Background(), obj, each)
+	}
+	return p.Eval(context.Background(), obj)
+}
+
+// labelValue formats a CEL value as a label value: strings as they are,
+// null as "", numbers and bools as in JSON, lists and maps as compact JSON.
+func labelValue(v ref.Val) string {
+	switch v := v.(type) {
+	case types.String:
+		return string(v)
+	case types.Null:
+		return ""
+	case types.Bool:
+		return strconv.FormatBool(bool(v))
+	case types.Int:
+		return strconv.FormatInt(int64(v), 10)
+	case types.Uint:
+		return strconv.FormatUint(uint64(v), 10)
+	case types.Double:
+		return strconv.FormatFloat(float64(v), 'g', -1, 64)
+	}
+	native, err := jsonval.ToNative(v)
+	if err != nil {
+		return ""
+	}
+	if s, ok := native.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(native)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// numberValue converts a CEL number or bool to a sample value.
+func numberValue(v ref.Val) (float64, bool) {
+	switch v := v.(type) {
+	case types.Int:
+		return float64(v), true
+	case types.Uint:
+		return float64(v), true
+	case types.Double:
+		return float64(v), true
+	case types.Bool:
+		if v {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// WriteFamilies writes every family in the text format (or OpenMetrics).
+func (e *Engine) WriteFamilies(b *bytes.Buffer, openMetrics bool) {
+	for _, rs := range e.resources {
+		for _, fs := range rs.families {
+			fs.write(b, openMetrics)
+		}
+	}
+}
+
+// familyStats is one family's counters, for telemetry.
+type familyStats struct {
+	name            string
+	series          int
+	dropped, errors uint64
+}
+
+func (e *Engine) familyStats() []familyStats {
+	var out []familyStats
+	for _, rs := range e.resources {
+		for _, fs := range rs.families {
+			s, d, er := fs.stats()
+			out = append(out, familyStats{name: fs.f.Name, series: s, dropped: d, errors: er})
+		}
+	}
+	return out
+}
+
+// dependencies remembers which objects' series read which other objects
+// through get() and byIndex(), so that they are recomputed when those
+// change.
+type dependencies struct {
+	// inner is the Lookup that get() and byIndex() read; nil when nothing
+	// is looked up. Set before any event, read-only after.
+	inner indexers.Lookup
+
+	// mu guards byKey and byObject.
+	mu sync.Mutex
+	// byKey maps a looked-up key to the dependent objects and their cache
+	// keys.
+	byKey map[depKey]map[objectRef]string
+	// byObject maps a dependent object to the keys it read.
+	byObject map[objectRef][]depKey
+}
+
+// depKey is an object read with get() (resource, namespace/name) or an
+// index value read with byIndex() (resource, index, value).
+type depKey struct {
+	resource, index, value string
+}
+
+// objectRef is a dependent object: its resource's position and its UID.
+type objectRef struct {
+	resource int
+	uid      string
+}
+
+func newDependencies() *dependencies {
+	return &dependencies{byKey: map[depKey]map[objectRef]string{}, byObject: map[objectRef][]depKey{}}
+}
+
+// recorder returns a Lookup that records what one object's evaluation
+// reads, or nil when there is no Lookup (see Engine.Bind).
+func (d *dependencies) recorder(resource int, uid string, obj any) *recordingLookup {
+	if d.inner == nil {
+		return nil
+	}
+	key, _ := cache.MetaNamespaceKeyFunc(obj)
+	return &recordingLookup{ref: objectRef{resource, uid}, key: key, inner: d.inner}
+}
+
+// commit replaces what the object depends on by what rec recorded.
+func (d *dependencies) commit(rec *recordingLookup) {
+	if rec == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.forgetLocked(rec.ref)
+	if len(rec.read) == 0 {
+		return
+	}
+	d.byObject[rec.ref] = rec.read
+	for _, k := range rec.read {
+		if d.byKey[k] == nil {
+			d.byKey[k] = map[objectRef]string{}
+		}
+		d.byKey[k][rec.ref] = rec.key
+	}
+}
+
+func (d *dependencies) forget(resource int, uid string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.forgetLocked(objectRef{resource, uid})
+}
+
+func (d *dependencies) forgetLocked(ref objectRef) {
+	for _, k := range d.byObject[ref] {
+		delete(d.byKey[k], ref)
+		if len(d.byKey[k]) == 0 {
+			delete(d.byKey, k)
+		}
+	}
+	delete(d.byObject, ref)
+}
+
+// dependents returns the objects that read any of keys, with their cache
+// keys.
+func (d *dependencies) dependents(keys []depKey) map[objectRef]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[objectRef]string{}
+	for _, k := range keys {
+		for ref, key := range d.byKey[k] {
+			out[ref] = key
+		}
+	}
+	return out
+}
+
+// recordingLookup forwards to the engine's Lookup and records the keys read.
+type recordingLookup struct {
+	ref   objectRef
+	key   string // the dependent object's cache key
+	inner indexers.Lookup
+	read  []depKey
+}
+
+func (r *recordingLookup) Get(resource, namespace, name string) (any, bool, error) {
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	r.read = append(r.read, depKey{resource: resource, value: key})
+	return r.inner.Get(resource, namespace, name)
+}
+
+func (r *recordingLookup) ByIndex(resource, index, value string) ([]any, error) {
+	r.read = append(r.read, depKey{resource: resource, index: index, value: value})
+	return r.inner.ByIndex(resource, index, value)
+}

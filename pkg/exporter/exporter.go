@@ -1,0 +1,462 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
+
+// Options configure an Exporter.
+type Options struct {
+	// ConfigPath is the config file; it is read again on Reload.
+	ConfigPath string `json:"configPath" yaml:"configPath"`
+	// MaxSeriesPerMetric caps each family's series. Default 100000.
+	MaxSeriesPerMetric int `json:"maxSeriesPerMetric" yaml:"maxSeriesPerMetric"`
+	// Shard selects this replica's objects; zero: not sharded.
+	Shard Shard `json:"shard" yaml:"shard"`
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger `json:"-" yaml:"-"`
+}
+
+// LoadError is a config file that could not be loaded: unreadable,
+// invalid, or with an invalid expression (as opposed to a cluster that
+// cannot be reached).
+type LoadError struct{ Err error }
+
+func (e *LoadError) Error() string { return e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Exporter keeps the informers of a config running and its engine fed, and
+// swaps in a new config on Reload without losing the caches it keeps.
+type Exporter struct {
+	opts     Options
+	env      *indexers.Env
+	factory  *factory.Factory
+	resolver *factory.Resolver
+	log      *slog.Logger
+	ctx      context.Context
+	tel      *telemetry
+
+	// reloadMu serialises reloads.
+	reloadMu sync.Mutex
+	// mu guards active.
+	mu     sync.RWMutex
+	active *activeConfig
+}
+
+// activeConfig is a running config: its engine, the informers it reads and
+// its handler registrations.
+type activeConfig struct {
+	engine *Engine
+	// informers of each configured resource, in the config's order; a
+	// resource with several namespaces has one per namespace.
+	informers [][]*factory.Informer
+	// lookups are the informers of resources read by get() and byIndex(),
+	// by the name expressions give them.
+	lookups map[string]*factory.Informer
+	regs    []registration
+}
+
+type registration struct {
+	inf *factory.Informer
+	reg cache.ResourceEventHandlerRegistration
+}
+
+// New returns an Exporter that reaches the cluster through restConfig and
+// resolves resource names with resolver. Nothing runs until Start.
+func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Exporter, error) {
+	if opts.MaxSeriesPerMetric == 0 {
+		opts.MaxSeriesPerMetric = 100000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return nil, err
+	}
+	f, err := factory.New(restConfig, factory.Config{})
+	if err != nil {
+		return nil, err
+	}
+	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger}
+	x.tel = newTelemetry(x)
+	return x, nil
+}
+
+// Start loads the config and starts its informers; it returns once they
+// are started, not synced (see Ready). A config that cannot be loaded is an
+// error. The informers run until ctx ends.
+func (x *Exporter) Start(ctx context.Context) error {
+	x.ctx = ctx
+	if err := x.factory.Start(ctx); err != nil {
+		return err
+	}
+	if err := x.Reload(); err != nil {
+		return err
+	}
+	go x.logErrors(ctx, 30*time.Second)
+	return nil
+}
+
+// Reload reads the config file again and switches to it. On any error the
+// running config stays in place and the error is returned (and counted).
+// Resources the new config keeps keep their caches; a resource whose
+// objects must now keep fields they were pruned of is listed again.
+func (x *Exporter) Reload() error {
+	x.reloadMu.Lock()
+	defer x.reloadMu.Unlock()
+	start := time.Now()
+	compiled, err := Load(x.opts.ConfigPath, x.env)
+	if err != nil {
+		err = &LoadError{Err: err}
+	} else {
+		err = x.switchTo(compiled)
+	}
+	x.tel.reloaded(compiled, err)
+	if err != nil {
+		x.log.Error("config not loaded; the previous config keeps running", "path", x.opts.ConfigPath, "err", err)
+		return err
+	}
+	x.log.Info("config loaded", "path", x.opts.ConfigPath, "sha256", compiled.Hash, "resources", len(compiled.Resources), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func (x *Exporter) switchTo(c *Compiled) error {
+	next := &activeConfig{engine: NewEngine(c, EngineOptions{MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard, Now: func() int64 { return time.Now().Unix() }}), lookups: map[string]*factory.Informer{}}
+	resolved := make([]factory.Resource, len(c.Resources))
+	for i, r := range c.Resources {
+		res, err := x.resolveOne(r.Config.Resource)
+		if err != nil {
+			return fmt.Errorf("%s: resource %q: %w", c.Path, r.Config.Resource, err)
+		}
+		resolved[i] = res
+	}
+	stats := &indexers.Stats{}
+	lookup := factory.NewLookup()
+	getters := make([]Getter, len(c.Resources))
+	for i, r := range c.Resources {
+		bindLookup(r, lookup)
+		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(r.Indexes, stats), Fields: fieldsOf(r)}
+		var infs []*factory.Informer
+		for _, scope := range scopes(r.Config, resolved[i]) {
+			inf, err := x.request(resolved[i], scope, needs)
+			if err != nil {
+				return err
+			}
+			infs = append(infs, inf)
+		}
+		next.informers = append(next.informers, infs)
+		getters[i] = getterOf(infs)
+	}
+	if err := x.addLookups(c, resolved, next, lookup, stats); err != nil {
+		return err
+	}
+	var l indexers.Lookup
+	if len(next.lookups) > 0 {
+		l = lookup
+	}
+	next.engine.Bind(getters, l)
+
+	// Feed the new engine: a handler added to a running informer first
+	// receives every cached object, so series come from the caches.
+	for name, inf := range next.lookups {
+		reg, err := inf.Informer.AddEventHandler(next.engine.LookupHandler(name, inf.Informer.GetIndexer().GetIndexers()))
+		if err != nil {
+			return err
+		}
+		next.regs = append(next.regs, registration{inf, reg})
+	}
+	for i, infs := range next.informers {
+		for _, inf := range infs {
+			reg, err := inf.Informer.AddEventHandler(next.engine.Handler(i))
+			if err != nil {
+				return err
+			}
+			next.regs = append(next.regs, registration{inf, reg})
+		}
+	}
+
+	x.mu.Lock()
+	prev := x.active
+	x.active = next
+	x.mu.Unlock()
+	if prev != nil {
+		for _, r := range prev.regs {
+			_ = r.inf.Informer.RemoveEventHandler(r.reg)
+		}
+		x.stopUnused(prev, next)
+	}
+	return nil
+}
+
+func (x *Exporter) resolveOne(name string) (factory.Resource, error) {
+	res, err := x.resolver.Resolve([]string{name})
+	if err != nil {
+		return factory.Resource{}, err
+	}
+	if len(res) != 1 {
+		return factory.Resource{}, fmt.Errorf("names %d resource types; name one", len(res))
+	}
+	return res[0], nil
+}
+
+// request returns a running informer for needs; an informer that pruned
+// fields now needed is replaced, which lists again.
+func (x *Exporter) request(res factory.Resource, scope factory.Scope, needs factory.Needs) (*factory.Informer, error) {
+	inf, err := x.factory.Request(res, scope, needs)
+	if err == nil {
+		return inf, nil
+	}
+	x.log.Info("listing again: the config needs more of the objects than the cache keeps", "resource", res.String(), "reason", err)
+	x.factory.Remove(res, scope)
+	return x.factory.Request(res, scope, needs)
+}
+
+// addLookups adds an informer for every resource that get() and byIndex()
+// read; indexes named by byIndex() must be defined on a configured entry
+// of the same resource.
+func (x *Exporter) addLookups(c *Compiled, resolved []factory.Resource, next *activeConfig, lookup *factory.Lookup, stats *indexers.Stats) error {
+	wanted := map[string]map[string]bool{}
+	for _, r := range c.Resources {
+		for _, p := range programsOf(r) {
+			for _, ref := range p.References() {
+				if wanted[ref.Resource] == nil {
+					wanted[ref.Resource] = map[string]bool{}
+				}
+				for _, ix := range ref.Indexes {
+					wanted[ref.Resource][ix] = true
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(wanted))
+	for n := range wanted {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		res, err := x.resolveOne(name)
+		if err != nil {
+			return fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
+		}
+		ix := map[string]*indexers.Program{}
+		for idx := range wanted[name] {
+			if idx == indexers.NamespaceIndex {
+				continue
+			}
+			found := false
+			for i, r := range c.Resources {
+				if resolved[i].GVR == res.GVR {
+					if p, ok := r.Indexes[idx]; ok {
+						ix[idx], found = p, true
+					}
+				}
+			}
+			if !found {
+				return fmt.Errorf("%s: byIndex(%q, %q, …): define index %q under a resources entry for %s", c.Path, name, idx, idx, res)
+			}
+		}
+		inf, err := x.request(res, factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ix, stats)})
+		if err != nil {
+			return err
+		}
+		next.lookups[name] = inf
+		lookup.Add(name, inf)
+	}
+	return nil
+}
+
+// stopUnused stops the informers prev used and next does not.
+func (x *Exporter) stopUnused(prev, next *activeConfig) {
+	used := map[*factory.Informer]bool{}
+	for _, infs := range next.informers {
+		for _, inf := range infs {
+			used[inf] = true
+		}
+	}
+	for _, inf := range next.lookups {
+		used[inf] = true
+	}
+	stop := func(inf *factory.Informer) {
+		if !used[inf] {
+			x.factory.Remove(inf.Resource, inf.Scope)
+			used[inf] = true
+		}
+	}
+	for _, infs := range prev.informers {
+		for _, inf := range infs {
+			stop(inf)
+		}
+	}
+	for _, inf := range prev.lookups {
+		stop(inf)
+	}
+}
+
+// Ready returns nil when every informer has synced and the engine has seen
+// every cached object, or an error naming those that have not.
+func (x *Exporter) Ready() error {
+	x.mu.RLock()
+	a := x.active
+	x.mu.RUnlock()
+	if a == nil {
+		return errors.New("no config loaded")
+	}
+	var pending []string
+	for _, r := range a.regs {
+		if !r.inf.Informer.HasSynced() || !r.reg.HasSynced() {
+			pending = append(pending, r.inf.Resource.String()+namespaceSuffix(r.inf.Scope))
+		}
+	}
+	if len(pending) > 0 {
+		slices.Sort(pending)
+		pending = slices.Compact(pending)
+		return fmt.Errorf("not synced: %s", strings.Join(pending, ", "))
+	}
+	return nil
+}
+
+func namespaceSuffix(s factory.Scope) string {
+	if s.Namespace == "" {
+		return ""
+	}
+	return " in " + s.Namespace
+}
+
+// engine returns the active engine.
+func (x *Exporter) engine() *Engine {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.active == nil {
+		return nil
+	}
+	return x.active.engine
+}
+
+// logErrors logs, at most once per interval and family, the evaluation
+// errors counted since the previous report.
+func (x *Exporter) logErrors(ctx context.Context, interval time.Duration) {
+	seen := map[string]uint64{}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e := x.engine()
+		if e == nil {
+			continue
+		}
+		for _, rs := range e.resources {
+			for _, fs := range rs.families {
+				fs.mu.Lock()
+				n, last := fs.errors, fs.lastError
+				fs.mu.Unlock()
+				if n > seen[fs.f.Name] {
+					x.log.Warn("metric evaluation errors", "metric", fs.f.Name, "errors", n-seen[fs.f.Name], "last", last)
+					seen[fs.f.Name] = n
+				}
+			}
+		}
+	}
+}
+
+// scopes returns the scopes of a configured resource: one per namespace,
+// or all namespaces.
+func scopes(r ResourceConfig, res factory.Resource) []factory.Scope {
+	base := factory.Scope{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
+	if !res.Namespaced || len(r.Namespaces) == 0 {
+		return []factory.Scope{base}
+	}
+	var out []factory.Scope
+	for _, ns := range r.Namespaces {
+		s := base
+		s.Namespace = ns
+		out = append(out, s)
+	}
+	return out
+}
+
+// programsOf returns every program evaluated on a resource's objects.
+func programsOf(r *CompiledResource) []*indexers.Program {
+	var out []*indexers.Program
+	for _, name := range sortedNames(r.Indexes) {
+		out = append(out, r.Indexes[name])
+	}
+	for _, f := range r.Families {
+		out = append(out, f.Labels...)
+		for _, p := range []*indexers.Program{f.Value, f.Each} {
+			if p != nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fieldsOf returns the JSON paths the resource's programs read, or nil for
+// whole objects.
+func fieldsOf(r *CompiledResource) *jsonval.Paths {
+	out := &jsonval.Paths{}
+	for _, p := range programsOf(r) {
+		if !out.Union(p.ObjectPaths()) {
+			return nil
+		}
+	}
+	return out
+}
+
+// bindLookup binds every program of r that calls get() or byIndex() to l.
+func bindLookup(r *CompiledResource, l indexers.Lookup) {
+	for name, p := range r.Indexes {
+		if len(p.References()) > 0 {
+			r.Indexes[name] = p.WithLookup(l)
+		}
+	}
+}
+
+func indexFuncs(ix map[string]*indexers.Program, stats *indexers.Stats) cache.Indexers {
+	out := cache.Indexers{}
+	for name, p := range ix {
+		out[name] = indexers.IndexFunc(name, p, stats)
+	}
+	return out
+}
+
+// getterOf reads an object by key from whichever of infs holds it.
+func getterOf(infs []*factory.Informer) Getter {
+	return func(key string) (any, bool, error) {
+		for _, inf := range infs {
+			obj, ok, err := inf.Informer.GetIndexer().GetByKey(key)
+			if err != nil || ok {
+				return obj, ok, err
+			}
+		}
+		return nil, false, nil
+	}
+}

@@ -1,0 +1,287 @@
+package exporter
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// sample is one computed series of an object: its label values (in the
+// family's LabelNames order) and its value.
+type sample struct {
+	labels []string
+	value  float64
+}
+
+// familyState holds what one family currently exposes. Series are rendered
+// when objects change; a scrape only copies bytes.
+type familyState struct {
+	f *Family
+	// maxSeries caps the series of the family; 0: no cap.
+	maxSeries int
+
+	// mu guards every field below.
+	mu sync.Mutex
+	// objects maps an object's UID to its rendered sample lines (plain
+	// families) or to its contributions (aggregated families).
+	lines         map[string][]byte
+	contributions map[string][]contribution
+	// groups are the aggregated series by rendered label set.
+	groups map[string]*group
+	// series is the number of series exposed.
+	series int
+	// dropped counts series not exposed because of maxSeries.
+	dropped uint64
+	// errors counts failed evaluations.
+	errors uint64
+	// lastError is the newest evaluation error message, for logs.
+	lastError string
+}
+
+// contribution is what one series of an object adds to a group.
+type contribution struct {
+	key   string
+	value float64
+}
+
+// group is an aggregated series.
+type group struct {
+	labels []byte // rendered {…} part
+	count  int
+	sum    float64
+	// values counts the members' values, for min and max.
+	values map[float64]int
+}
+
+func newFamilyState(f *Family, maxSeries int) *familyState {
+	return &familyState{
+		f:             f,
+		maxSeries:     maxSeries,
+		lines:         map[string][]byte{},
+		contributions: map[string][]contribution{},
+		groups:        map[string]*group{},
+	}
+}
+
+// set replaces the series of object uid by samples (nil or empty removes
+// them) and counts evalErrors failed evaluations, the last with message
+// lastErr.
+func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if evalErrors > 0 {
+		s.errors += uint64(evalErrors)
+		s.lastError = lastErr
+	}
+	if s.f.Aggregate == AggregateNone {
+		s.setPlainLocked(uid, samples)
+		return
+	}
+	s.setAggregateLocked(uid, samples)
+}
+
+func (s *familyState) setPlainLocked(uid string, samples []sample) {
+	old := countLines(s.lines[uid])
+	if len(samples) == 0 {
+		delete(s.lines, uid)
+		s.series -= old
+		return
+	}
+	keep := len(samples)
+	if s.maxSeries > 0 && s.series-old+keep > s.maxSeries {
+		keep = max(s.maxSeries-(s.series-old), 0)
+		s.dropped += uint64(len(samples) - keep)
+	}
+	if keep == 0 {
+		delete(s.lines, uid)
+		s.series -= old
+		return
+	}
+	var b bytes.Buffer
+	for _, smp := range samples[:keep] {
+		b.WriteString(s.f.Name)
+		b.Write(s.renderLabels(smp.labels))
+		b.WriteByte(' ')
+		b.WriteString(formatValue(smp.value))
+		b.WriteByte('\n')
+	}
+	s.lines[uid] = b.Bytes()
+	s.series += keep - old
+}
+
+func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
+
+func (s *familyState) setAggregateLocked(uid string, samples []sample) {
+	for _, c := range s.contributions[uid] {
+		g := s.groups[c.key]
+		g.count--
+		g.sum -= c.value
+		if g.values[c.value]--; g.values[c.value] == 0 {
+			delete(g.values, c.value)
+		}
+		if g.count == 0 {
+			delete(s.groups, c.key)
+			s.series--
+		}
+	}
+	delete(s.contributions, uid)
+	if len(samples) == 0 {
+		return
+	}
+	cs := make([]contribution, 0, len(samples))
+	for _, smp := range samples {
+		labels := s.renderLabels(smp.labels)
+		key := string(labels)
+		g, ok := s.groups[key]
+		if !ok {
+			if s.maxSeries > 0 && s.series >= s.maxSeries {
+				s.dropped++
+				continue
+			}
+			g = &group{labels: labels, values: map[float64]int{}}
+			s.groups[key] = g
+			s.series++
+		}
+		g.count++
+		g.sum += smp.value
+		g.values[smp.value]++
+		cs = append(cs, contribution{key: key, value: smp.value})
+	}
+	s.contributions[uid] = cs
+}
+
+// renderLabels renders {name="value",…} with the const labels, in sorted
+// order of names.
+func (s *familyState) renderLabels(values []string) []byte {
+	type pair struct{ name, value string }
+	pairs := make([]pair, 0, len(values)+len(s.f.ConstLabels))
+	for i, n := range s.f.LabelNames {
+		pairs = append(pairs, pair{n, values[i]})
+	}
+	for _, c := range s.f.ConstLabels {
+		pairs = append(pairs, pair{c[0], c[1]})
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.name, b.name) })
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(p.name)
+		b.WriteString(`="`)
+		b.WriteString(escapeLabelValue(p.value))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+
+func escapeLabelValue(v string) string {
+	if !strings.ContainsAny(v, "\\\n\"") {
+		return v
+	}
+	return labelValueEscaper.Replace(v)
+}
+
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+
+// formatValue formats a sample value as the exposition formats do.
+func formatValue(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case math.IsNaN(v):
+		return "NaN"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// aggregateValue is the value of a group under the family's aggregation.
+func (s *familyState) aggregateValue(g *group) float64 {
+	switch s.f.Aggregate {
+	case AggregateCount:
+		return float64(g.count)
+	case AggregateSum:
+		return g.sum
+	case AggregateMin, AggregateMax:
+		first := true
+		var out float64
+		for v := range g.values {
+			if first || (s.f.Aggregate == AggregateMin && v < out) || (s.f.Aggregate == AggregateMax && v > out) {
+				out, first = v, false
+			}
+		}
+		return out
+	}
+	return 0
+}
+
+// write appends the family to b in the given format: headers, then every
+// series, sorted for stable output.
+func (s *familyState) write(b *bytes.Buffer, openMetrics bool) {
+	name, typ := s.f.Name, s.f.Type
+	if openMetrics {
+		switch typ {
+		case TypeCounter:
+			name = strings.TrimSuffix(name, "_total")
+		case TypeInfo:
+			name = strings.TrimSuffix(name, "_info")
+		}
+	} else if typ == TypeInfo {
+		typ = TypeGauge // the text format has no info type
+	}
+	b.WriteString("# HELP ")
+	b.WriteString(name)
+	b.WriteByte(' ')
+	b.WriteString(helpEscaper.Replace(s.f.Help))
+	b.WriteString("\n# TYPE ")
+	b.WriteString(name)
+	b.WriteByte(' ')
+	b.WriteString(typ)
+	b.WriteByte('\n')
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f.Aggregate == AggregateNone {
+		keys := make([]string, 0, len(s.lines))
+		for k := range s.lines {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b.Write(s.lines[k])
+		}
+		return
+	}
+	keys := make([]string, 0, len(s.groups))
+	for k := range s.groups {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		g := s.groups[k]
+		b.WriteString(s.f.Name)
+		b.Write(g.labels)
+		b.WriteByte(' ')
+		b.WriteString(formatValue(s.aggregateValue(g)))
+		b.WriteByte('\n')
+	}
+}
+
+// stats returns the family's counters.
+func (s *familyState) stats() (series int, dropped, errors uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.series, s.dropped, s.errors
+}

@@ -1,0 +1,128 @@
+package exporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/version"
+)
+
+// Handler returns the exporter's HTTP handler: /metrics, /healthz, /readyz
+// and a landing page at /.
+func (x *Exporter) Handler() (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", x.serveMetrics)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := x.Ready(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, err)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "kubectl-informer exporter",
+		Description: "Prometheus metrics computed by CEL from Kubernetes informer caches",
+		Version:     version.Get().String(),
+		Links: []web.LandingLinks{
+			{Address: "metrics", Text: "Metrics"},
+			{Address: "readyz", Text: "Readiness"},
+			{Address: "healthz", Text: "Health"},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// serveMetrics writes the configured families, already rendered, and the
+// exporter's own metrics, in the text format or OpenMetrics as negotiated,
+// gzip-compressed when the client accepts it.
+func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	format := expfmt.NegotiateIncludingOpenMetrics(r.Header)
+	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
+	if !openMetrics {
+		format = expfmt.NewFormat(expfmt.TypeTextPlain)
+	}
+	var buf bytes.Buffer
+	if e := x.engine(); e != nil {
+		e.WriteFamilies(&buf, openMetrics)
+	}
+	mfs, err := x.tel.registry.Gather()
+	if err != nil {
+		x.log.Warn("gathering the exporter's own metrics", "err", err)
+	}
+	enc := expfmt.NewEncoder(&buf, format)
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			http.Error(w, "encoding metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
+	if openMetrics {
+		_, _ = expfmt.FinalizeOpenMetrics(&buf)
+	}
+	w.Header().Set("Content-Type", string(format))
+	body := buf.Bytes()
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzip.NewWriter(w)
+		_, _ = gz.Write(body)
+		_ = gz.Close()
+	} else {
+		_, _ = w.Write(body)
+	}
+	x.tel.scrape.Observe(time.Since(start).Seconds())
+}
+
+// ServeConfig is where and how the exporter listens: the flags of
+// github.com/prometheus/exporter-toolkit.
+type ServeConfig struct {
+	// ListenAddresses are the addresses to listen on (--web.listen-address).
+	ListenAddresses []string `json:"listenAddresses" yaml:"listenAddresses"`
+	// WebConfigFile configures TLS and basic auth (--web.config.file).
+	WebConfigFile string `json:"webConfigFile,omitempty" yaml:"webConfigFile,omitempty"`
+}
+
+// Serve serves Handler until ctx ends.
+func (x *Exporter) Serve(ctx context.Context, cfg ServeConfig, logger *slog.Logger) error {
+	h, err := x.Handler()
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	systemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &cfg.ListenAddresses, WebSystemdSocket: &systemd, WebConfigFile: &cfg.WebConfigFile}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

@@ -1,0 +1,156 @@
+package exporter
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/version"
+)
+
+// TelemetryPrefix starts the name of every metric the exporter reports about
+// itself.
+const TelemetryPrefix = "kubectl_informer_"
+
+// telemetry is the exporter's own metrics, in a private registry.
+type telemetry struct {
+	x        *Exporter
+	registry *prometheus.Registry
+	scrape   prometheus.Histogram
+
+	// mu guards the reload state below.
+	mu           sync.Mutex
+	reloadOK     bool
+	reloadOKTime time.Time
+	reloads      map[string]uint64 // by result: success, failure
+	hash         string
+	everLoaded   bool
+}
+
+func newTelemetry(x *Exporter) *telemetry {
+	t := &telemetry{x: x, registry: prometheus.NewRegistry(), reloads: map[string]uint64{"success": 0, "failure": 0}}
+	t.scrape = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    TelemetryPrefix + "scrape_duration_seconds",
+		Help:    "Time spent writing the response to a /metrics request.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	})
+	t.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		t.scrape,
+		t,
+	)
+	return t
+}
+
+func (t *telemetry) reloaded(c *Compiled, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.reloadOK = false
+		t.reloads["failure"]++
+		return
+	}
+	t.reloadOK, t.reloadOKTime, t.everLoaded, t.hash = true, time.Now(), true, c.Hash
+	t.reloads["success"]++
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(TelemetryPrefix+name, help, labels, nil)
+}
+
+var (
+	descBuildInfo    = desc("build_info", "Build information of the running binary; always 1.", "version", "revision", "goversion")
+	descObjects      = desc("resource_objects", "Objects in the informer cache of a configured resource.", "resource", "namespace")
+	descSynced       = desc("resource_synced", "Whether the informer cache of a resource has synced (1) or not (0).", "resource", "namespace")
+	descEvents       = desc("resource_events_total", "Informer events handled, by resource and type (add, update, delete).", "resource", "type")
+	descLastEvent    = desc("resource_last_event_timestamp_seconds", "Unix time of the newest event of a resource.", "resource")
+	descLists        = desc("list_requests_total", "List requests made for a resource's informer.", "resource", "namespace")
+	descListErrors   = desc("list_request_errors_total", "List requests for a resource's informer that failed.", "resource", "namespace")
+	descWatches      = desc("watch_requests_total", "Watch requests made for a resource's informer.", "resource", "namespace")
+	descWatchErrors  = desc("watch_request_errors_total", "Watch requests for a resource's informer that failed.", "resource", "namespace")
+	descSeries       = desc("metric_series", "Series a configured metric exposes.", "metric")
+	descDropped      = desc("metric_series_dropped_total", "Series of a configured metric dropped by --max-series-per-metric.", "metric")
+	descEvalErrors   = desc("metric_evaluation_errors_total", "Failed evaluations of a configured metric's expressions.", "metric")
+	descIndexValues  = desc("index_values", "Distinct values an index holds.", "resource", "index")
+	descReloadOK     = desc("config_last_reload_successful", "Whether the last config load succeeded (1) or failed (0).")
+	descReloadOKTime = desc("config_last_reload_success_timestamp_seconds", "Unix time of the last successful config load.")
+	descReloads      = desc("config_reloads_total", "Config loads by result (success, failure).", "result")
+	descConfigInfo   = desc("config_info", "The config in use, identified by the SHA-256 of its file; always 1.", "sha256")
+)
+
+// Describe implements prometheus.Collector.
+func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descEvents, descLastEvent, descLists, descListErrors,
+		descWatches, descWatchErrors, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector: one snapshot of the counters.
+func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
+	info := version.Get()
+	ch <- prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, info.Version, info.Commit, info.GoVersion)
+
+	t.mu.Lock()
+	ok := 0.0
+	if t.reloadOK {
+		ok = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descReloadOK, prometheus.GaugeValue, ok)
+	if t.everLoaded {
+		ch <- prometheus.MustNewConstMetric(descReloadOKTime, prometheus.GaugeValue, float64(t.reloadOKTime.Unix()))
+		ch <- prometheus.MustNewConstMetric(descConfigInfo, prometheus.GaugeValue, 1, t.hash)
+	}
+	for _, r := range []string{"success", "failure"} {
+		ch <- prometheus.MustNewConstMetric(descReloads, prometheus.CounterValue, float64(t.reloads[r]), r)
+	}
+	t.mu.Unlock()
+
+	t.x.mu.RLock()
+	a := t.x.active
+	t.x.mu.RUnlock()
+	if a == nil {
+		return
+	}
+	for i, infs := range a.informers {
+		rs := a.engine.resources[i]
+		for _, inf := range infs {
+			ns := inf.Scope.Namespace
+			synced := 0.0
+			if inf.Informer.HasSynced() {
+				synced = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(len(inf.Informer.GetStore().ListKeys())), rs.name, ns)
+			ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, synced, rs.name, ns)
+			ch <- prometheus.MustNewConstMetric(descLists, prometheus.CounterValue, float64(inf.Requests.Lists.Load()), rs.name, ns)
+			ch <- prometheus.MustNewConstMetric(descListErrors, prometheus.CounterValue, float64(inf.Requests.ListErrors.Load()), rs.name, ns)
+			ch <- prometheus.MustNewConstMetric(descWatches, prometheus.CounterValue, float64(inf.Requests.Watches.Load()), rs.name, ns)
+			ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(inf.Requests.WatchErrors.Load()), rs.name, ns)
+		}
+		for t, name := range eventNames {
+			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(rs.events[t].Load()), rs.name, name)
+		}
+		if last := rs.lastEvent.Load(); last > 0 {
+			ch <- prometheus.MustNewConstMetric(descLastEvent, prometheus.GaugeValue, float64(last), rs.name)
+		}
+		if len(infs) > 0 {
+
+			for _, name := range sortedNames(a.engine.compiled.Resources[i].Indexes) {
+				n := 0
+				for _, inf := range infs {
+					n += len(inf.Informer.GetIndexer().ListIndexFuncValues(name))
+				}
+
+				ch <- prometheus.MustNewConstMetric(descIndexValues, prometheus.GaugeValue, float64(n), rs.name, name)
+			}
+		}
+	}
+	for _, fs := range a.engine.familyStats() {
+		ch <- prometheus.MustNewConstMetric(descSeries, prometheus.GaugeValue, float64(fs.series), fs.name)
+		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(fs.dropped), fs.name)
+		ch <- prometheus.MustNewConstMetric(descEvalErrors, prometheus.CounterValue, float64(fs.errors), fs.name)
+	}
+}

@@ -1,0 +1,118 @@
+package exporter
+
+import "github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+
+// Config file identification.
+const (
+	ConfigAPIVersion = "kubectl-informer.io/v1alpha1"
+	ConfigKind       = "ExporterConfig"
+)
+
+// Config is the exporter's configuration file (docs/exporter-config.md).
+type Config struct {
+	// APIVersion must be kubectl-informer.io/v1alpha1.
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
+	// Kind must be ExporterConfig.
+	Kind string `json:"kind" yaml:"kind"`
+	// Prefix is prepended to every metric name; default none.
+	Prefix string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
+	// CommonLabels are constant labels added to every series.
+	CommonLabels map[string]string `json:"commonLabels,omitempty" yaml:"commonLabels,omitempty"`
+	// Resources are the resources to watch and the metrics computed from them.
+	Resources []ResourceConfig `json:"resources" yaml:"resources"`
+}
+
+// ResourceConfig is one watched resource.
+type ResourceConfig struct {
+	// Resource is any name kubectl accepts: "pods", "deploy", a CRD.
+	Resource string `json:"resource" yaml:"resource"`
+	// Namespaces limits namespaced resources to these namespaces; default all.
+	Namespaces []string `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
+	// LabelSelector and FieldSelector are sent to the server.
+	LabelSelector string `json:"labelSelector,omitempty" yaml:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty" yaml:"fieldSelector,omitempty"`
+	// Indexes are CEL index functions by name, for byIndex() lookups.
+	Indexes map[string]string `json:"indexes,omitempty" yaml:"indexes,omitempty"`
+	// Metrics are the metric families computed from this resource's objects.
+	Metrics []MetricConfig `json:"metrics,omitempty" yaml:"metrics,omitempty"`
+}
+
+// MetricConfig is one metric family.
+type MetricConfig struct {
+	// Name is the metric name, without the config's prefix.
+	Name string `json:"name" yaml:"name"`
+	// Help is the HELP text.
+	Help string `json:"help" yaml:"help"`
+	// Type is gauge, counter or info.
+	Type string `json:"type" yaml:"type"`
+	// Labels are label names with the CEL expression of each value.
+	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+	// Value is a CEL expression yielding a number or a bool; default 1.
+	Value string `json:"value,omitempty" yaml:"value,omitempty"`
+	// Each, when set, yields a list: one series per element, bound as each.
+	Each string `json:"each,omitempty" yaml:"each,omitempty"`
+	// Aggregate is count, sum, min or max: one series per distinct label set
+	// over all objects. Empty: one series per object (and element).
+	Aggregate string `json:"aggregate,omitempty" yaml:"aggregate,omitempty"`
+}
+
+// Metric types.
+const (
+	TypeGauge   = "gauge"
+	TypeCounter = "counter"
+	TypeInfo    = "info"
+)
+
+// Aggregations.
+const (
+	AggregateNone  = ""
+	AggregateCount = "count"
+	AggregateSum   = "sum"
+	AggregateMin   = "min"
+	AggregateMax   = "max"
+)
+
+// Compiled is a loaded, validated config with every expression compiled.
+type Compiled struct {
+	Config *Config
+	// Path is the file the config was read from.
+	Path string
+	// Hash identifies the config's content (hex SHA-256 of the file).
+	Hash string
+	// Resources are in the config's order.
+	Resources []*CompiledResource
+}
+
+// CompiledResource is a resource with its compiled indexes and families.
+type CompiledResource struct {
+	// Config is the resource's entry in the config.
+	Config ResourceConfig
+	// Indexes are the compiled index programs by name.
+	Indexes map[string]*indexers.Program
+	// Families are the resource's metric families, in the config's order.
+	Families []*Family
+}
+
+// Family is a compiled metric family.
+type Family struct {
+	// Name is the full name, prefix included.
+	Name string
+	Help string
+	// Type is TypeGauge, TypeCounter or TypeInfo.
+	Type string
+	// LabelNames are the names of the computed labels, sorted; Labels holds
+	// their programs in the same order. Compiled with CompileEach when Each
+	// is set.
+	LabelNames []string
+	Labels     []*indexers.Program
+	// ConstLabels are the config's commonLabels as sorted name/value pairs.
+	ConstLabels [][2]string
+	// Value yields a number or a bool; nil means 1.
+	Value *indexers.Program
+	// Each yields a list; nil means one series per object.
+	Each *indexers.Program
+	// Aggregate is one of the Aggregate constants.
+	Aggregate string
+	// Line is the line of the metric in the config file, for messages.
+	Line int
+}

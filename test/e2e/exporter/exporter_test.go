@@ -1,0 +1,498 @@
+package exporter_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+)
+
+const config = `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: test_pod_info
+    help: One series per pod.
+    type: info
+    labels:
+      namespace: object.metadata.namespace
+      pod: object.metadata.name
+      node: object.spec.?nodeName.orValue("")
+      phase: object.status.phase
+      zone: 'has(object.spec.nodeName) ? get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] : ""'
+  - name: test_pods_per_node_phase
+    help: Pods per node and phase.
+    type: gauge
+    aggregate: count
+    labels:
+      node: object.spec.?nodeName.orValue("")
+      phase: object.status.phase
+`
+
+// start runs an exporter on the test cluster with the config text and
+// returns its HTTP server.
+func start(t *testing.T, text string, shard exporter.Shard) (*exporter.Exporter, *httptest.Server, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
+	resolver, err := factory.NewResolverFor(flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := exporter.New(cluster.Config, resolver, exporter.Options{ConfigPath: path, Shard: shard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := x.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := x.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	waitReady(t, srv.URL)
+	return x, srv, path
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := get(t, url+"/readyz")
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %d after 30s: %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// series returns the samples of metric as "label=value,…" → value.
+func series(t *testing.T, url, metric string) map[string]float64 {
+	t.Helper()
+	_, body := get(t, url+"/metrics")
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	out := map[string]float64{}
+	mf, ok := mfs[metric]
+	if !ok {
+		return out
+	}
+	for _, m := range mf.GetMetric() {
+		var parts []string
+		for _, l := range m.GetLabel() {
+			parts = append(parts, l.GetName()+"="+l.GetValue())
+		}
+		sort.Strings(parts)
+		v := m.GetGauge().GetValue()
+		if m.GetCounter() != nil {
+			v = m.GetCounter().GetValue()
+		}
+		out[strings.Join(parts, ",")] = v
+	}
+	return out
+}
+
+func zoneOf(t *testing.T) map[string]string {
+	t.Helper()
+	nodes, err := cluster.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, n := range nodes.Items {
+		out[n.Name] = n.Labels["topology.kubernetes.io/zone"]
+	}
+	return out
+}
+
+// expected computes the two families from the API's own list.
+func expected(t *testing.T) (info map[string]float64, perNode map[string]float64) {
+	t.Helper()
+	pods, err := cluster.Client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones := zoneOf(t)
+	info, perNode = map[string]float64{}, map[string]float64{}
+	for _, p := range pods.Items {
+		zone := ""
+		if p.Spec.NodeName != "" {
+			zone = zones[p.Spec.NodeName]
+		}
+		info[fmt.Sprintf("namespace=%s,node=%s,phase=%s,pod=%s,zone=%s", p.Namespace, p.Spec.NodeName, p.Status.Phase, p.Name, zone)] = 1
+		perNode[fmt.Sprintf("node=%s,phase=%s", p.Spec.NodeName, p.Status.Phase)]++
+	}
+	return info, perNode
+}
+
+func equal(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// eventually retries check for up to 10 seconds.
+func eventually(t *testing.T, what string, check func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, detail := check()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s: %s", what, detail)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestSeriesFollowTheObjects(t *testing.T) {
+	_, srv, _ := start(t, config, exporter.Shard{})
+	check := func() (bool, string) {
+		info, perNode := expected(t)
+		gotInfo, gotPerNode := series(t, srv.URL, "test_pod_info"), series(t, srv.URL, "test_pods_per_node_phase")
+		return equal(info, gotInfo) && equal(perNode, gotPerNode), fmt.Sprintf("info %d/%d series, per node %v vs %v", len(gotInfo), len(info), gotPerNode, perNode)
+	}
+	eventually(t, "series match the objects after sync", check)
+
+	ctx := context.Background()
+	all, err := cluster.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+	if err != nil || len(all.Items) < 2 {
+		t.Fatalf("running pods: %v", err)
+	}
+	// An update changes the series.
+	p := all.Items[0]
+	p.Status.Phase = corev1.PodFailed
+	if _, err := cluster.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "an update changes the series", check)
+	// A delete removes them.
+	victim := all.Items[1]
+	zero := int64(0)
+	if err := cluster.Client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a delete removes the series", func() (bool, string) {
+		ok, detail := check()
+		for k := range series(t, srv.URL, "test_pod_info") {
+			if strings.Contains(k, "pod="+victim.Name+",") {
+				return false, "the deleted pod still has a series"
+			}
+		}
+		return ok, detail
+	})
+	// A change of a looked-up node recomputes the pods that read it.
+	node, err := cluster.Client.CoreV1().Nodes().Get(ctx, "node-001", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Labels["topology.kubernetes.io/zone"] = "zone-moved"
+	if _, err := cluster.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a node change recomputes its pods' series", check)
+}
+
+func TestShardsUnion(t *testing.T) {
+	_, whole, _ := start(t, config, exporter.Shard{})
+	want := series(t, whole.URL, "test_pod_info")
+	union := map[string]float64{}
+	for s := range 3 {
+		_, srv, _ := start(t, config, exporter.Shard{Index: s, Total: 3})
+		got := series(t, srv.URL, "test_pod_info")
+		if len(got) == 0 || len(got) == len(want) {
+			t.Errorf("shard %d has %d of %d series; want a part", s, len(got), len(want))
+		}
+		for k, v := range got {
+			if _, dup := union[k]; dup {
+				t.Errorf("series %s in two shards", k)
+			}
+			union[k] = v
+		}
+	}
+	if !equal(union, want) {
+		t.Errorf("the union of 3 shards has %d series, the unsharded exporter %d", len(union), len(want))
+	}
+}
+
+func TestReloadKeepsCaches(t *testing.T) {
+	x, srv, path := start(t, config, exporter.Shard{})
+	_, before := get(t, srv.URL+"/metrics")
+	lists := listRequests(t, before)
+	more := config + `  - name: test_pods_count
+    help: Pods, counted once more.
+    type: gauge
+    aggregate: count
+`
+	if err := os.WriteFile(path, []byte(more), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, srv.URL)
+	if got := series(t, srv.URL, "test_pods_count"); len(got) != 1 {
+		t.Errorf("after reload, test_pods_count has %v", got)
+	}
+	_, after := get(t, srv.URL+"/metrics")
+	if l := listRequests(t, after); l != lists {
+		t.Errorf("list requests went from %v to %v: the reload listed again", lists, l)
+	}
+	// A broken config keeps the running one and says so.
+	if err := os.WriteFile(path, []byte("apiVersion: nope\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Reload(); err == nil {
+		t.Fatal("a broken config reloaded")
+	}
+	_, body := get(t, srv.URL+"/metrics")
+	if !strings.Contains(body, "kubectl_informer_config_last_reload_successful 0") || !strings.Contains(body, "test_pods_count") {
+		t.Errorf("after a failed reload: want the failure counted and the old series kept")
+	}
+}
+
+func listRequests(t *testing.T, body string) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "kubectl_informer_list_requests_total{") {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no kubectl_informer_list_requests_total in /metrics")
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	ksm, err := os.ReadFile(filepath.Join(cluster.Root, "examples", "kube-state-metrics-pods.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv, _ := start(t, string(ksm), exporter.Shard{})
+	_, body := get(t, srv.URL+"/metrics")
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	var list []*dto.MetricFamily
+	for _, mf := range mfs {
+		list = append(list, mf)
+	}
+	problems, err := promlint.NewWithMetricFamilies(list).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range problems {
+		t.Errorf("promlint: %s: %s", pr.Metric, pr.Text)
+	}
+
+	// kube-state-metrics' label sets, exactly.
+	wantLabels := map[string]string{
+		"kube_pod_info":                            "created_by_kind,created_by_name,host_ip,host_network,namespace,node,pod,pod_ip,priority_class,uid",
+		"kube_pod_status_phase":                    "namespace,phase,pod,uid",
+		"kube_pod_container_status_restarts_total": "container,namespace,pod,uid",
+	}
+	pods, err := cluster.Client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, labels := range wantLabels {
+		mf, ok := mfs[name]
+		if !ok {
+			t.Errorf("%s is missing", name)
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var names []string
+			for _, l := range m.GetLabel() {
+				names = append(names, l.GetName())
+			}
+			if got := strings.Join(names, ","); got != labels {
+				t.Errorf("%s has labels %s, want %s", name, got, labels)
+				break
+			}
+		}
+	}
+	if n := len(mfs["kube_pod_info"].GetMetric()); n != len(pods.Items) {
+		t.Errorf("kube_pod_info has %d series for %d pods", n, len(pods.Items))
+	}
+	if n := len(mfs["kube_pod_status_phase"].GetMetric()); n != 5*len(pods.Items) {
+		t.Errorf("kube_pod_status_phase has %d series for %d pods; want 5 each", n, len(pods.Items))
+	}
+	running := 0
+	for _, m := range mfs["kube_pod_status_phase"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "phase" && l.GetValue() == "Running" && m.GetGauge().GetValue() == 1 {
+				running++
+			}
+		}
+	}
+	wantRunning := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			wantRunning++
+		}
+	}
+	if running != wantRunning {
+		t.Errorf("kube_pod_status_phase{phase=\"Running\"}==1 for %d pods, the API has %d running", running, wantRunning)
+	}
+
+	// OpenMetrics on request, gzip when accepted.
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/openmetrics-text") || !strings.HasSuffix(string(b), "# EOF\n") ||
+		!strings.Contains(string(b), "# TYPE kube_pod_container_status_restarts counter\n") {
+		t.Errorf("OpenMetrics: Content-Type %q, ends with EOF %v", resp.Header.Get("Content-Type"), strings.HasSuffix(string(b), "# EOF\n"))
+	}
+	req, _ = http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err = http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("Accept-Encoding gzip answered with Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+}
+
+// TestReadyzBeforeSync points the informers at a server that never answers:
+// /readyz stays 503 and names the resource, /healthz is 200.
+func TestReadyzBeforeSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
+	resolver, err := factory.NewResolverFor(flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := exporter.New(&rest.Config{Host: "http://" + framework.SilentServer(t)}, resolver, exporter.Options{ConfigPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := x.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := x.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	time.Sleep(500 * time.Millisecond)
+	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "pods") || !strings.Contains(body, "nodes") {
+		t.Errorf("/readyz before sync: %d %q; want 503 naming pods and nodes", code, body)
+	}
+	if code, _ := get(t, srv.URL+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(`apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: pods_by_phase
+    help: Pods by phase.
+    type: gauge
+    labels:
+      phase: object.status.phase =
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
+	cmd := app.NewRootCommand(streams)
+	cmd.SetArgs([]string{"export", "--config", bad, "--check"})
+	if code := app.Execute(cmd, streams); code != app.ExitUsage {
+		t.Errorf("--check of a bad config: exit %d, want %d", code, app.ExitUsage)
+	}
+	if want := bad + ":10: metric \"pods_by_phase\" label \"phase\""; !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "^") {
+		t.Errorf("--check printed %q; want %q and a caret", errOut.String(), want)
+	}
+	out.Reset()
+	errOut.Reset()
+	cmd = app.NewRootCommand(streams)
+	cmd.SetArgs([]string{"export", "--config", filepath.Join(cluster.Root, "examples", "kube-state-metrics-pods.yaml"), "--check"})
+	if code := app.Execute(cmd, streams); code != 0 || !strings.Contains(out.String(), "kube_pod_status_phase") {
+		t.Errorf("--check of the KSM example: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
