@@ -37,3 +37,27 @@ run kubectl informer query db -A --count --group-by 'object.spec.engine + "/" + 
 
 # An invalid expression is reported before the cluster is contacted.
 run kubectl informer query pods -A --where 'object.status.phase = "Pending"' || true
+
+# The exporter on the same cluster, with kube-state-metrics' pod families.
+port=${DEMO_EXPORTER_PORT:-19090}
+printf '\n\033[1m$ kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address 127.0.0.1:%s &\033[0m\n' "$port"
+kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address "127.0.0.1:$port" 2>_output/exporter.log &
+exporter=$!
+trap 'kill $exporter 2>/dev/null || true' EXIT
+
+# fetch PATH: an HTTP GET on the exporter with bash alone.
+fetch() {
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$1" >&3
+	sed '1,/^\r$/d' <&3
+	exec 3<&-
+}
+for _ in $(seq 100); do
+	[ "$(fetch /readyz 2>/dev/null)" = "ok" ] && break
+	sleep 0.1
+done
+metrics=$(fetch /metrics)
+printf '\n\033[1m$ curl -s localhost:%s/metrics | grep -E "^kube_pod_(info|status_phase)" | head -6\033[0m\n' "$port"
+grep -E '^kube_pod_(info|status_phase)' <<<"$metrics" | head -6 || true
+printf '\n\033[1m$ curl -s localhost:%s/metrics | grep -E "^kubectl_informer_(metric_series|resource_objects)"\033[0m\n' "$port"
+grep -E '^kubectl_informer_(metric_series|resource_objects)\{' <<<"$metrics" || true
