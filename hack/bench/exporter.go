@@ -87,6 +87,8 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rate int
 		}
 	}
 
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0 // the update rate is the ticker's, not client-go's default 5/s
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return r, err

@@ -50,8 +50,11 @@ type Exporter struct {
 	ctx      context.Context
 	tel      *telemetry
 
-	// reloadMu serialises reloads.
+	// reloadMu serialises reloads and guards indexExprs.
 	reloadMu sync.Mutex
+	// indexExprs are the expressions of the indexes registered on each
+	// informer, by name.
+	indexExprs map[*factory.Informer]map[string]string
 	// mu guards active.
 	mu     sync.RWMutex
 	active *activeConfig
@@ -92,7 +95,7 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 	if err != nil {
 		return nil, err
 	}
-	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger}
+	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger, indexExprs: map[*factory.Informer]map[string]string{}}
 	x.tel = newTelemetry(x)
 	return x, nil
 }
@@ -145,25 +148,52 @@ func (x *Exporter) switchTo(c *Compiled) error {
 		}
 		resolved[i] = res
 	}
-	stats := &indexers.Stats{}
+	lookups, err := x.lookupNeeds(c, resolved)
+	if err != nil {
+		return err
+	}
 	lookup := factory.NewLookup()
-	getters := make([]Getter, len(c.Resources))
-	for i, r := range c.Resources {
+	for _, r := range c.Resources {
 		bindLookup(r, lookup)
-		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(r.Indexes, stats), Fields: fieldsOf(r)}
-		var infs []*factory.Informer
+	}
+
+	// Merge what every entry needs of each informer before asking for any:
+	// a resource configured twice, or configured and looked up, shares one
+	// informer that keeps what all of them read.
+	plan := newInformerPlan()
+	entryKeys := make([][]informerKey, len(c.Resources))
+	for i, r := range c.Resources {
 		for _, scope := range scopes(r.Config, resolved[i]) {
-			inf, err := x.request(resolved[i], scope, needs)
-			if err != nil {
-				return err
-			}
-			infs = append(infs, inf)
+			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes)
+			entryKeys[i] = append(entryKeys[i], k)
+		}
+	}
+	lookupKeys := map[string]informerKey{}
+	for _, l := range lookups {
+		lookupKeys[l.name] = plan.add(l.res, factory.Scope{}, nil, l.indexes)
+	}
+	stats := &indexers.Stats{}
+	got := map[informerKey]*factory.Informer{}
+	for _, k := range plan.order {
+		inf, err := x.ensure(plan.wants[k], stats)
+		if err != nil {
+			return err
+		}
+		got[k] = inf
+	}
+
+	getters := make([]Getter, len(c.Resources))
+	for i := range c.Resources {
+		var infs []*factory.Informer
+		for _, k := range entryKeys[i] {
+			infs = append(infs, got[k])
 		}
 		next.informers = append(next.informers, infs)
 		getters[i] = getterOf(infs)
 	}
-	if err := x.addLookups(c, resolved, next, lookup, stats); err != nil {
-		return err
+	for name, k := range lookupKeys {
+		next.lookups[name] = got[k]
+		lookup.Add(name, got[k])
 	}
 	var l indexers.Lookup
 	if len(next.lookups) > 0 {
@@ -203,6 +233,110 @@ func (x *Exporter) switchTo(c *Compiled) error {
 	return nil
 }
 
+// informerKey identifies an informer as the factory does: cluster-scoped
+// resources have no namespace.
+type informerKey struct {
+	gvr   string
+	scope factory.Scope
+}
+
+// informerWant is what a config needs of one informer.
+type informerWant struct {
+	res   factory.Resource
+	scope factory.Scope
+	// fields is the union of what the entries read; nil: whole objects.
+	fields *jsonval.Paths
+	// indexes are the index programs by name.
+	indexes map[string]*indexers.Program
+}
+
+// informerPlan merges the needs of a config's entries per informer.
+type informerPlan struct {
+	wants map[informerKey]*informerWant
+	order []informerKey
+}
+
+func newInformerPlan() *informerPlan {
+	return &informerPlan{wants: map[informerKey]*informerWant{}}
+}
+
+// add merges one entry's needs; nil fields means whole objects.
+func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *jsonval.Paths, ix map[string]*indexers.Program) informerKey {
+	if !res.Namespaced {
+		scope.Namespace = ""
+	}
+	k := informerKey{gvr: res.GVR.String(), scope: scope}
+	w, ok := p.wants[k]
+	if !ok {
+		w = &informerWant{res: res, scope: scope, fields: fields, indexes: map[string]*indexers.Program{}}
+		p.wants[k] = w
+		p.order = append(p.order, k)
+	} else if w.fields != nil && (fields == nil || !w.fields.Union(fields)) {
+		w.fields = nil
+	}
+	for name, prog := range ix {
+		if _, dup := w.indexes[name]; !dup {
+			w.indexes[name] = prog
+		}
+	}
+	return k
+}
+
+// ensure returns a running informer that keeps what w needs, with w's
+// indexes. An informer kept from the previous config is reused when it
+// keeps enough of the objects and its same-named indexes have the same
+// expressions; otherwise it is replaced, which lists again.
+func (x *Exporter) ensure(w *informerWant, stats *indexers.Stats) (*factory.Informer, error) {
+	needs := factory.Needs{Mode: factory.ModeFull, Fields: w.fields}
+	inf, err := x.factory.Request(w.res, w.scope, needs)
+	if err == nil && x.indexesConflict(inf, w.indexes) {
+		err = errors.New("an index changed its expression")
+	}
+	if err != nil {
+		x.log.Info("listing again: the new config needs what the cache cannot give", "resource", w.res.String()+namespaceSuffix(w.scope), "reason", err)
+		x.factory.Remove(w.res, w.scope)
+		x.forgetIndexes(inf)
+		if inf, err = x.factory.Request(w.res, w.scope, needs); err != nil {
+			return nil, err
+		}
+	}
+	add := map[string]*indexers.Program{}
+	for name, prog := range w.indexes {
+		if _, ok := x.indexExprs[inf][name]; !ok {
+			add[name] = prog
+		}
+	}
+	if len(add) > 0 {
+		if _, err := x.factory.Request(w.res, w.scope, factory.Needs{Mode: factory.ModeFull, Fields: w.fields, Indexers: indexFuncs(add, stats)}); err != nil {
+			return nil, err
+		}
+		if x.indexExprs[inf] == nil {
+			x.indexExprs[inf] = map[string]string{}
+		}
+		for name, prog := range add {
+			x.indexExprs[inf][name] = prog.Expr()
+		}
+	}
+	return inf, nil
+}
+
+// indexesConflict reports whether inf has an index of one of the names with
+// another expression: client-go cannot replace an index function.
+func (x *Exporter) indexesConflict(inf *factory.Informer, ix map[string]*indexers.Program) bool {
+	for name, prog := range ix {
+		if expr, ok := x.indexExprs[inf][name]; ok && expr != prog.Expr() {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *Exporter) forgetIndexes(inf *factory.Informer) {
+	if inf != nil {
+		delete(x.indexExprs, inf)
+	}
+}
+
 func (x *Exporter) resolveOne(name string) (factory.Resource, error) {
 	res, err := x.resolver.Resolve([]string{name})
 	if err != nil {
@@ -214,22 +348,18 @@ func (x *Exporter) resolveOne(name string) (factory.Resource, error) {
 	return res[0], nil
 }
 
-// request returns a running informer for needs; an informer that pruned
-// fields now needed is replaced, which lists again.
-func (x *Exporter) request(res factory.Resource, scope factory.Scope, needs factory.Needs) (*factory.Informer, error) {
-	inf, err := x.factory.Request(res, scope, needs)
-	if err == nil {
-		return inf, nil
-	}
-	x.log.Info("listing again: the config needs more of the objects than the cache keeps", "resource", res.String(), "reason", err)
-	x.factory.Remove(res, scope)
-	return x.factory.Request(res, scope, needs)
+// lookupNeed is a resource read by get() or byIndex(), with the indexes
+// byIndex() names.
+type lookupNeed struct {
+	name    string
+	res     factory.Resource
+	indexes map[string]*indexers.Program
 }
 
-// addLookups adds an informer for every resource that get() and byIndex()
-// read; indexes named by byIndex() must be defined on a configured entry
-// of the same resource.
-func (x *Exporter) addLookups(c *Compiled, resolved []factory.Resource, next *activeConfig, lookup *factory.Lookup, stats *indexers.Stats) error {
+// lookupNeeds lists the resources that get() and byIndex() read; indexes
+// named by byIndex() must be defined on a configured entry of the same
+// resource.
+func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]lookupNeed, error) {
 	wanted := map[string]map[string]bool{}
 	for _, r := range c.Resources {
 		for _, p := range programsOf(r) {
@@ -243,15 +373,11 @@ func (x *Exporter) addLookups(c *Compiled, resolved []factory.Resource, next *ac
 			}
 		}
 	}
-	names := make([]string, 0, len(wanted))
-	for n := range wanted {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	var out []lookupNeed
+	for _, name := range sortedNames(wanted) {
 		res, err := x.resolveOne(name)
 		if err != nil {
-			return fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
+			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
 		}
 		ix := map[string]*indexers.Program{}
 		for idx := range wanted[name] {
@@ -267,17 +393,12 @@ func (x *Exporter) addLookups(c *Compiled, resolved []factory.Resource, next *ac
 				}
 			}
 			if !found {
-				return fmt.Errorf("%s: byIndex(%q, %q, …): define index %q under a resources entry for %s", c.Path, name, idx, idx, res)
+				return nil, fmt.Errorf("%s: byIndex(%q, %q, …): define index %q under a resources entry for %s", c.Path, name, idx, idx, res)
 			}
 		}
-		inf, err := x.request(res, factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ix, stats)})
-		if err != nil {
-			return err
-		}
-		next.lookups[name] = inf
-		lookup.Add(name, inf)
+		out = append(out, lookupNeed{name: name, res: res, indexes: ix})
 	}
-	return nil
+	return out, nil
 }
 
 // stopUnused stops the informers prev used and next does not.
@@ -293,7 +414,8 @@ func (x *Exporter) stopUnused(prev, next *activeConfig) {
 	}
 	stop := func(inf *factory.Informer) {
 		if !used[inf] {
-			x.factory.Remove(inf.Resource, inf.Scope)
+			x.factory.Stop(inf)
+			x.forgetIndexes(inf)
 			used[inf] = true
 		}
 	}

@@ -284,6 +284,21 @@ func (f *Factory) Remove(res Resource, scope Scope) {
 	}
 }
 
+// Stop stops inf and, when it is still the factory's informer for its
+// resource and scope, forgets it. An informer already replaced (after
+// Remove and a new Request) is only stopped, so the replacement runs on.
+func (f *Factory) Stop(inf *Informer) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if inf.cancel != nil {
+		inf.cancel()
+	}
+	key := keyOf(inf.Resource, inf.Scope)
+	if f.informers[key] == inf {
+		delete(f.informers, key)
+	}
+}
+
 // RequestCounts counts an informer's requests to the API server.
 type RequestCounts struct {
 	Lists, ListErrors, Watches, WatchErrors atomic.Uint64

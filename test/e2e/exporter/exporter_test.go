@@ -496,3 +496,80 @@ resources:
 		t.Errorf("--check of the KSM example: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
+
+// TestMutualLookups: pods read their node with get() and nodes count their
+// pods with byIndex(), so each resource is both configured and looked up;
+// a reload of the same config (indexes included) lists nothing again.
+func TestMutualLookups(t *testing.T) {
+	const mutual = `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  indexes:
+    byNode: 'has(object.spec.nodeName) ? object.spec.nodeName : null'
+  metrics:
+  - name: test_pod_zone_info
+    help: The zone of each scheduled pod.
+    type: info
+    labels:
+      pod: object.metadata.name
+      zone: 'has(object.spec.nodeName) ? get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] : ""'
+- resource: nodes
+  metrics:
+  - name: test_node_pods
+    help: Pods on each node.
+    type: gauge
+    labels:
+      node: object.metadata.name
+    value: size(byIndex("pods", "byNode", object.metadata.name))
+`
+	x, srv, _ := start(t, mutual, exporter.Shard{})
+	want := map[string]float64{}
+	pods, err := cluster.Client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cluster.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		want["node="+n.Name] = 0
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			want["node="+p.Spec.NodeName]++
+		}
+	}
+	eventually(t, "pods per node through byIndex", func() (bool, string) {
+		got := series(t, srv.URL, "test_node_pods")
+		return equal(got, want), fmt.Sprintf("%v vs %v", got, want)
+	})
+	if n := len(series(t, srv.URL, "test_pod_zone_info")); n != len(pods.Items) {
+		t.Errorf("test_pod_zone_info has %d series for %d pods", n, len(pods.Items))
+	}
+	_, before := get(t, srv.URL+"/metrics")
+	if err := x.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, srv.URL)
+	_, after := get(t, srv.URL+"/metrics")
+	if a, b := watchRequests(t, before), watchRequests(t, after); a != b {
+		t.Errorf("a reload of the same config started new list/watches:\n%s\n%s", a, b)
+	}
+	if got := series(t, srv.URL, "test_node_pods"); !equal(got, want) {
+		t.Errorf("after reload: %v, want %v", got, want)
+	}
+}
+
+func watchRequests(t *testing.T, body string) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "kubectl_informer_watch_requests_total{") || strings.HasPrefix(l, "kubectl_informer_list_requests_total{") {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}

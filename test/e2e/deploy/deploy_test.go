@@ -1,0 +1,666 @@
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+)
+
+var cluster *framework.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.Main(m, &cluster, createNamespace, installServiceMonitorCRD))
+}
+
+// The deployment's namespace, service account, image and shipped config, as
+// the manifests of deploy/ declare them.
+const (
+	namespace      = "kubectl-informer"
+	serviceAccount = "kubectl-informer"
+	image          = "ghcr.io/kubectl-informer/kubectl-informer:v0.1.0"
+	shippedFile    = "deploy/base/config.yaml"
+	exampleFile    = "examples/kube-state-metrics-pods.yaml"
+)
+
+// createNamespace creates, for real, the Namespace and the ServiceAccount
+// that deploy/base renders: a server-side dry run persists nothing, so the
+// objects of a dry run could not find a namespace created by the same dry
+// run, and a pod dry-run needs its service account to exist. Created as
+// rendered, the namespace enforces the Pod Security Standard the manifests
+// ask for, against which checkPodTemplate dry-runs the exporter's pod.
+func createNamespace(c *framework.Cluster) error {
+	out, err := c.Kubectl("kustomize", filepath.Join(c.Root, "deploy/base"))
+	if err != nil {
+		return fmt.Errorf("kubectl kustomize deploy/base: %w\n%s", err, out)
+	}
+	var objs []string
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return err
+		}
+		if k := u.GetKind(); k == "Namespace" || k == "ServiceAccount" {
+			objs = append(objs, doc)
+		}
+	}
+	if len(objs) != 2 {
+		return fmt.Errorf("deploy/base renders %d Namespace and ServiceAccount objects, want 2", len(objs))
+	}
+	file := filepath.Join(c.Dir, "namespace.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(objs, "\n---\n")), 0o600); err != nil {
+		return err
+	}
+	if out, err := c.Kubectl("create", "--save-config", "-f", file); err != nil {
+		return fmt.Errorf("creating the namespace: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// installServiceMonitorCRD installs a minimal CustomResourceDefinition for
+// monitoring.coreos.com/v1 ServiceMonitor, which accepts any spec, so that
+// the ServiceMonitor of deploy/servicemonitor can be dry-run without the
+// Prometheus Operator.
+func installServiceMonitorCRD(c *framework.Cluster) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "servicemonitors.monitoring.coreos.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "monitoring.coreos.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Plural: "servicemonitors", Singular: "servicemonitor",
+				Kind: "ServiceMonitor", ListKind: "ServiceMonitorList",
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", XPreserveUnknownFields: ptr(true)},
+					},
+				}},
+			}},
+		},
+	}
+	client, err := apiextensionsclient.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the ServiceMonitor CRD: %w", err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the ServiceMonitor CRD to be established: %w", err)
+	}
+	// Discovery in kubectl must see the new kind before a test applies it.
+	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		out, err := c.Kubectl("api-resources", "--api-group=monitoring.coreos.com", "-o", "name")
+		return err == nil && strings.Contains(out, "servicemonitors"), nil
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// kubectl runs the project's kubectl against the test cluster and returns
+// its standard output and standard error apart.
+func kubectl(args ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(filepath.Join(cluster.BinDir, "kubectl"), append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// rendering is what a kustomization renders and what the API server made of
+// it in a server-side dry run.
+type rendering struct {
+	// rendered are the objects kubectl kustomize wrote, in order.
+	rendered []*unstructured.Unstructured
+	// admitted are the objects the dry run returned, by kind/namespace/name.
+	admitted map[string]*unstructured.Unstructured
+}
+
+func key(u *unstructured.Unstructured) string {
+	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+// renderAndDryRun renders the kustomization in dir with the project's
+// kubectl and applies every object with --dry-run=server. It fails the test
+// unless the server admitted each one without a warning.
+func renderAndDryRun(t *testing.T, dir string) rendering {
+	t.Helper()
+	out, stderr, err := kubectl("kustomize", dir)
+	if err != nil || stderr != "" {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr)
+	}
+	rendered := decodeAll(t, []byte(out))
+	if len(rendered) == 0 {
+		t.Fatalf("kubectl kustomize %s rendered nothing", dir)
+	}
+	file := filepath.Join(t.TempDir(), "rendered.yaml")
+	if err := os.WriteFile(file, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	applied, stderr, err := kubectl("apply", "--dry-run=server", "--validate=strict", "-f", file, "-o", "json")
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=server of %s: %v\n%s", dir, err, stderr)
+	}
+	// Warnings include Pod Security violations of the workloads' pods.
+	if stderr != "" {
+		t.Errorf("kubectl apply --dry-run=server of %s warned:\n%s", dir, stderr)
+	}
+	r := rendering{rendered: rendered, admitted: map[string]*unstructured.Unstructured{}}
+	for _, u := range decodeAll(t, []byte(applied)) {
+		if u.IsList() {
+			err := u.EachListItem(func(o runtime.Object) error {
+				item := o.(*unstructured.Unstructured)
+				r.admitted[key(item)] = item
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		r.admitted[key(u)] = u
+	}
+	for _, u := range rendered {
+		got, ok := r.admitted[key(u)]
+		if !ok {
+			t.Errorf("%s: the dry run returned no %s (it returned %v)", dir, key(u), keys(r.admitted))
+			continue
+		}
+		if got.GetUID() == "" {
+			t.Errorf("%s: %s came back without a UID: not admitted by the server", dir, key(u))
+		}
+	}
+	return r
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// decodeAll decodes a stream of YAML or JSON documents.
+func decodeAll(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var obj map[string]any
+		if err := d.Decode(&obj); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			t.Fatalf("decoding: %v", err)
+		}
+		if obj != nil {
+			out = append(out, &unstructured.Unstructured{Object: obj})
+		}
+	}
+}
+
+// kustomization writes a kustomization in a temporary directory that
+// renders resources and components, given relative to the module root.
+func kustomization(t *testing.T, resources, components []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	rel := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			r, err := filepath.Rel(dir, filepath.Join(cluster.Root, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	k := map[string]any{
+		"apiVersion": "kustomize.config.k8s.io/v1beta1",
+		"kind":       "Kustomization",
+		"resources":  rel(resources),
+		"components": rel(components),
+	}
+	b, err := yaml.Marshal(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestKustomizationsPassServerDryRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// dir is the kustomization, relative to the module root, or
+		// resources and components make one.
+		dir                   string
+		resources, components []string
+		want                  []string // kinds, in any order
+	}{
+		{
+			name: "base", dir: "deploy/base",
+			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Deployment"},
+		},
+		{
+			name: "sharded", dir: "deploy/sharded",
+			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Service", "StatefulSet"},
+		},
+		{
+			name: "servicemonitor", dir: "deploy/servicemonitor",
+			want: []string{"ServiceMonitor"},
+		},
+		{
+			name: "base with servicemonitor", resources: []string{"deploy/base"}, components: []string{"deploy/servicemonitor"},
+			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Deployment", "ServiceMonitor"},
+		},
+		{
+			name: "sharded with servicemonitor", resources: []string{"deploy/sharded"}, components: []string{"deploy/servicemonitor"},
+			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Service", "StatefulSet", "ServiceMonitor"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.dir
+			if dir == "" {
+				dir = kustomization(t, tc.resources, tc.components)
+			} else {
+				dir = filepath.Join(cluster.Root, dir)
+			}
+			r := renderAndDryRun(t, dir)
+			var kinds []string
+			for _, u := range r.rendered {
+				kinds = append(kinds, u.GetKind())
+				if ns := u.GetNamespace(); ns != "" && ns != namespace {
+					t.Errorf("%s is in namespace %q, want %q", key(u), ns, namespace)
+				}
+			}
+			slices.Sort(kinds)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(kinds, want) {
+				t.Errorf("rendered kinds %v, want %v", kinds, want)
+			}
+			checkRendering(t, r)
+		})
+	}
+}
+
+// checkRendering checks what every rendering must satisfy, on the objects
+// as the server admitted them.
+func checkRendering(t *testing.T, r rendering) {
+	t.Helper()
+	var services []corev1.Service
+	for _, u := range r.admitted {
+		switch u.GetKind() {
+		case "ClusterRole":
+			var cr rbacv1.ClusterRole
+			fromUnstructured(t, u, &cr)
+			checkClusterRole(t, &cr)
+		case "Deployment":
+			var d appsv1.Deployment
+			fromUnstructured(t, u, &d)
+			checkPodTemplate(t, "Deployment "+d.Name, &d.Spec.Template)
+			if got := ptrValue(d.Spec.Replicas); got != 1 {
+				t.Errorf("Deployment %s has %d replicas, want 1", d.Name, got)
+			}
+			checkArgs(t, "Deployment "+d.Name, d.Spec.Template.Spec.Containers[0].Args, nil)
+		case "StatefulSet":
+			var s appsv1.StatefulSet
+			fromUnstructured(t, u, &s)
+			checkPodTemplate(t, "StatefulSet "+s.Name, &s.Spec.Template)
+			checkStatefulSet(t, r, &s)
+		case "Service":
+			var s corev1.Service
+			fromUnstructured(t, u, &s)
+			services = append(services, s)
+		case "ConfigMap":
+			var cm corev1.ConfigMap
+			fromUnstructured(t, u, &cm)
+			want, err := os.ReadFile(filepath.Join(cluster.Root, exampleFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cm.Data["config.yaml"] != string(want) {
+				t.Errorf("ConfigMap %s: config.yaml differs from %s", cm.Name, exampleFile)
+			}
+		case "ServiceMonitor":
+			checkServiceMonitor(t, u, r)
+		case "Namespace":
+			if got := u.GetLabels()["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+				t.Errorf("Namespace %s enforces the Pod Security Standard %q, want restricted", u.GetName(), got)
+			}
+		}
+	}
+	for _, s := range services {
+		if s.Spec.ClusterIP == corev1.ClusterIPNone {
+			continue // the sharded overlay's headless Service; see checkStatefulSet
+		}
+		checkMetricsService(t, &s)
+	}
+}
+
+func fromUnstructured(t *testing.T, u *unstructured.Unstructured, into any) {
+	t.Helper()
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		t.Fatalf("decoding %s: %v", key(u), err)
+	}
+}
+
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// checkClusterRole checks that the ClusterRole grants list and watch, and
+// nothing else, on exactly the resources the shipped config reads.
+func checkClusterRole(t *testing.T, cr *rbacv1.ClusterRole) {
+	t.Helper()
+	if cr.AggregationRule != nil {
+		t.Errorf("ClusterRole %s aggregates other roles", cr.Name)
+	}
+	granted := map[string]bool{}
+	for _, rule := range cr.Rules {
+		if !slices.Equal(slices.Sorted(slices.Values(rule.Verbs)), []string{"list", "watch"}) {
+			t.Errorf("ClusterRole %s grants verbs %v, want exactly [list watch]", cr.Name, rule.Verbs)
+		}
+		if len(rule.NonResourceURLs) > 0 || len(rule.ResourceNames) > 0 {
+			t.Errorf("ClusterRole %s has a rule with non-resource URLs or resource names: %+v", cr.Name, rule)
+		}
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				if g == "*" || res == "*" || strings.Contains(res, "/") {
+					t.Errorf("ClusterRole %s grants %q in group %q: want plain resources, no wildcard or subresource", cr.Name, res, g)
+				}
+				granted[qualified(res, g)] = true
+			}
+		}
+	}
+	want := configResources(t, filepath.Join(cluster.Root, shippedFile))
+	if got := keys(granted); !slices.Equal(got, want) {
+		t.Errorf("ClusterRole %s grants list and watch on %v; %s reads %v", cr.Name, got, shippedFile, want)
+	}
+}
+
+// qualified returns resource.group, or the resource for the core group.
+func qualified(resource, group string) string {
+	if group == "" {
+		return resource
+	}
+	return resource + "." + group
+}
+
+// checkPodTemplate checks the exporter's pod: image, probes, and a
+// container that runs as non-root with a read-only root filesystem, no
+// privilege escalation, no capabilities and the runtime's seccomp profile.
+func checkPodTemplate(t *testing.T, what string, tpl *corev1.PodTemplateSpec) {
+	t.Helper()
+	spec := tpl.Spec
+	if spec.ServiceAccountName != serviceAccount {
+		t.Errorf("%s: serviceAccountName %q, want %s", what, spec.ServiceAccountName, serviceAccount)
+	}
+	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
+		t.Errorf("%s: shares a host namespace", what)
+	}
+	pod := spec.SecurityContext
+	if pod == nil {
+		pod = &corev1.PodSecurityContext{}
+	}
+	containers := append(slices.Clone(spec.InitContainers), spec.Containers...)
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%s: %d containers, want 1", what, len(spec.Containers))
+	}
+	for _, c := range containers {
+		sc := c.SecurityContext
+		if sc == nil {
+			sc = &corev1.SecurityContext{}
+		}
+		name := what + " container " + c.Name
+		if !ptrValue(first(sc.RunAsNonRoot, pod.RunAsNonRoot)) {
+			t.Errorf("%s: runAsNonRoot is not true", name)
+		}
+		if uid := first(sc.RunAsUser, pod.RunAsUser); uid != nil && *uid == 0 {
+			t.Errorf("%s: runs as user 0", name)
+		}
+		if !ptrValue(sc.ReadOnlyRootFilesystem) {
+			t.Errorf("%s: readOnlyRootFilesystem is not true", name)
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: allowPrivilegeEscalation is not false", name)
+		}
+		if ptrValue(sc.Privileged) {
+			t.Errorf("%s: privileged", name)
+		}
+		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0 {
+			t.Errorf("%s: capabilities %+v, want drop [ALL] and no add", name, sc.Capabilities)
+		}
+		if p := first(sc.SeccompProfile, pod.SeccompProfile); p == nil || p.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("%s: seccomp profile %+v, want RuntimeDefault", name, p)
+		}
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("%s: resources %+v: want cpu and memory requests and a memory limit", name, c.Resources)
+		}
+	}
+	c := spec.Containers[0]
+	if c.Image != image {
+		t.Errorf("%s: image %q, want %q", what, c.Image, image)
+	}
+	checkProbe(t, what+" liveness probe", c.LivenessProbe, "/healthz")
+	checkProbe(t, what+" readiness probe", c.ReadinessProbe, "/readyz")
+	var port *corev1.ContainerPort
+	for i := range c.Ports {
+		if c.Ports[i].Name == "http-metrics" {
+			port = &c.Ports[i]
+		}
+	}
+	if port == nil || port.ContainerPort != 9090 {
+		t.Errorf("%s: ports %+v, want http-metrics on 9090", what, c.Ports)
+	}
+	// Workload objects are not checked by Pod Security admission; their
+	// pods are. Dry-run one in the namespace, which enforces the
+	// restricted standard as deploy/base creates it.
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-informer-", Namespace: namespace, Labels: tpl.Labels},
+		Spec:       *spec.DeepCopy(),
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"}
+	if _, err := cluster.Client.CoreV1().Pods(namespace).Create(context.Background(), p, dry); err != nil {
+		t.Errorf("%s: a pod from the template is refused: %v", what, err)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == "/etc/kubectl-informer" && m.ReadOnly && m.SubPath == "" {
+			mounted = true
+		}
+	}
+	if !mounted {
+		t.Errorf("%s: the config is not mounted read-only, without subPath, at /etc/kubectl-informer", what)
+	}
+}
+
+func first[T any](ps ...*T) *T {
+	for _, p := range ps {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func checkProbe(t *testing.T, what string, p *corev1.Probe, path string) {
+	t.Helper()
+	if p == nil || p.HTTPGet == nil {
+		t.Errorf("%s: want an HTTP GET of %s", what, path)
+		return
+	}
+	if p.HTTPGet.Path != path || p.HTTPGet.Port.String() != "http-metrics" {
+		t.Errorf("%s: GET %s on port %s, want %s on http-metrics", what, p.HTTPGet.Path, p.HTTPGet.Port.String(), path)
+	}
+}
+
+// checkArgs checks the exporter's arguments: the base ones, then extra.
+func checkArgs(t *testing.T, what string, args, extra []string) {
+	t.Helper()
+	want := append([]string{"export", "--config=/etc/kubectl-informer/config.yaml", "--web.listen-address=:9090"}, extra...)
+	if !slices.Equal(args, want) {
+		t.Errorf("%s: args %q, want %q", what, args, want)
+	}
+}
+
+// checkStatefulSet checks the sharded overlay: three replicas, each passing
+// its ordinal as --shard, governed by a headless Service.
+func checkStatefulSet(t *testing.T, r rendering, s *appsv1.StatefulSet) {
+	t.Helper()
+	what := "StatefulSet " + s.Name
+	if got := ptrValue(s.Spec.Replicas); got != 3 {
+		t.Errorf("%s: %d replicas, want 3", what, got)
+	}
+	c := s.Spec.Template.Spec.Containers[0]
+	checkArgs(t, what, c.Args, []string{"--shard=$(SHARD)", "--total-shards=3"})
+	var shard *corev1.EnvVar
+	for i := range c.Env {
+		if c.Env[i].Name == "SHARD" {
+			shard = &c.Env[i]
+		}
+	}
+	if shard == nil || shard.ValueFrom == nil || shard.ValueFrom.FieldRef == nil ||
+		shard.ValueFrom.FieldRef.FieldPath != "metadata.labels['apps.kubernetes.io/pod-index']" {
+		t.Errorf("%s: SHARD %+v, want the downward API label apps.kubernetes.io/pod-index", what, shard)
+	}
+	headless, ok := r.admitted["Service/"+s.Namespace+"/"+s.Spec.ServiceName]
+	if !ok {
+		t.Fatalf("%s: no Service %q", what, s.Spec.ServiceName)
+	}
+	var svc corev1.Service
+	fromUnstructured(t, headless, &svc)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("%s: Service %s is not headless (clusterIP %q)", what, svc.Name, svc.Spec.ClusterIP)
+	}
+	if !selects(svc.Spec.Selector, s.Spec.Template.Labels) {
+		t.Errorf("%s: Service %s selector %v does not select the pods %v", what, svc.Name, svc.Spec.Selector, s.Spec.Template.Labels)
+	}
+	if _, ok := r.admitted["Deployment/"+s.Namespace+"/"+s.Name]; ok {
+		t.Errorf("%s: the base Deployment is still there", what)
+	}
+}
+
+// checkMetricsService checks the scrape target: port 9090 named
+// http-metrics, with the prometheus.io annotations.
+func checkMetricsService(t *testing.T, s *corev1.Service) {
+	t.Helper()
+	what := "Service " + s.Name
+	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != "http-metrics" || s.Spec.Ports[0].Port != 9090 {
+		t.Errorf("%s: ports %+v, want http-metrics on 9090", what, s.Spec.Ports)
+	}
+	for k, v := range map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/metrics"} {
+		if got := s.Annotations[k]; got != v {
+			t.Errorf("%s: annotation %s=%q, want %q", what, k, got, v)
+		}
+	}
+}
+
+// checkServiceMonitor checks that the ServiceMonitor scrapes http-metrics
+// with honorLabels and selects the metrics Service, not the headless one.
+func checkServiceMonitor(t *testing.T, u *unstructured.Unstructured, r rendering) {
+	t.Helper()
+	endpoints, _, _ := unstructured.NestedSlice(u.Object, "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("ServiceMonitor: %d endpoints, want 1", len(endpoints))
+	}
+	ep, _ := endpoints[0].(map[string]any)
+	if ep["port"] != "http-metrics" || ep["honorLabels"] != true {
+		t.Errorf("ServiceMonitor endpoint %v: want port http-metrics and honorLabels true", ep)
+	}
+	selector, _, _ := unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
+	if len(selector) == 0 {
+		t.Fatal("ServiceMonitor: no spec.selector.matchLabels")
+	}
+	for _, obj := range r.admitted {
+		if obj.GetKind() != "Service" {
+			continue
+		}
+		var s corev1.Service
+		fromUnstructured(t, obj, &s)
+		metrics := s.Spec.ClusterIP != corev1.ClusterIPNone
+		if got := selects(selector, s.Labels); got != metrics {
+			t.Errorf("ServiceMonitor selector %v selects Service %s: %v, want %v", selector, s.Name, got, metrics)
+		}
+	}
+}
+
+// selects reports whether every label of selector is in labels.
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(selector) > 0
+}
+
+// TestShippedConfigIsTheExample checks that the config of deploy/base is
+// examples/kube-state-metrics-pods.yaml, byte for byte.
+func TestShippedConfigIsTheExample(t *testing.T) {
+	shipped, err := os.ReadFile(filepath.Join(cluster.Root, shippedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join(cluster.Root, exampleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(shipped, example) {
+		t.Errorf("%s differs from %s: copy it again (cp %s %s)", shippedFile, exampleFile, exampleFile, shippedFile)
+	}
+}
