@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,6 +76,20 @@ type Engine struct {
 	// recomputation triggered by a looked-up object cannot overwrite newer
 	// series computed from the object's own update.
 	stripes [64]sync.Mutex
+
+	// queues feed the workers that compute series from events; an object
+	// always goes to the same worker, so its events stay in order.
+	queues []chan event
+	// pending counts events queued and not yet computed.
+	pending   atomic.Int64
+	closeOnce sync.Once
+}
+
+// event is an informer event for the workers.
+type event struct {
+	resource int
+	obj      any
+	delete   bool
 }
 
 // EngineOptions configure an Engine.
@@ -82,13 +98,61 @@ type EngineOptions struct {
 	MaxSeriesPerMetric int
 	// Shard selects the objects of this replica.
 	Shard Shard
-	// Now returns the current Unix time in seconds; default time.Now.
+	// Now returns the current Unix time in seconds; default none.
 	Now func() int64
+	// Workers compute series from events in parallel; default GOMAXPROCS.
+	Workers int
+}
+
+func (e *Engine) work(q chan event) {
+	for ev := range q {
+		if ev.delete {
+			e.Delete(ev.resource, ev.obj)
+		} else {
+			e.Update(ev.resource, ev.obj)
+		}
+		e.pending.Add(-1)
+	}
+}
+
+// enqueue hands an event to the worker of its object.
+func (e *Engine) enqueue(ev event) {
+	obj := ev.obj
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	h := fnv.New32a()
+	h.Write([]byte(objectUID(obj)))
+	e.pending.Add(1)
+	e.queues[h.Sum32()%uint32(len(e.queues))] <- ev
+}
+
+// Idle reports whether every event handed to the engine's handlers has
+// been computed.
+func (e *Engine) Idle() bool { return e.pending.Load() == 0 }
+
+// Close stops the workers once the events queued are computed. Call it
+// after the engine's handlers are removed from their informers.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		for _, q := range e.queues {
+			close(q)
+		}
+	})
 }
 
 // NewEngine returns an Engine for c, with no series yet.
 func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 	e := &Engine{compiled: c, shard: opts.Shard, deps: newDependencies(), now: opts.Now}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for range workers {
+		q := make(chan event, 256)
+		e.queues = append(e.queues, q)
+		go e.work(q)
+	}
 	for _, r := range c.Resources {
 		rs := &resourceState{name: r.Config.Resource}
 		for _, f := range r.Families {
@@ -232,7 +296,7 @@ func (e *Engine) Delete(i int, obj any) {
 }
 
 // Handler returns the event handler of the i-th configured resource's
-// informer.
+// informer. Events are computed by the engine's workers; see Idle.
 func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	rs := e.resources[i]
 	count := func(t int) {
@@ -244,15 +308,15 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			count(eventAdd)
-			e.Update(i, obj)
+			e.enqueue(event{resource: i, obj: obj})
 		},
 		UpdateFunc: func(_, obj any) {
 			count(eventUpdate)
-			e.Update(i, obj)
+			e.enqueue(event{resource: i, obj: obj})
 		},
 		DeleteFunc: func(obj any) {
 			count(eventDelete)
-			e.Delete(i, obj)
+			e.enqueue(event{resource: i, obj: obj, delete: true})
 		},
 	}
 }
@@ -270,15 +334,37 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup) (samples []sample, err
 		}
 		return p
 	}
+	// Labels that do not read each have one value per object: computed
+	// once, not once per element.
+	labels := make([]string, len(f.Labels))
+	perElement := make([]bool, len(f.Labels))
+	for i, p := range f.Labels {
+		if f.Each != nil && p.UsesEach() {
+			perElement[i] = true
+			continue
+		}
+		v, err := eval(bind(p), obj, nil, f.Each != nil)
+		if err != nil {
+			fail(err)
+			return nil, errs, lastErr
+		}
+		labels[i] = labelValue(v)
+	}
 	one := func(each any, withEach bool) {
-		labels := make([]string, len(f.Labels))
-		for i, p := range f.Labels {
-			v, err := eval(bind(p), obj, each, withEach)
-			if err != nil {
-				fail(err)
-				return
+		values := labels
+		if withEach {
+			values = slices.Clone(labels)
+			for i, p := range f.Labels {
+				if !perElement[i] {
+					continue
+				}
+				v, err := eval(bind(p), obj, each, true)
+				if err != nil {
+					fail(err)
+					return
+				}
+				values[i] = labelValue(v)
 			}
-			labels[i] = labelValue(v)
 		}
 		value := 1.0
 		if f.Value != nil {
@@ -294,7 +380,7 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup) (samples []sample, err
 			}
 			value = n
 		}
-		samples = append(samples, sample{labels: labels, value: value})
+		samples = append(samples, sample{labels: values, value: value})
 	}
 	if f.Each == nil {
 		one(nil, false)

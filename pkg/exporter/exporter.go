@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -58,6 +60,13 @@ type Exporter struct {
 	// mu guards active.
 	mu     sync.RWMutex
 	active *activeConfig
+
+	// settled is set once the first config's caches have synced, its
+	// series are computed and the memory of the initial lists has been
+	// returned to the operating system.
+	settled atomic.Bool
+	// bufSize is the size of the last /metrics response, to size the next.
+	bufSize atomic.Int64
 }
 
 // activeConfig is a running config: its engine, the informers it reads and
@@ -112,7 +121,25 @@ func (x *Exporter) Start(ctx context.Context) error {
 		return err
 	}
 	go x.logErrors(ctx, 30*time.Second)
+	go x.settle(ctx)
 	return nil
+}
+
+// settle waits for the first sync, then returns the memory the initial
+// lists needed (decoded whole objects, since pruned or dropped) to the
+// operating system, so that the resident size reflects the caches.
+func (x *Exporter) settle(ctx context.Context) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for x.synced() != nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	debug.FreeOSMemory()
+	x.settled.Store(true)
 }
 
 // Reload reads the config file again and switches to it. On any error the
@@ -228,6 +255,7 @@ func (x *Exporter) switchTo(c *Compiled) error {
 		for _, r := range prev.regs {
 			_ = r.inf.Informer.RemoveEventHandler(r.reg)
 		}
+		prev.engine.Close()
 		x.stopUnused(prev, next)
 	}
 	return nil
@@ -429,9 +457,20 @@ func (x *Exporter) stopUnused(prev, next *activeConfig) {
 	}
 }
 
-// Ready returns nil when every informer has synced and the engine has seen
-// every cached object, or an error naming those that have not.
+// Ready returns nil when every informer has synced and the engine has
+// computed the series of every cached object, or an error naming what has
+// not.
 func (x *Exporter) Ready() error {
+	if err := x.synced(); err != nil {
+		return err
+	}
+	if !x.settled.Load() {
+		return errors.New("synced; settling")
+	}
+	return nil
+}
+
+func (x *Exporter) synced() error {
 	x.mu.RLock()
 	a := x.active
 	x.mu.RUnlock()
@@ -448,6 +487,9 @@ func (x *Exporter) Ready() error {
 		slices.Sort(pending)
 		pending = slices.Compact(pending)
 		return fmt.Errorf("not synced: %s", strings.Join(pending, ", "))
+	}
+	if !a.engine.Idle() {
+		return errors.New("synced; computing the series of the objects received")
 	}
 	return nil
 }

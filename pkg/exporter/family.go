@@ -20,6 +20,8 @@ type sample struct {
 // when objects change; a scrape only copies bytes.
 type familyState struct {
 	f *Family
+	// order is the rendering order of the labels, computed once.
+	order []labelSlot
 	// maxSeries caps the series of the family; 0: no cap.
 	maxSeries int
 
@@ -39,6 +41,9 @@ type familyState struct {
 	errors uint64
 	// lastError is the newest evaluation error message, for logs.
 	lastError string
+	// sorted caches the sorted keys of lines or groups; nil after a key
+	// was added or removed.
+	sorted []string
 }
 
 // contribution is what one series of an object adds to a group.
@@ -59,6 +64,7 @@ type group struct {
 func newFamilyState(f *Family, maxSeries int) *familyState {
 	return &familyState{
 		f:             f,
+		order:         labelOrder(f),
 		maxSeries:     maxSeries,
 		lines:         map[string][]byte{},
 		contributions: map[string][]contribution{},
@@ -84,9 +90,13 @@ func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr 
 }
 
 func (s *familyState) setPlainLocked(uid string, samples []sample) {
-	old := countLines(s.lines[uid])
+	prev, had := s.lines[uid]
+	old := countLines(prev)
 	if len(samples) == 0 {
-		delete(s.lines, uid)
+		if had {
+			delete(s.lines, uid)
+			s.sorted = nil
+		}
 		s.series -= old
 		return
 	}
@@ -96,9 +106,15 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		s.dropped += uint64(len(samples) - keep)
 	}
 	if keep == 0 {
-		delete(s.lines, uid)
+		if had {
+			delete(s.lines, uid)
+			s.sorted = nil
+		}
 		s.series -= old
 		return
+	}
+	if !had {
+		s.sorted = nil
 	}
 	var b bytes.Buffer
 	for _, smp := range samples[:keep] {
@@ -108,7 +124,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		b.WriteString(formatValue(smp.value))
 		b.WriteByte('\n')
 	}
-	s.lines[uid] = b.Bytes()
+	s.lines[uid] = bytes.Clone(b.Bytes()) // without the buffer's spare capacity
 	s.series += keep - old
 }
 
@@ -125,6 +141,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 		if g.count == 0 {
 			delete(s.groups, c.key)
 			s.series--
+			s.sorted = nil
 		}
 	}
 	delete(s.contributions, uid)
@@ -144,6 +161,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 			g = &group{labels: labels, values: map[float64]int{}}
 			s.groups[key] = g
 			s.series++
+			s.sorted = nil
 		}
 		g.count++
 		g.sum += smp.value
@@ -156,31 +174,48 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 // renderLabels renders {name="value",…} with the const labels, in sorted
 // order of names.
 func (s *familyState) renderLabels(values []string) []byte {
-	type pair struct{ name, value string }
-	pairs := make([]pair, 0, len(values)+len(s.f.ConstLabels))
-	for i, n := range s.f.LabelNames {
-		pairs = append(pairs, pair{n, values[i]})
-	}
-	for _, c := range s.f.ConstLabels {
-		pairs = append(pairs, pair{c[0], c[1]})
-	}
-	if len(pairs) == 0 {
+	if len(s.order) == 0 {
 		return nil
 	}
-	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.name, b.name) })
 	var b bytes.Buffer
+	b.Grow(16 * len(s.order))
 	b.WriteByte('{')
-	for i, p := range pairs {
+	for i, o := range s.order {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(p.name)
+		b.WriteString(o.name)
 		b.WriteString(`="`)
-		b.WriteString(escapeLabelValue(p.value))
+		if o.value >= 0 {
+			b.WriteString(escapeLabelValue(values[o.value]))
+		} else {
+			b.WriteString(escapeLabelValue(o.constant))
+		}
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// labelSlot is one label in rendering order: a computed value (its index in
+// the family's LabelNames) or a constant.
+type labelSlot struct {
+	name     string
+	value    int // -1 for a constant
+	constant string
+}
+
+// labelOrder merges the computed and constant labels of f by name.
+func labelOrder(f *Family) []labelSlot {
+	var out []labelSlot
+	for i, n := range f.LabelNames {
+		out = append(out, labelSlot{name: n, value: i})
+	}
+	for _, c := range f.ConstLabels {
+		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1]})
+	}
+	slices.SortFunc(out, func(a, b labelSlot) int { return strings.Compare(a.name, b.name) })
+	return out
 }
 
 var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
@@ -254,22 +289,12 @@ func (s *familyState) write(b *bytes.Buffer, openMetrics bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f.Aggregate == AggregateNone {
-		keys := make([]string, 0, len(s.lines))
-		for k := range s.lines {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range s.sortedKeysLocked() {
 			b.Write(s.lines[k])
 		}
 		return
 	}
-	keys := make([]string, 0, len(s.groups))
-	for k := range s.groups {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range s.sortedKeysLocked() {
 		g := s.groups[k]
 		b.WriteString(s.f.Name)
 		b.Write(g.labels)
@@ -277,6 +302,29 @@ func (s *familyState) write(b *bytes.Buffer, openMetrics bool) {
 		b.WriteString(formatValue(s.aggregateValue(g)))
 		b.WriteByte('\n')
 	}
+}
+
+// sortedKeysLocked returns the keys of lines or groups in order, sorting
+// only after keys were added or removed.
+func (s *familyState) sortedKeysLocked() []string {
+	if s.sorted != nil {
+		return s.sorted
+	}
+	var keys []string
+	if s.f.Aggregate == AggregateNone {
+		keys = make([]string, 0, len(s.lines))
+		for k := range s.lines {
+			keys = append(keys, k)
+		}
+	} else {
+		keys = make([]string, 0, len(s.groups))
+		for k := range s.groups {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	s.sorted = keys
+	return keys
 }
 
 // stats returns the family's counters.

@@ -63,6 +63,7 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
 	var buf bytes.Buffer
+	buf.Grow(int(x.bufSize.Load()) + 64<<10)
 	if e := x.engine(); e != nil {
 		e.WriteFamilies(&buf, openMetrics)
 	}
@@ -82,6 +83,7 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", string(format))
 	body := buf.Bytes()
+	x.bufSize.Store(int64(len(body)))
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		w.Header().Set("Content-Encoding", "gzip")
 		gz := gzip.NewWriter(w)

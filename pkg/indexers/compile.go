@@ -88,6 +88,8 @@ type Program struct {
 	// paths are the JSON paths of object it reads; nil: any (see
 	// ObjectPaths).
 	paths *jsonval.Paths
+	// usesEach: the expression reads the variable each.
+	usesEach bool
 }
 
 // Expr returns the expression as written.
@@ -210,6 +212,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),
+		usesEach:     usesIdent(checked.NativeRep().Expr(), EachVar),
 	}, nil
 }
 

@@ -163,3 +163,52 @@ func selectChain(e ast.Expr) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// UsesEach reports whether the expression reads the variable each (see
+// CompileEach); one that does not gives the same value for every element.
+func (p *Program) UsesEach() bool { return p.usesEach }
+
+// usesIdent reports whether e mentions the identifier name.
+func usesIdent(e ast.Expr, name string) bool {
+	found := false
+	var walk func(e ast.Expr)
+	walk = func(e ast.Expr) {
+		if found {
+			return
+		}
+		switch e.Kind() {
+		case ast.IdentKind:
+			found = e.AsIdent() == name
+		case ast.SelectKind:
+			walk(e.AsSelect().Operand())
+		case ast.CallKind:
+			call := e.AsCall()
+			if call.IsMemberFunction() {
+				walk(call.Target())
+			}
+			for _, a := range call.Args() {
+				walk(a)
+			}
+		case ast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el)
+			}
+		case ast.MapKind:
+			for _, en := range e.AsMap().Entries() {
+				walk(en.AsMapEntry().Key())
+				walk(en.AsMapEntry().Value())
+			}
+		case ast.StructKind:
+			for _, f := range e.AsStruct().Fields() {
+				walk(f.AsStructField().Value())
+			}
+		case ast.ComprehensionKind:
+			c := e.AsComprehension()
+			for _, x := range []ast.Expr{c.IterRange(), c.AccuInit(), c.LoopCondition(), c.LoopStep(), c.Result()} {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	return found
+}

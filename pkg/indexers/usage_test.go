@@ -66,3 +66,25 @@ func TestObjectPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestUsesEach(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for expr, want := range map[string]bool{
+		`object.metadata.name`:        false,
+		`each`:                        true,
+		`object.status.phase == each`: true,
+		`[1, 2].exists(x, x == each.restartCount)`:     true,
+		`object.spec.containers.map(c, c.name).size()`: false,
+	} {
+		p, err := env.CompileEach(expr, KindValue, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.UsesEach() != want {
+			t.Errorf("UsesEach(%s) = %v, want %v", expr, p.UsesEach(), want)
+		}
+	}
+}
