@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -572,4 +574,86 @@ func watchRequests(t *testing.T, body string) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, "\n")
+}
+
+// TestReloadOnFileChange changes the config file under a running exporter:
+// the new family appears without a SIGHUP.
+func TestReloadOnFileChange(t *testing.T) {
+	x, srv, path := start(t, config, exporter.Shard{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := x.WatchReloads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	more := config + `  - name: test_pods_by_namespace
+    help: Pods per namespace.
+    type: gauge
+    aggregate: count
+    labels:
+      namespace: object.metadata.namespace
+`
+	// Written beside and renamed over, as editors and ConfigMap mounts do.
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(more), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a changed config file is reloaded", func() (bool, string) {
+		got := series(t, srv.URL, "test_pods_by_namespace")
+		return len(got) == spec.Default().Namespaces, fmt.Sprintf("%v", got)
+	})
+}
+
+// TestWebConfigBasicAuth serves with an exporter-toolkit web config that
+// requires basic auth.
+func TestWebConfigBasicAuth(t *testing.T) {
+	x, _, _ := start(t, config, exporter.Shard{})
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(web, []byte("basic_auth_users:\n  prometheus: "+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := framework.ClosedPort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- x.Serve(ctx, exporter.ServeConfig{ListenAddresses: []string{addr}, WebConfigFile: web}, slog.New(slog.DiscardHandler))
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	url := "http://" + addr + "/metrics"
+	var resp *http.Response
+	for range 100 {
+		if resp, err = http.Get(url); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without credentials: %d, want 401", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.SetBasicAuth("prometheus", "s3cret")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "test_pod_info") {
+		t.Errorf("with credentials: %d", resp.StatusCode)
+	}
 }
