@@ -20,6 +20,8 @@ import (
 
 // exporterResult is what benchExporter measured.
 type exporterResult struct {
+	// readies are the times to ready of several starts.
+	readies      []time.Duration
 	ready        time.Duration
 	rssSynced    int64
 	scrapes      []time.Duration
@@ -36,34 +38,24 @@ type exporterResult struct {
 // d and measures the exporter's CPU.
 func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rate int, d time.Duration) (exporterResult, error) {
 	var r exporterResult
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// Time to ready varies from start to start: start it a few times.
+	for range 4 {
+		cmd, _, ready, err := startExporter(plugin, kubeconfig, config)
+		if err != nil {
+			return r, err
+		}
+		r.readies = append(r.readies, ready)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	cmd, base, ready, err := startExporter(plugin, kubeconfig, config)
 	if err != nil {
 		return r, err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr)
-	cmd.Stderr = io.Discard
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return r, err
-	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	base := "http://" + addr
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Since(start) > 2*time.Minute {
-			return r, fmt.Errorf("the exporter was not ready after 2 minutes")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	r.ready = time.Since(start)
+	r.readies = append(r.readies, ready)
+	slices.Sort(r.readies)
+	r.ready = r.readies[len(r.readies)/2]
 	pid := cmd.Process.Pid
 	r.rssSynced = procRSS(pid)
 
@@ -123,6 +115,38 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rate int
 	return r, nil
 }
 
+// startExporter starts the exporter and waits until /readyz answers 200.
+func startExporter(plugin, kubeconfig, config string) (*exec.Cmd, string, time.Duration, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", 0, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr)
+	cmd.Stderr = io.Discard
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, "", 0, err
+	}
+	base := "http://" + addr
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, base, time.Since(start), nil
+			}
+		}
+		if time.Since(start) > 2*time.Minute {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, "", 0, fmt.Errorf("the exporter was not ready after 2 minutes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // procRSS returns the resident set size of pid in bytes.
 func procRSS(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -158,7 +182,7 @@ func (r exporterResult) render() string {
 	med := s[len(s)/2]
 	fmt.Fprintf(&b, "\n## Exporter (examples/kube-state-metrics-pods.yaml)\n\n")
 	fmt.Fprintf(&b, "| measure | kubectl-informer | kube-state-metrics (same workload and series, measured earlier) | target |\n|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| time to ready | %s | 0.61 s | ≤ 0.61 s |\n", secs(r.ready))
+	fmt.Fprintf(&b, "| time to ready, median of %d starts (min–max) | %s (%s–%s) | 0.61 s | ≤ 0.61 s |\n", len(r.readies), secs(r.ready), secs(r.readies[0]), secs(r.readies[len(r.readies)-1]))
 	fmt.Fprintf(&b, "| RSS after sync | %s | 174 MiB | ≤ 120 MiB |\n", mib(r.rssSynced))
 	fmt.Fprintf(&b, "| `/metrics` latency, median of 10 (min–max) | %.1f ms (%.1f–%.1f ms) | 33 ms | ≤ 33 ms |\n",
 		ms(med), ms(s[0]), ms(s[len(s)-1]))
