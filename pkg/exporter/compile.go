@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/suggest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
@@ -168,7 +169,7 @@ func (p *configParser) checkReferences(ce compiledExpr, defined map[string]bool)
 				continue
 			}
 			msg := fmt.Sprintf("byIndex(%q, %q, …) reads index %q, which no resource of the config defines", ref.Resource, ix, ix)
-			if s, ok := closest(ix, names); ok {
+			if s, ok := suggest.Closest(ix, names); ok {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			} else {
 				msg += fmt.Sprintf("; define it under indexes of the entry for %s", ref.Resource)

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 	yaml "go.yaml.in/yaml/v3"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/suggest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
@@ -409,7 +409,7 @@ func (p *configParser) walk(n *yaml.Node, t reflect.Type, path []any, context, f
 			f, ok := byName[k.Value]
 			if !ok {
 				msg := fmt.Sprintf("unknown field %q", k.Value)
-				if s, ok := closest(k.Value, names); ok {
+				if s, ok := suggest.Closest(k.Value, names); ok {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				} else {
 					msg += fmt.Sprintf("; the fields of %s are %s", structNouns[t], strings.Join(names, ", "))
@@ -722,47 +722,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// closest returns the candidate closest to word, if it is close enough to
-// be a likely misspelling of it.
-func closest(word string, candidates []string) (string, bool) {
-	limit := 2
-	if utf8.RuneCountInString(word) <= 4 {
-		limit = 1
-	}
-	best, bestDistance := "", limit+1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(word), strings.ToLower(c)); d < bestDistance {
-			best, bestDistance = c, d
-		}
-	}
-	return best, best != "" && best != word
-}
-
-// editDistance is the Levenshtein distance between a and b, counting a
-// transposition of adjacent characters as one edit.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/kubectl-informer/kubectl-informer/internal/suggest"
 )
 
 // Resource is a resource type resolved against the cluster's discovery data.
@@ -235,35 +238,10 @@ func (r *Resolver) withSuggestion(err error, name string) error {
 		}
 		return names[i] < names[j]
 	})
-	base := strings.ToLower(strings.SplitN(name, ".", 2)[0])
-	best, bestDist := "", 3 // suggest only names within two edits
-	for _, c := range names {
-		if d := levenshtein(base, c); d < bestDist && len(c) > 2 {
-			best, bestDist = c, d
-		}
-	}
+	names = slices.DeleteFunc(names, func(c string) bool { return len(c) <= 2 }) // short names suggest too much
+	best, _ := suggest.Closest(strings.SplitN(name, ".", 2)[0], names)
 	u.suggestion = best
 	return u
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // ServerError wraps a failure to reach or read from the API server with a

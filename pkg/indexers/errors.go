@@ -3,8 +3,11 @@ package indexers
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	textsuggest "github.com/kubectl-informer/kubectl-informer/internal/suggest"
 )
 
 // ErrCostLimitExceeded is wrapped by the error of an evaluation that was
@@ -105,49 +108,8 @@ func cleanMessage(msg string) string {
 }
 
 // suggest returns the candidate closest to word, if one is close enough to
-// be a likely misspelling of it.
+// be a likely misspelling of it; of equally close ones, the first in
+// lexical order.
 func suggest(word string, candidates []string) (string, bool) {
-	maxDistance := 2
-	if utf8.RuneCountInString(word) <= 4 {
-		maxDistance = 1
-	}
-	best, bestDistance := "", maxDistance+1
-	for _, c := range candidates {
-		if c == word {
-			continue
-		}
-		if d := editDistance(word, c); d < bestDistance || (d == bestDistance && c < best) {
-			best, bestDistance = c, d
-		}
-	}
-	return best, bestDistance <= maxDistance
-}
-
-// editDistance is the number of single-character insertions, deletions,
-// substitutions and transpositions of adjacent characters that turn a into
-// b (optimal string alignment distance).
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	// d[i][j] is the distance between ra[:i] and rb[:j].
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
+	return textsuggest.Closest(word, slices.Sorted(slices.Values(candidates)))
 }

@@ -20,55 +20,54 @@ var metadataFields = map[string]bool{"apiVersion": true, "kind": true, "metadata
 func (p *Program) ReadsOnlyMetadata() bool { return p.metadataOnly }
 
 func onlyMetadata(e ast.Expr) bool {
-	switch e.Kind() {
-	case ast.IdentKind:
+	if e.Kind() == ast.IdentKind {
 		return e.AsIdent() != ObjectVar
-	case ast.SelectKind:
+	}
+	if e.Kind() == ast.SelectKind {
 		sel := e.AsSelect()
 		if op := sel.Operand(); op.Kind() == ast.IdentKind && op.AsIdent() == ObjectVar {
 			return metadataFields[sel.FieldName()]
 		}
-		return onlyMetadata(sel.Operand())
-	case ast.CallKind:
-		call := e.AsCall()
-		if call.IsMemberFunction() && !onlyMetadata(call.Target()) {
+	}
+	for _, c := range children(e) {
+		if !onlyMetadata(c) {
 			return false
 		}
-		for _, a := range call.Args() {
-			if !onlyMetadata(a) {
-				return false
-			}
+	}
+	return true
+}
+
+// children returns the subexpressions of e.
+func children(e ast.Expr) []ast.Expr {
+	switch e.Kind() {
+	case ast.SelectKind:
+		return []ast.Expr{e.AsSelect().Operand()}
+	case ast.CallKind:
+		call := e.AsCall()
+		var out []ast.Expr
+		if call.IsMemberFunction() {
+			out = append(out, call.Target())
 		}
-		return true
+		return append(out, call.Args()...)
 	case ast.ListKind:
-		for _, el := range e.AsList().Elements() {
-			if !onlyMetadata(el) {
-				return false
-			}
-		}
-		return true
+		return e.AsList().Elements()
 	case ast.MapKind:
+		var out []ast.Expr
 		for _, en := range e.AsMap().Entries() {
-			me := en.AsMapEntry()
-			if !onlyMetadata(me.Key()) || !onlyMetadata(me.Value()) {
-				return false
-			}
+			out = append(out, en.AsMapEntry().Key(), en.AsMapEntry().Value())
 		}
-		return true
+		return out
 	case ast.StructKind:
+		var out []ast.Expr
 		for _, f := range e.AsStruct().Fields() {
-			if !onlyMetadata(f.AsStructField().Value()) {
-				return false
-			}
+			out = append(out, f.AsStructField().Value())
 		}
-		return true
+		return out
 	case ast.ComprehensionKind:
 		c := e.AsComprehension()
-		return onlyMetadata(c.IterRange()) && onlyMetadata(c.AccuInit()) &&
-			onlyMetadata(c.LoopCondition()) && onlyMetadata(c.LoopStep()) && onlyMetadata(c.Result())
-	default: // literals
-		return true
+		return []ast.Expr{c.IterRange(), c.AccuInit(), c.LoopCondition(), c.LoopStep(), c.Result()}
 	}
+	return nil
 }
 
 // ObjectPaths returns the JSON paths of object that the expression reads
@@ -100,35 +99,8 @@ func objectPaths(e ast.Expr) *jsonval.Paths {
 			}
 			return
 		}
-		switch e.Kind() {
-		case ast.SelectKind:
-			walk(e.AsSelect().Operand())
-		case ast.CallKind:
-			call := e.AsCall()
-			if call.IsMemberFunction() {
-				walk(call.Target())
-			}
-			for _, a := range call.Args() {
-				walk(a)
-			}
-		case ast.ListKind:
-			for _, el := range e.AsList().Elements() {
-				walk(el)
-			}
-		case ast.MapKind:
-			for _, en := range e.AsMap().Entries() {
-				walk(en.AsMapEntry().Key())
-				walk(en.AsMapEntry().Value())
-			}
-		case ast.StructKind:
-			for _, f := range e.AsStruct().Fields() {
-				walk(f.AsStructField().Value())
-			}
-		case ast.ComprehensionKind:
-			c := e.AsComprehension()
-			for _, x := range []ast.Expr{c.IterRange(), c.AccuInit(), c.LoopCondition(), c.LoopStep(), c.Result()} {
-				walk(x)
-			}
+		for _, c := range children(e) {
+			walk(c)
 		}
 	}
 	walk(e)
@@ -170,45 +142,13 @@ func (p *Program) UsesEach() bool { return p.usesEach }
 
 // usesIdent reports whether e mentions the identifier name.
 func usesIdent(e ast.Expr, name string) bool {
-	found := false
-	var walk func(e ast.Expr)
-	walk = func(e ast.Expr) {
-		if found {
-			return
-		}
-		switch e.Kind() {
-		case ast.IdentKind:
-			found = e.AsIdent() == name
-		case ast.SelectKind:
-			walk(e.AsSelect().Operand())
-		case ast.CallKind:
-			call := e.AsCall()
-			if call.IsMemberFunction() {
-				walk(call.Target())
-			}
-			for _, a := range call.Args() {
-				walk(a)
-			}
-		case ast.ListKind:
-			for _, el := range e.AsList().Elements() {
-				walk(el)
-			}
-		case ast.MapKind:
-			for _, en := range e.AsMap().Entries() {
-				walk(en.AsMapEntry().Key())
-				walk(en.AsMapEntry().Value())
-			}
-		case ast.StructKind:
-			for _, f := range e.AsStruct().Fields() {
-				walk(f.AsStructField().Value())
-			}
-		case ast.ComprehensionKind:
-			c := e.AsComprehension()
-			for _, x := range []ast.Expr{c.IterRange(), c.AccuInit(), c.LoopCondition(), c.LoopStep(), c.Result()} {
-				walk(x)
-			}
+	if e.Kind() == ast.IdentKind {
+		return e.AsIdent() == name
+	}
+	for _, c := range children(e) {
+		if usesIdent(c, name) {
+			return true
 		}
 	}
-	walk(e)
-	return found
+	return false
 }

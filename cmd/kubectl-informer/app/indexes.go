@@ -12,7 +12,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
@@ -119,19 +118,9 @@ func (o *IndexesOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	env, err := indexers.NewEnv()
-	if err != nil {
-		return err
-	}
-	if isTerminal(o.ErrOut) {
-		req.Progress = o.ErrOut
-	}
-	plan, err := query.Compile(env, req)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
+	plan, err := compilePlan(req, o.ErrOut)
 	o.plan = plan
-	return nil
+	return err
 }
 
 // Run prints the indexes.

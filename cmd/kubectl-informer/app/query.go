@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"regexp"
@@ -241,19 +242,26 @@ func (o *QueryOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
+	plan, err := compilePlan(req, o.ErrOut)
+	o.plan = plan
+	return err
+}
+
+// compilePlan compiles req with a new CEL environment; progress goes to
+// errOut when it is a terminal. Expression errors are usage errors.
+func compilePlan(req query.Request, errOut io.Writer) (*query.Plan, error) {
 	env, err := indexers.NewEnv()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if isTerminal(o.ErrOut) {
-		req.Progress = o.ErrOut
+	if isTerminal(errOut) {
+		req.Progress = errOut
 	}
 	plan, err := query.Compile(env, req)
 	if err != nil {
-		return &UsageError{Err: err}
+		return nil, &UsageError{Err: err}
 	}
-	o.plan = plan
-	return nil
+	return plan, nil
 }
 
 // Run connects to the cluster, fills the caches and prints the answer.
