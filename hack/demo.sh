@@ -38,6 +38,20 @@ run kubectl informer query db -A --count --group-by 'object.spec.engine + "/" + 
 # An invalid expression is reported before the cluster is contacted.
 run kubectl informer query pods -A --where 'object.status.phase = "Pending"' || true
 
+# The live cache: events as the informer's handlers receive them.
+printf '\n\033[1m$ kubectl informer watch pods -n shop --initial=false --diff &\033[0m\n'
+kubectl informer watch pods -n shop --initial=false --diff >_output/watch.log 2>&1 &
+watcher=$!
+sleep 2 # the initial list, which --initial=false does not show
+pod=pod/$(kubectl get pods -n shop -o jsonpath='{.items[0].metadata.name}')
+run kubectl label -n shop "$pod" demo=watched
+run kubectl label -n shop "$pod" demo-
+sleep 1
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
+printf '\n\033[1m(the watch printed)\033[0m\n'
+cat _output/watch.log
+
 # The exporter on the same cluster, with kube-state-metrics' pod families.
 port=${DEMO_EXPORTER_PORT:-19090}
 printf '\n\033[1m$ kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address 127.0.0.1:%s &\033[0m\n' "$port"

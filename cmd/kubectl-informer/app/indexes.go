@@ -87,12 +87,9 @@ func (o *IndexesOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.AllNamespaces || len(args) == 0 {
 		return nil
 	}
-	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
-	}
+	ns, err := namespaceOf(o.ConfigFlags, false)
 	o.namespace = ns
-	return nil
+	return err
 }
 
 // Validate compiles every index expression.
@@ -107,14 +104,7 @@ func (o *IndexesOptions) Validate() error {
 		ConfigPath:      o.config.Path(),
 	}
 	var errs []error
-	for _, s := range o.Indexes {
-		name, expr, err := splitNamed(s, "--index", "NAME=CEL")
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		req.Indexes = append(req.Indexes, query.NamedExpr{Name: name, Expr: expr})
-	}
+	req.Indexes, errs = parseIndexes(o.Indexes)
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}

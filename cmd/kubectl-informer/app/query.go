@@ -170,12 +170,9 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.AllNamespaces {
 		return nil
 	}
-	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
-	}
+	ns, err := namespaceOf(o.ConfigFlags, false)
 	o.namespace = ns
-	return nil
+	return err
 }
 
 // Validate checks the flags and compiles every expression, before any
@@ -207,17 +204,10 @@ func (o *QueryOptions) Validate() error {
 			ShowManagedFields:  o.ShowManagedFields,
 		},
 	}
-	if o.AllNamespaces && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
-		errs = append(errs, errors.New("-A/--all-namespaces and -n/--namespace cannot be used together"))
-	}
-	for _, s := range o.Indexes {
-		name, expr, err := splitNamed(s, "--index", "NAME=CEL")
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		req.Indexes = append(req.Indexes, query.NamedExpr{Name: name, Expr: expr})
-	}
+	errs = append(errs, scopeErrors(o.ConfigFlags, o.AllNamespaces, o.SyncTimeout)...)
+	var more []error
+	req.Indexes, more = parseIndexes(o.Indexes)
+	errs = append(errs, more...)
 	for _, s := range o.By {
 		name, value, err := splitNamed(s, "--by", "INDEX=VALUE")
 		if err != nil {
@@ -226,19 +216,8 @@ func (o *QueryOptions) Validate() error {
 		}
 		req.By = append(req.By, query.Selector{Index: name, Value: value})
 	}
-	for _, s := range o.Columns {
-		for _, part := range SplitColumns(s) {
-			name, expr, err := splitNamed(part, "--columns", "NAME=CEL")
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			req.Columns = append(req.Columns, query.NamedExpr{Name: name, Expr: expr})
-		}
-	}
-	if o.SyncTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--sync-timeout must be positive, got %s", o.SyncTimeout))
-	}
+	req.Columns, more = parseColumns(o.Columns)
+	errs = append(errs, more...)
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}

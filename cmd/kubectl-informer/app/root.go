@@ -67,6 +67,7 @@ serves Prometheus metrics computed from them by CEL.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	cmd.AddCommand(NewVersionCommand(streams))
 	cmd.AddCommand(NewQueryCommand(streams))
+	cmd.AddCommand(NewWatchCommand(streams))
 	cmd.AddCommand(NewIndexesCommand(streams))
 	cmd.AddCommand(NewExportCommand(streams))
 	return cmd

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+// namespaceOf returns the namespace a command works in: "" with -A, else
+// -n or the kubeconfig context's namespace. It reads the kubeconfig only.
+func namespaceOf(flags *genericclioptions.ConfigFlags, all bool) (string, error) {
+	if all {
+		return "", nil
+	}
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
+// scopeErrors checks -A against -n and --sync-timeout.
+func scopeErrors(flags *genericclioptions.ConfigFlags, all bool, syncTimeout time.Duration) []error {
+	var errs []error
+	if all && flags.Namespace != nil && *flags.Namespace != "" {
+		errs = append(errs, errors.New("-A/--all-namespaces and -n/--namespace cannot be used together"))
+	}
+	if syncTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--sync-timeout must be positive, got %s", syncTimeout))
+	}
+	return errs
+}
+
+// parseIndexes parses --index NAME=CEL values.
+func parseIndexes(values []string) ([]query.NamedExpr, []error) {
+	var out []query.NamedExpr
+	var errs []error
+	for _, s := range values {
+		name, expr, err := splitNamed(s, "--index", "NAME=CEL")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, query.NamedExpr{Name: name, Expr: expr})
+	}
+	return out, errs
+}
+
+// parseColumns parses --columns NAME=CEL[,NAME=CEL…] values.
+func parseColumns(values []string) ([]query.NamedExpr, []error) {
+	var out []query.NamedExpr
+	var errs []error
+	for _, s := range values {
+		for _, part := range SplitColumns(s) {
+			name, expr, err := splitNamed(part, "--columns", "NAME=CEL")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out = append(out, query.NamedExpr{Name: name, Expr: expr})
+		}
+	}
+	return out, errs
+}

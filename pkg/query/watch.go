@@ -1,0 +1,735 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// WatchRequest is a whole watch as the command line states it.
+type WatchRequest struct {
+	// Resources are the resource arguments as typed ("pods", "po,nodes").
+	Resources []string `json:"resources" yaml:"resources"`
+	// Namespace scopes namespaced resources; "" means all namespaces.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// LabelSelector and FieldSelector are sent to the server.
+	LabelSelector string `json:"labelSelector,omitempty" yaml:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty" yaml:"fieldSelector,omitempty"`
+	// Where is a CEL predicate; "" shows every object. An object that stops
+	// matching on an update is shown as LEFT, one that starts matching as
+	// ENTERED.
+	Where string `json:"where,omitempty" yaml:"where,omitempty"`
+	// Columns are values printed after each event line (NAME=value) or, with
+	// Output "json", in its "columns" object.
+	Columns []NamedExpr `json:"columns,omitempty" yaml:"columns,omitempty"`
+	// Diff shows, for every update, the fields that changed (see [Diff])
+	// instead of the old object.
+	Diff bool `json:"diff,omitempty" yaml:"diff,omitempty"`
+	// Output is "" for one line per event or "json" for one JSON object per
+	// line. Default "".
+	Output string `json:"output,omitempty" yaml:"output,omitempty"`
+	// SkipInitial hides the ADDED events of the initial list. Default false.
+	SkipInitial bool `json:"skipInitial,omitempty" yaml:"skipInitial,omitempty"`
+	// ResyncPeriod makes the informers replay their caches as RESYNC events
+	// this often; 0 (the default) never.
+	ResyncPeriod time.Duration `json:"resyncPeriod,omitempty" yaml:"resyncPeriod,omitempty"`
+	// SyncTimeout bounds the wait for the initial lists. Default 2m.
+	SyncTimeout time.Duration `json:"syncTimeout,omitempty" yaml:"syncTimeout,omitempty"`
+	// Progress, when not nil, receives a progress line while caches fill.
+	Progress io.Writer `json:"-" yaml:"-"`
+}
+
+// EventType is what happened to an object, as a watch prints it.
+type EventType string
+
+const (
+	// EventAdded: the object was created, or was there when the watch started.
+	EventAdded EventType = "ADDED"
+	// EventUpdated: the object changed and matches --where before and after.
+	EventUpdated EventType = "UPDATED"
+	// EventDeleted: the object was deleted.
+	EventDeleted EventType = "DELETED"
+	// EventResync: a resync replayed the object unchanged.
+	EventResync EventType = "RESYNC"
+	// EventEntered: an update made the object match --where.
+	EventEntered EventType = "ENTERED"
+	// EventLeft: an update made the object stop matching --where.
+	EventLeft EventType = "LEFT"
+)
+
+// missedSuffix marks a deletion the watch did not see: the informer learnt
+// of it from a relist (cache.DeletedFinalStateUnknown) and the object shown
+// is the last state it knew.
+const missedSuffix = " (missed)"
+
+// Change is one field that an update changed. Path is in CEL/JSONPath-like
+// form: metadata.labels["app.kubernetes.io/name"], spec.containers[0].image.
+// Old or New is nil when the field is absent on that side.
+type Change struct {
+	Path string `json:"path"`
+	Old  any    `json:"old"`
+	New  any    `json:"new"`
+}
+
+// WatchEvent is one event as printed.
+type WatchEvent struct {
+	Time time.Time
+	Type EventType
+	// Missed marks a DELETED that the informer saw only through a relist.
+	Missed bool
+	// Kind is resource.group as kubectl prints it ("pod", "deployment.apps").
+	Kind            string
+	Namespace, Name string
+	ResourceVersion string
+	// Object is the object after the event (for DELETED, its last state);
+	// OldObject the object before an update. Both are read-only.
+	Object, OldObject any
+	// ColumnNames and Values are the --columns, in order.
+	ColumnNames []string
+	Values      []any
+	// Diff holds the changes of an update when diffs were requested; nil
+	// otherwise.
+	Diff []Change
+}
+
+// timeFormat is RFC 3339 with milliseconds.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// FormatLine renders ev as one line, followed by its diff lines:
+//
+//	2025-03-01T10:00:00.123Z UPDATED pod shop/web-0 4711 phase=Running
+//	  status.phase: Pending → Running
+func FormatLine(ev *WatchEvent) string {
+	var b strings.Builder
+	b.WriteString(ev.Time.UTC().Format(timeFormat))
+	b.WriteByte(' ')
+	typ := string(ev.Type)
+	if ev.Missed {
+		typ += missedSuffix
+	}
+	fmt.Fprintf(&b, "%-7s %s %s %s", typ, ev.Kind, objectName(ev.Namespace, ev.Name), ev.ResourceVersion)
+	for i, name := range ev.ColumnNames {
+		fmt.Fprintf(&b, " %s=%s", name, FormatValue(ev.Values[i]))
+	}
+	b.WriteByte('\n')
+	for _, c := range ev.Diff {
+		fmt.Fprintf(&b, "  %s: %s → %s\n", c.Path, formatDiffValue(c.Old), formatDiffValue(c.New))
+	}
+	return b.String()
+}
+
+func objectName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// formatDiffValue shows strings as they are (the empty string as ""), an
+// absent field as <none> and anything else as compact JSON.
+func formatDiffValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return none
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+// jsonEvent is the -o json form of a WatchEvent; fields in this order.
+type jsonEvent struct {
+	Time            string         `json:"time"`
+	Type            EventType      `json:"type"`
+	Missed          bool           `json:"missed,omitempty"`
+	Kind            string         `json:"kind"`
+	Namespace       string         `json:"namespace"`
+	Name            string         `json:"name"`
+	ResourceVersion string         `json:"resourceVersion"`
+	Columns         map[string]any `json:"columns,omitempty"`
+	Object          any            `json:"object"`
+	OldObject       any            `json:"oldObject,omitempty"`
+	Diff            *[]Change      `json:"diff,omitempty"`
+}
+
+// FormatJSON renders ev as one line of JSON (NDJSON): time, type, kind,
+// namespace, name, resourceVersion, columns (when any), object, and for
+// updates either oldObject or, when diffs were requested, diff. A missed
+// deletion is type DELETED with "missed": true.
+func FormatJSON(ev *WatchEvent, withDiff bool) ([]byte, error) {
+	j := jsonEvent{
+		Time: ev.Time.UTC().Format(timeFormat), Type: ev.Type, Missed: ev.Missed, Kind: ev.Kind,
+		Namespace: ev.Namespace, Name: ev.Name, ResourceVersion: ev.ResourceVersion, Object: ev.Object,
+	}
+	if len(ev.ColumnNames) > 0 {
+		j.Columns = make(map[string]any, len(ev.ColumnNames))
+		for i, name := range ev.ColumnNames {
+			v := ev.Values[i]
+			if _, failed := v.(*EvalError); failed {
+				v = nil
+			}
+			j.Columns[name] = v
+		}
+	}
+	if isUpdate(ev.Type) {
+		if withDiff {
+			d := ev.Diff
+			if d == nil {
+				d = []Change{}
+			}
+			j.Diff = &d
+		} else {
+			j.OldObject = ev.OldObject
+		}
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// isUpdate reports whether t is an update with an old object worth showing:
+// RESYNC replays an unchanged object.
+func isUpdate(t EventType) bool {
+	return t == EventUpdated || t == EventEntered || t == EventLeft
+}
+
+// UpdateEvent returns what an update shows given whether the object matched
+// --where before (wasIn) and after (isIn), and whether its resourceVersion
+// is unchanged (a resync); "" when the object was and stays outside the
+// result. Without --where both are true.
+func UpdateEvent(wasIn, isIn, sameVersion bool) EventType {
+	switch {
+	case wasIn && isIn && sameVersion:
+		return EventResync
+	case wasIn && isIn:
+		return EventUpdated
+	case isIn:
+		return EventEntered
+	case wasIn:
+		return EventLeft
+	}
+	return ""
+}
+
+// diffIgnored are the paths Diff leaves out: bookkeeping that changes on
+// every write or every heartbeat. "*" matches any list index.
+var diffIgnored = [][]string{
+	{"metadata", "resourceVersion"},
+	{"metadata", "managedFields"},
+	{"metadata", "generation"},
+	{"status", "conditions", "*", "lastHeartbeatTime"},
+	{"status", "conditions", "*", "lastProbeTime"},
+}
+
+// pathSeg is one step of a path: a map key, or a list index when index >= 0.
+type pathSeg struct {
+	key   string
+	index int
+}
+
+// Diff returns the fields that differ between two objects' JSON forms, in
+// path order (map keys sorted, list elements by index), leaving out
+// metadata.resourceVersion, metadata.managedFields, metadata.generation and
+// status.conditions[*].lastHeartbeatTime and lastProbeTime. Maps are
+// compared key by key and lists element by element; a field present on one
+// side only is one change whose other side is nil, however deep its value.
+// The objects are only read.
+func Diff(oldObj, newObj any) ([]Change, error) {
+	a, err := toJSONMap(oldObj)
+	if err != nil {
+		return nil, err
+	}
+	b, err := toJSONMap(newObj)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	diffValues(nil, a, b, true, true, &out)
+	return out, nil
+}
+
+// toJSONMap returns obj as its JSON map: unstructured content as it is (it
+// is only read), typed objects converted.
+func toJSONMap(obj any) (map[string]any, error) {
+	switch o := obj.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return o, nil
+	case *unstructured.Unstructured:
+		return o.Object, nil
+	case runtime.Unstructured:
+		return o.UnstructuredContent(), nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
+func diffValues(path []pathSeg, a, b any, hasA, hasB bool, out *[]Change) {
+	if ignoredPath(path) {
+		return
+	}
+	if hasA && hasB {
+		ma, okA := a.(map[string]any)
+		mb, okB := b.(map[string]any)
+		if okA && okB {
+			keys := make([]string, 0, len(ma)+len(mb))
+			for k := range ma {
+				keys = append(keys, k)
+			}
+			for k := range mb {
+				if _, ok := ma[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				va, inA := ma[k]
+				vb, inB := mb[k]
+				diffValues(append(path, pathSeg{key: k, index: -1}), va, vb, inA, inB, out)
+			}
+			return
+		}
+		la, okA := a.([]any)
+		lb, okB := b.([]any)
+		if okA && okB {
+			for i := range max(len(la), len(lb)) {
+				var va, vb any
+				if i < len(la) {
+					va = la[i]
+				}
+				if i < len(lb) {
+					vb = lb[i]
+				}
+				diffValues(append(path, pathSeg{index: i}), va, vb, i < len(la), i < len(lb), out)
+			}
+			return
+		}
+		if reflect.DeepEqual(a, b) {
+			return
+		}
+	} else if !hasA && !hasB {
+		return
+	}
+	c := Change{Path: formatPath(path)}
+	if hasA {
+		c.Old = a
+	}
+	if hasB {
+		c.New = b
+	}
+	*out = append(*out, c)
+}
+
+func ignoredPath(path []pathSeg) bool {
+	for _, pat := range diffIgnored {
+		if len(pat) != len(path) {
+			continue
+		}
+		match := true
+		for i, p := range pat {
+			seg := path[i]
+			if (p == "*" && seg.index < 0) || (p != "*" && (seg.index >= 0 || seg.key != p)) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// formatPath writes a path as metadata.labels["app.kubernetes.io/name"] or
+// spec.containers[0].image.
+func formatPath(path []pathSeg) string {
+	var b strings.Builder
+	for i, seg := range path {
+		switch {
+		case seg.index >= 0:
+			fmt.Fprintf(&b, "[%d]", seg.index)
+		case plainKey.MatchString(seg.key):
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(seg.key)
+		default:
+			b.WriteString("[" + strconv.Quote(seg.key) + "]")
+		}
+	}
+	if b.Len() == 0 {
+		return "."
+	}
+	return b.String()
+}
+
+// KindName returns resource.group as kubectl prints it before a name:
+// "pod", "deployment.apps".
+func KindName(res factory.Resource) string {
+	kind := strings.ToLower(res.GVK.Kind)
+	if res.GVK.Group == "" {
+		return kind
+	}
+	return kind + "." + res.GVK.Group
+}
+
+// Watcher is a compiled WatchRequest: every expression compiled and every
+// flag checked, before any contact with the cluster.
+type Watcher struct {
+	req  WatchRequest
+	plan *Plan
+	// now returns the time stamped on events; time.Now outside tests.
+	now func() time.Time
+}
+
+// CompileWatch checks req and compiles its expressions with env. Errors
+// are *UsageError.
+func CompileWatch(env *indexers.Env, req WatchRequest) (*Watcher, error) {
+	if req.SyncTimeout <= 0 {
+		req.SyncTimeout = 2 * time.Minute
+	}
+	var errs []error
+	if req.Output != "" && req.Output != "json" {
+		errs = append(errs, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json (default: one line per event)", req.Output))
+	}
+	if req.ResyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %s", req.ResyncPeriod))
+	}
+	plan, err := Compile(env, Request{
+		Resources: req.Resources, Namespace: req.Namespace,
+		LabelSelector: req.LabelSelector, FieldSelector: req.FieldSelector,
+		Where: req.Where, Columns: req.Columns, SyncTimeout: req.SyncTimeout, Progress: req.Progress,
+	})
+	if err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, &UsageError{Err: errors.Join(errs...)}
+	}
+	return &Watcher{req: req, plan: plan, now: time.Now}, nil
+}
+
+// Watch compiles req with a new CEL environment and runs it: see
+// [Watcher.Run].
+func Watch(ctx context.Context, conn Conn, req WatchRequest, out, errOut io.Writer) error {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return err
+	}
+	w, err := CompileWatch(env, req)
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx, conn, out, errOut)
+}
+
+// Run resolves the resources, starts informers holding whole objects
+// (without managedFields) and prints one event per handler call on out
+// until ctx ends; then it returns nil, after summarising on errOut the
+// expressions that failed on some objects. Nothing is written to out once
+// ctx has ended. A resource the server does not have is a *UsageError; a
+// cache that does not sync (forbidden, unreachable, timeout) is an error,
+// as for a query. Run may be called once.
+func (w *Watcher) Run(ctx context.Context, conn Conn, out, errOut io.Writer) error {
+	p := w.plan
+	resources, err := conn.Resolver.Resolve(p.req.Resources)
+	if err != nil {
+		if factory.IsUnknownResource(err) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	lookup := factory.NewLookup()
+	if p.readsOtherResources() {
+		p.bind(lookup)
+	}
+	f, err := factory.New(conn.Config, factory.Config{ResyncPeriod: w.req.ResyncPeriod})
+	if err != nil {
+		return err
+	}
+	stats := &indexers.Stats{}
+	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
+	var watched []*factory.Informer
+	for _, res := range resources {
+		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, p.queryPrograms()); err != nil {
+			return err
+		}
+		// -o json prints whole objects: no pruning, no metadata-only mode.
+		inf, err := f.Request(res, scope, factory.Needs{Mode: factory.ModeFull})
+		if err != nil {
+			return err
+		}
+		watched = append(watched, inf)
+	}
+	if err := p.lookups(f, conn.Resolver, lookup, stats, watched, nil); err != nil {
+		return err
+	}
+
+	em := w.emitter(out)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer em.stop()
+	if err := f.Start(runCtx); err != nil {
+		return err
+	}
+	// Handlers added to a running informer first receive what it already
+	// holds, as initial-list adds, so no event is lost between Start and
+	// here.
+	for _, inf := range watched {
+		if _, err := inf.Informer.AddEventHandler(em.handler(inf.Resource)); err != nil {
+			return err
+		}
+	}
+	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-em.failed:
+	}
+	em.stop()
+	for _, warn := range em.warnings() {
+		fmt.Fprintf(errOut, "warning: %s\n", warn)
+	}
+	for _, line := range stats.Summary() {
+		fmt.Fprintf(errOut, "warning: %s\n", line)
+	}
+	return em.writeErr()
+}
+
+func (w *Watcher) emitter(out io.Writer) *emitter {
+	p := w.plan
+	em := &emitter{
+		out:         out,
+		json:        w.req.Output == "json",
+		diff:        w.req.Diff,
+		skipInitial: w.req.SkipInitial,
+		now:         w.now,
+		in:          map[string]bool{},
+		failed:      make(chan struct{}),
+	}
+	if p.where != nil {
+		em.where = p.where.Match
+	}
+	for i, c := range p.req.Columns {
+		em.columns = append(em.columns, Column{Name: c.Name, Value: p.columns[i].Value})
+		em.colFails = append(em.colFails, failures{w: Warning{Source: "--columns " + c.Name}})
+	}
+	return em
+}
+
+// emitter turns handler calls into printed events. Handlers of different
+// informers run on different goroutines.
+type emitter struct {
+	out         io.Writer
+	json, diff  bool
+	skipInitial bool
+	now         func() time.Time
+	where       PredicateFunc
+	columns     []Column
+	// failed is closed on the first write error.
+	failed chan struct{}
+
+	// lock guards the fields below and serialises writes to out.
+	lock    sync.Mutex
+	stopped bool
+	// in records, per resource and key, whether the object is in the
+	// result (matches --where), as last shown.
+	in         map[string]bool
+	whereFails failures
+	whereTotal int
+	colFails   []failures
+	colTotal   int
+	err        error
+}
+
+func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
+	kind := KindName(res)
+	prefix := res.String() + "|"
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			e.lock.Lock()
+			defer e.lock.Unlock()
+			key := prefix + objectKey(obj)
+			isIn := e.matchLocked(obj)
+			e.in[key] = isIn
+			if isIn && !(initial && e.skipInitial) {
+				e.emitLocked(kind, EventAdded, false, nil, obj)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			e.lock.Lock()
+			defer e.lock.Unlock()
+			key := prefix + objectKey(newObj)
+			wasIn, known := e.in[key]
+			if !known {
+				wasIn = e.matchLocked(oldObj)
+			}
+			isIn := e.matchLocked(newObj)
+			e.in[key] = isIn
+			typ := UpdateEvent(wasIn, isIn, resourceVersion(oldObj) == resourceVersion(newObj))
+			if typ != "" {
+				e.emitLocked(kind, typ, false, oldObj, newObj)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			missed := false
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				missed, obj = true, d.Obj
+				if obj == nil {
+					return
+				}
+			}
+			e.lock.Lock()
+			defer e.lock.Unlock()
+			key := prefix + objectKey(obj)
+			wasIn, known := e.in[key]
+			if !known {
+				wasIn = e.matchLocked(obj)
+			}
+			delete(e.in, key)
+			if wasIn {
+				e.emitLocked(kind, EventDeleted, missed, nil, obj)
+			}
+		},
+	}
+}
+
+// matchLocked evaluates --where; a failure counts as not matching.
+func (e *emitter) matchLocked(obj any) bool {
+	if e.where == nil {
+		return true
+	}
+	e.whereTotal++
+	ok, err := e.where(obj)
+	if err != nil {
+		e.whereFails.add(obj, err)
+		return false
+	}
+	return ok
+}
+
+func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, obj any) {
+	if e.stopped || e.err != nil {
+		return
+	}
+	ev := &WatchEvent{Time: e.now(), Type: typ, Missed: missed, Kind: kind, Object: obj}
+	if m, err := meta.Accessor(obj); err == nil {
+		ev.Namespace, ev.Name, ev.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
+	}
+	if isUpdate(typ) {
+		ev.OldObject = oldObj
+		if e.diff {
+			d, err := Diff(oldObj, obj)
+			if err != nil {
+				d = []Change{{Path: ".", New: "<diff failed: " + err.Error() + ">"}}
+			}
+			ev.Diff = d
+		}
+	}
+	if len(e.columns) > 0 {
+		e.colTotal++
+		ev.Values = make([]any, len(e.columns))
+		for i, c := range e.columns {
+			ev.ColumnNames = append(ev.ColumnNames, c.Name)
+			v, err := c.Value(obj)
+			if err != nil {
+				e.colFails[i].add(obj, err)
+				v = &EvalError{Err: err}
+			}
+			ev.Values[i] = v
+		}
+	}
+	var data []byte
+	if e.json {
+		var err error
+		if data, err = FormatJSON(ev, e.diff); err != nil {
+			e.failLocked(fmt.Errorf("encoding %s %s: %w", kind, objectName(ev.Namespace, ev.Name), err))
+			return
+		}
+	} else {
+		data = []byte(FormatLine(ev))
+	}
+	if _, err := e.out.Write(data); err != nil {
+		e.failLocked(err)
+	}
+}
+
+func (e *emitter) failLocked(err error) {
+	if e.err == nil {
+		e.err = err
+		close(e.failed)
+	}
+}
+
+// stop makes every later handler call print nothing.
+func (e *emitter) stop() {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	e.stopped = true
+}
+
+func (e *emitter) writeErr() error {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	return e.err
+}
+
+// warnings summarises the evaluation failures of --where and --columns.
+func (e *emitter) warnings() []Warning {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	var out []Warning
+	e.whereFails.w.Source = "--where"
+	if w, ok := e.whereFails.warning(e.whereTotal); ok {
+		out = append(out, w)
+	}
+	for i := range e.colFails {
+		if w, ok := e.colFails[i].warning(e.colTotal); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func resourceVersion(obj any) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetResourceVersion()
+	}
+	return ""
+}

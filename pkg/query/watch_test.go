@@ -1,0 +1,260 @@
+package query
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+func watchPod(name, rv, phase string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, ResourceVersion: rv, Labels: labels},
+		Status:     corev1.PodStatus{Phase: corev1.PodPhase(phase)},
+	}
+}
+
+func TestDiff(t *testing.T) {
+	old := watchPod("web-0", "10", "Pending", map[string]string{"app.kubernetes.io/name": "web", "tier": "front"})
+	old.Generation = 1
+	old.Status.Conditions = []corev1.PodCondition{{Type: "Ready", Status: "False", LastProbeTime: metav1.NewTime(time.Unix(1, 0))}}
+	cur := old.DeepCopy()
+	cur.ResourceVersion, cur.Generation = "11", 2
+	cur.Status.Phase = "Running"
+	cur.Labels = map[string]string{"app.kubernetes.io/name": "api", "new": "x"}
+	cur.Status.Conditions[0].Status = "True"
+	cur.Status.Conditions[0].LastProbeTime = metav1.NewTime(time.Unix(2, 0))
+	cur.Status.Conditions = append(cur.Status.Conditions, corev1.PodCondition{Type: "Scheduled", Status: "True"})
+
+	got, err := Diff(old, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, c := range got {
+		lines = append(lines, c.Path+": "+formatDiffValue(c.Old)+" → "+formatDiffValue(c.New))
+	}
+	want := []string{
+		`metadata.labels["app.kubernetes.io/name"]: web → api`,
+		`metadata.labels.new: <none> → x`,
+		`metadata.labels.tier: front → <none>`,
+		`status.conditions[0].status: False → True`,
+		`status.conditions[1]: <none> → {"lastProbeTime":null,"lastTransitionTime":null,"status":"True","type":"Scheduled"}`,
+		`status.phase: Pending → Running`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Diff:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Unstructured objects are compared as they are; only ignored fields differ.
+	a := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "resourceVersion": "1"}, "spec": map[string]any{"n": int64(1)}}}
+	b := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "resourceVersion": "2"}, "spec": map[string]any{"n": int64(1)}}}
+	if got, err := Diff(a, b); err != nil || len(got) != 0 {
+		t.Errorf("Diff of objects differing only in resourceVersion = %v, %v; want none", got, err)
+	}
+}
+
+func TestUpdateEvent(t *testing.T) {
+	tests := []struct {
+		wasIn, isIn, same bool
+		want              EventType
+	}{
+		{true, true, false, EventUpdated},
+		{true, true, true, EventResync},
+		{false, true, false, EventEntered},
+		{false, true, true, EventEntered},
+		{true, false, false, EventLeft},
+		{false, false, false, ""},
+		{false, false, true, ""},
+	}
+	for _, tt := range tests {
+		if got := UpdateEvent(tt.wasIn, tt.isIn, tt.same); got != tt.want {
+			t.Errorf("UpdateEvent(%v, %v, %v) = %q, want %q", tt.wasIn, tt.isIn, tt.same, got, tt.want)
+		}
+	}
+}
+
+func TestFormatLine(t *testing.T) {
+	at := time.Date(2025, 3, 1, 11, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name string
+		ev   WatchEvent
+		want string
+	}{{
+		name: "added with columns",
+		ev: WatchEvent{Time: at, Type: EventAdded, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "42",
+			ColumnNames: []string{"phase", "bad"}, Values: []any{"Pending", &EvalError{Err: errors.New("boom")}}},
+		want: "2025-03-01T10:00:00.123Z ADDED   pod shop/web-0 42 phase=Pending bad=<error>\n",
+	}, {
+		name: "cluster-scoped update with diff",
+		ev: WatchEvent{Time: at, Type: EventUpdated, Kind: "node", Name: "node-1", ResourceVersion: "43",
+			Diff: []Change{{Path: "spec.unschedulable", Old: nil, New: true}, {Path: `metadata.labels.x`, Old: "a", New: ""}}},
+		want: "2025-03-01T10:00:00.123Z UPDATED node node-1 43\n  spec.unschedulable: <none> → true\n  metadata.labels.x: a → \"\"\n",
+	}, {
+		name: "missed delete",
+		ev:   WatchEvent{Time: at, Type: EventDeleted, Missed: true, Kind: "deployment.apps", Namespace: "shop", Name: "web", ResourceVersion: "7"},
+		want: "2025-03-01T10:00:00.123Z DELETED (missed) deployment.apps shop/web 7\n",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FormatLine(&tt.ev); got != tt.want {
+				t.Errorf("FormatLine:\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormatJSON(t *testing.T) {
+	at := time.Date(2025, 3, 1, 10, 0, 0, 5e6, time.UTC)
+	old, cur := watchPod("web-0", "1", "Pending", nil), watchPod("web-0", "2", "Running", nil)
+	ev := &WatchEvent{Time: at, Type: EventUpdated, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "2",
+		Object: cur, OldObject: old, ColumnNames: []string{"phase"}, Values: []any{"Running"}}
+	data, err := FormatJSON(ev, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(data, []byte("}\n")) || bytes.Count(data, []byte("\n")) != 1 {
+		t.Fatalf("not one JSON line: %q", data)
+	}
+	if !strings.HasPrefix(string(data), `{"time":"2025-03-01T10:00:00.005Z","type":"UPDATED","kind":"pod","namespace":"shop","name":"web-0","resourceVersion":"2","columns":{"phase":"Running"},"object":{"kind":"Pod"`) {
+		t.Errorf("unexpected field order or values: %s", data)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["oldObject"]; !ok {
+		t.Errorf("update without --diff has no oldObject: %s", data)
+	}
+	if _, ok := got["diff"]; ok {
+		t.Errorf("update without --diff has a diff: %s", data)
+	}
+
+	ev.Diff = []Change{{Path: "status.phase", Old: "Pending", New: "Running"}}
+	data, err = FormatJSON(ev, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"diff":[{"path":"status.phase","old":"Pending","new":"Running"}]`) || strings.Contains(string(data), "oldObject") {
+		t.Errorf("--diff JSON: %s", data)
+	}
+
+	del := &WatchEvent{Time: at, Type: EventDeleted, Missed: true, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "2", Object: cur}
+	data, err = FormatJSON(del, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"type":"DELETED","missed":true`) || strings.Contains(string(data), `"diff"`) {
+		t.Errorf("missed delete JSON: %s", data)
+	}
+}
+
+func TestKindName(t *testing.T) {
+	for _, tt := range []struct {
+		gvk  schema.GroupVersionKind
+		want string
+	}{
+		{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pod"},
+		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployment.apps"},
+	} {
+		if got := KindName(factory.Resource{GVK: tt.gvk}); got != tt.want {
+			t.Errorf("KindName(%v) = %q, want %q", tt.gvk, got, tt.want)
+		}
+	}
+}
+
+// TestEmitter drives the handlers as an informer would and checks the
+// lines printed, including ENTERED and LEFT, missed deletions, skipped
+// initial adds and the --where failure summary.
+func TestEmitter(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := CompileWatch(env, WatchRequest{
+		Resources: []string{"pods"},
+		Where:     `object.metadata.labels.tier == "web"`,
+		Columns:   []NamedExpr{{Name: "phase", Expr: "object.status.phase"}},
+		Diff:      true, SkipInitial: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.now = func() time.Time { return time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC) }
+	var out bytes.Buffer
+	em := w.emitter(&out)
+	h := em.handler(factory.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}})
+	web := map[string]string{"tier": "web"}
+	db := map[string]string{"tier": "db"}
+
+	a1 := watchPod("a", "1", "Pending", web)
+	h.OnAdd(a1, true) // initial: hidden, but known to be in the result
+	a2 := watchPod("a", "2", "Running", web)
+	h.OnUpdate(a1, a2)
+	h.OnUpdate(a2, a2)
+	a3 := watchPod("a", "3", "Running", db)
+	h.OnUpdate(a2, a3)
+	a4 := watchPod("a", "4", "Failed", db)
+	h.OnUpdate(a3, a4) // outside before and after: nothing
+	a5 := watchPod("a", "5", "Failed", web)
+	h.OnUpdate(a4, a5)
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "shop/a", Obj: a5})
+	b := watchPod("b", "6", "Pending", nil) // no tier label: --where fails
+	h.OnAdd(b, false)
+	h.OnDelete(b)
+	c := watchPod("c", "7", "Pending", web)
+	h.OnAdd(c, false)
+
+	want := `2025-03-01T10:00:00.000Z UPDATED pod shop/a 2 phase=Running
+  status.phase: Pending → Running
+2025-03-01T10:00:00.000Z RESYNC  pod shop/a 2 phase=Running
+2025-03-01T10:00:00.000Z LEFT    pod shop/a 3 phase=Running
+  metadata.labels.tier: web → db
+2025-03-01T10:00:00.000Z ENTERED pod shop/a 5 phase=Failed
+  metadata.labels.tier: db → web
+2025-03-01T10:00:00.000Z DELETED (missed) pod shop/a 5 phase=Failed
+2025-03-01T10:00:00.000Z ADDED   pod shop/c 7 phase=Pending
+`
+	if out.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
+	}
+	warns := em.warnings()
+	if len(warns) != 1 || !strings.HasPrefix(warns[0].String(), "--where: 1 of 8 objects failed: shop/b: ") {
+		t.Errorf("warnings = %v", warns)
+	}
+
+	em.stop()
+	h.OnAdd(watchPod("d", "8", "Pending", web), false)
+	if out.String() != want {
+		t.Errorf("printed after stop:\n%s", strings.TrimPrefix(out.String(), want))
+	}
+}
+
+func TestCompileWatchErrors(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = CompileWatch(env, WatchRequest{Resources: []string{"pods"}, Output: "yaml", Where: "1 + 1", ResyncPeriod: -time.Second})
+	var ue *UsageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("error %v is not a *UsageError", err)
+	}
+	for _, want := range []string{`output format "yaml"`, "--resync-period must not be negative", "--where"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
