@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -321,10 +322,15 @@ type Conn struct {
 // Execute resolves the resources, fills the caches, answers the query and
 // prints the answer on out; warnings go to errOut.
 func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) error {
-	queried, err := p.sync(ctx, conn, errOut)
+	queried, _, err := p.sync(ctx, conn, errOut)
 	if err != nil {
 		return err
 	}
+	return p.answer(out, errOut, queried)
+}
+
+// answer runs the query on the synced caches and prints it.
+func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error {
 	spec := p.spec()
 	var results []*Result
 	for _, inf := range queried {
@@ -344,6 +350,79 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 	return p.print(out, errOut, queried, results)
 }
 
+// ExecuteWatch answers like Execute, then keeps the caches following the
+// cluster and prints the answer again whenever an event changed it: after
+// a burst of events has been quiet for debounce, once; only when the
+// printed text differs from the last one (so --count and --group-by print
+// only new numbers). It returns nil when ctx ends.
+func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Writer, debounce time.Duration) error {
+	queried, f, err := p.sync(ctx, conn, errOut)
+	if err != nil {
+		return err
+	}
+	render := func(warnings io.Writer) (string, error) {
+		var b bytes.Buffer
+		err := p.answer(&b, warnings, queried)
+		return b.String(), err
+	}
+	last, err := render(errOut)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(out, last); err != nil {
+		return err
+	}
+	changed := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { signal() },
+		UpdateFunc: func(any, any) { signal() },
+		DeleteFunc: func(any) { signal() },
+	}
+	for _, inf := range f.Informers() {
+		reg, err := inf.Informer.AddEventHandler(handler)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = inf.Informer.RemoveEventHandler(reg) }()
+	}
+	var quiet <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+			quiet = time.After(debounce)
+		case <-quiet:
+			quiet = nil
+			// "No resources found" and warnings were said once already.
+			text, err := render(io.Discard)
+			if err != nil {
+				return err
+			}
+			if text == last {
+				continue
+			}
+			// A new answer of several lines (a table, groups) is set apart
+			// from the previous one; a bare count follows on the next line.
+			if strings.Count(text, "\n") > 1 {
+				if _, err := fmt.Fprintln(out); err != nil {
+					return err
+				}
+			}
+			if _, err := io.WriteString(out, text); err != nil {
+				return err
+			}
+			last = text
+		}
+	}
+}
+
 // IndexInfo describes one index of a synced resource.
 type IndexInfo struct {
 	Resource string
@@ -357,7 +436,7 @@ type IndexInfo struct {
 // DescribeIndexes fills the caches as Execute does and returns, for every
 // queried resource, each index with its number of distinct values.
 func (p *Plan) DescribeIndexes(ctx context.Context, conn Conn, errOut io.Writer) ([]IndexInfo, error) {
-	queried, err := p.sync(ctx, conn, errOut)
+	queried, _, err := p.sync(ctx, conn, errOut)
 	if err != nil {
 		return nil, err
 	}
@@ -383,14 +462,15 @@ func (p *Plan) configIndexesFor(r *factory.Resolver, res factory.Resource) map[s
 
 // sync resolves the resources, creates their informers with their indexes
 // (and those of the resources get() and byIndex() read), and waits until
-// every cache has synced. It returns the queried resources' informers.
-func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factory.Informer, error) {
+// every cache has synced. It returns the queried resources' informers and
+// the factory that runs them all.
+func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factory.Informer, *factory.Factory, error) {
 	resources, err := conn.Resolver.Resolve(p.req.Resources)
 	if err != nil {
 		if factory.IsUnknownResource(err) {
-			return nil, &UsageError{Err: err}
+			return nil, nil, &UsageError{Err: err}
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	// Programs are bound to the lookup before any index function is made
 	// from them; the lookup is filled before the informers start.
@@ -401,7 +481,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	configIndexes := p.resolveConfig(conn.Resolver, errOut)
 	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stats := &indexers.Stats{}
 	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
@@ -410,11 +490,11 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
 		for _, s := range p.req.By {
 			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
-				return nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(sortedKeys(ixs), cache.NamespaceIndex)))}
+				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(sortedKeys(ixs), cache.NamespaceIndex)))}
 			}
 		}
 		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats), Fields: p.fields(ixs)}
 		if p.metadataOnly(ixs) {
@@ -422,23 +502,23 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		}
 		inf, err := f.Request(res, scope, needs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		queried = append(queried, inf)
 	}
 	if err := p.lookups(f, conn.Resolver, lookup, stats, queried, configIndexes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := f.Start(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, line := range stats.Summary() {
 		fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
-	return queried, nil
+	return queried, f, nil
 }
 
 func mapValues[V any](m map[string]V) []V {

@@ -65,6 +65,7 @@ type QueryOptions struct {
 	ShowManagedFields bool
 	SyncTimeout       time.Duration
 	ConfigFile        string
+	Watch             bool
 
 	// Set by Complete.
 	resources []string
@@ -124,6 +125,7 @@ and byIndex("pods", "byNode", value) read other cached resources.
 	f.BoolVar(&o.AllowMissingKeys, "allow-missing-template-keys", true, "ignore missing keys in templates")
 	f.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "keep metadata.managedFields in -o json and yaml (cached objects then keep them too)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	f.BoolVarP(&o.Watch, "watch", "w", false, "after the answer, print it again each time it changes (for --count and --group-by, only the new numbers)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
 	return cmd
 }
@@ -246,6 +248,9 @@ func compilePlan(req query.Request, errOut io.Writer) (*query.Plan, error) {
 // Run connects to the cluster, fills the caches and prints the answer.
 func (o *QueryOptions) Run(ctx context.Context) error {
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+		if o.Watch {
+			return o.plan.ExecuteWatch(ctx, conn, o.Out, o.ErrOut, 200*time.Millisecond)
+		}
 		return o.plan.Execute(ctx, conn, o.Out, o.ErrOut)
 	})
 }

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,14 +9,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -525,5 +529,73 @@ func TestConnectionFlags(t *testing.T) {
 	r = run(t, "query", "--kubeconfig", path, "--as", "someone-else", "pods", "-n", "shop", "--count")
 	if r.code != 1 || !strings.Contains(r.errOut, `User "someone-else" cannot list resource "pods"`) {
 		t.Errorf("--as someone-else: exit %d, stderr %q; want forbidden for that user", r.code, r.errOut)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestQueryWatch runs query --count --watch while a pod is created and
+// deleted: the count is printed once synced and again after each change.
+func TestQueryWatch(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "query-watch-"}}
+	ns, err := cluster.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut syncBuffer
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
+	cmd := app.NewRootCommand(streams)
+	cmd.SetArgs([]string{"query", "--kubeconfig", cluster.Kubeconfig, "pods", "-n", ns.Name, "--count", "--watch"})
+	runCtx, cancel := context.WithCancel(ctx)
+	cmd.SetContext(runCtx)
+	done := make(chan int, 1)
+	go func() { done <- app.Execute(cmd, streams) }()
+
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for out.String() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("output %q, want %q (stderr %q)", out.String(), want, errOut.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("0\n")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example.com/w:1"}}}}
+	if _, err := cluster.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("0\n1\n")
+	zero := int64(0)
+	if err := cluster.Client.CoreV1().Pods(ns.Name).Delete(ctx, "w", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("0\n1\n0\n")
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after cancel; stderr %q", code, errOut.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("query --watch did not end after cancel")
 	}
 }
