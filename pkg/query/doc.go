@@ -17,7 +17,9 @@
 // schemas, creates the informers (package factory) with their indexes —
 // metadata-only ones when nothing reads more than metadata — adds informers
 // for the resources get() and byIndex() read, waits for the caches and
-// prints the answer. A [Config] file names indexes per resource.
+// prints the answer. A [Config] file names indexes per resource. A
+// [Session] answers queries typed one line at a time from caches filled
+// once ([Plan.With] and [Plan.Answer] reuse a plan's synced caches).
 //
 // What the package promises:
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,38 @@ import (
 type NamedExpr struct {
 	Name string `json:"name" yaml:"name"`
 	Expr string `json:"expr" yaml:"expr"`
+}
+
+var columnStart = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_.-]*\s*=[^=]`)
+
+// SplitColumns splits "NAME=CEL,NAME=CEL" at the commas that are outside
+// parentheses, brackets, braces and string literals and are followed by
+// another NAME=, so that expressions may contain commas.
+func SplitColumns(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0 && columnStart.MatchString(s[i+1:]):
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
 }
 
 // Request is a whole query as the command line states it.
@@ -63,6 +96,11 @@ type Request struct {
 	SyncTimeout time.Duration
 	// Progress, when not nil, receives a progress line while caches fill.
 	Progress io.Writer
+	// WholeObjects caches whole objects even when the expressions and the
+	// output need only metadata or a few fields: expressions written after
+	// the caches filled (the interactive prompt) may read any field.
+	// Default false: caches hold only what the plan reads.
+	WholeObjects bool
 }
 
 // UsageError is a mistake in the request itself: an invalid expression, an
@@ -88,6 +126,18 @@ type Plan struct {
 	sortBy          *indexers.Program
 	groupBy         *indexers.Program
 	columns         []*indexers.Program
+	// synced are the caches that sync filled; nil before. A plan made by
+	// With shares them.
+	synced *synced
+}
+
+// synced are the filled caches of a plan.
+type synced struct {
+	conn    Conn
+	queried []*factory.Informer
+	lookup  *factory.Lookup
+	// lookedUp are the resources the lookup reads, as expressions name them.
+	lookedUp map[string]bool
 }
 
 // Compile checks req and compiles its expressions with env. Errors are
@@ -236,6 +286,9 @@ func (p *Plan) programs() []*indexers.Program {
 // every expression evaluated on the queried objects reads only
 // object.metadata, object.apiVersion and object.kind.
 func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
+	if p.req.WholeObjects {
+		return false
+	}
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
@@ -260,6 +313,9 @@ func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 // expression that reads object as a whole. Tables, -o name and counts need
 // only metadata besides what the expressions read.
 func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
+	if p.req.WholeObjects {
+		return nil
+	}
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
@@ -348,6 +404,74 @@ func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error 
 		results = append(results, res)
 	}
 	return p.print(out, errOut, queried, results)
+}
+
+// Answer prints the answer of p from the caches that Execute (or the
+// session that made p with With) filled, without listing again; warnings
+// go to errOut. The caches keep following the cluster, so two answers may
+// differ.
+func (p *Plan) Answer(out, errOut io.Writer) error {
+	if p.synced == nil {
+		return errors.New("the caches of this plan have not been filled: answer with Execute first")
+	}
+	return p.answer(out, errOut, p.synced.queried)
+}
+
+// With returns the plan of the request that edit makes of a copy of p's
+// request, compiled with p's environment; p is not changed. When p's
+// caches have synced, the new plan answers from them (see Answer): its
+// expressions are checked against the queried resources' schemas and read
+// get() and byIndex() from the resources p reads. The resources, scope and
+// selectors cannot change then, nor can expressions read other resources,
+// and p must cache whole objects (Request.WholeObjects).
+func (p *Plan) With(edit func(*Request)) (*Plan, error) {
+	req := p.req
+	req.Resources = slices.Clone(p.req.Resources)
+	req.Indexes = slices.Clone(p.req.Indexes)
+	req.By = slices.Clone(p.req.By)
+	req.Columns = slices.Clone(p.req.Columns)
+	edit(&req)
+	np, err := Compile(p.env, req)
+	if err != nil || p.synced == nil {
+		return np, err
+	}
+	s := p.synced
+	switch {
+	case !p.req.WholeObjects:
+		return nil, errors.New("the caches hold only what the first query read: make the first plan with WholeObjects")
+	case !slices.Equal(req.Resources, p.req.Resources) || req.Namespace != p.req.Namespace ||
+		req.LabelSelector != p.req.LabelSelector || req.FieldSelector != p.req.FieldSelector || !req.WholeObjects:
+		return nil, &UsageError{Err: errors.New("the resources, namespace and selectors of filled caches cannot change: start a new query")}
+	}
+	var errs []error
+	for _, prog := range np.queryPrograms() {
+		for _, ref := range prog.References() {
+			if !s.lookedUp[ref.Resource] {
+				errs = append(errs, fmt.Errorf("%s reads %q, which is not cached here: start the query with an expression that reads it", prog.Context(), ref.Resource))
+			}
+		}
+	}
+	for _, inf := range s.queried {
+		have := inf.Informer.GetIndexer().GetIndexers()
+		for _, sel := range req.By {
+			if _, ok := have[sel.Index]; !ok {
+				errs = append(errs, factory.UnknownIndexError(inf.Resource, sel.Index, have))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, &UsageError{Err: errors.Join(errs...)}
+	}
+	if np.readsOtherResources() {
+		np.bind(s.lookup)
+	}
+	for _, inf := range s.queried {
+		if err := np.checkSchema(s.conn.Resolver, inf.Resource, len(s.queried) > 1, np.queryPrograms()); err != nil {
+			return nil, err
+		}
+	}
+	np.synced = s
+	return np, nil
 }
 
 // ExecuteWatch answers like Execute, then keeps the caches following the
@@ -517,6 +641,12 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	}
 	for _, line := range stats.Summary() {
 		fmt.Fprintf(errOut, "warning: %s\n", line)
+	}
+	p.synced = &synced{conn: conn, queried: queried, lookup: lookup, lookedUp: map[string]bool{}}
+	for _, prog := range p.programs() {
+		for _, ref := range prog.References() {
+			p.synced.lookedUp[ref.Resource] = true
+		}
 	}
 	return queried, f, nil
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -66,5 +67,26 @@ func TestMergeGroups(t *testing.T) {
 	got := mergeGroups([]*Result{a, b}, 2)
 	if len(got.Groups) != 2 || got.Groups[0] != (Group{"y", 4}) || got.Groups[1] != (Group{"x", 3}) {
 		t.Fatalf("merged %v, want y=4, x=3", got.Groups)
+	}
+}
+
+func TestSplitColumns(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"node=object.spec.nodeName", []string{"node=object.spec.nodeName"}},
+		{"a=x,b=y", []string{"a=x", "b=y"}},
+		{`zone=get("nodes", object.spec.nodeName).metadata.labels["z"],n=1`, []string{`zone=get("nodes", object.spec.nodeName).metadata.labels["z"]`, "n=1"}},
+		{`s=object.metadata.name.split(",").size()`, []string{`s=object.metadata.name.split(",").size()`}},
+		{`l=[1, 2],m={"a": 1, "b": 2}`, []string{`l=[1, 2]`, `m={"a": 1, "b": 2}`}},
+		{`eq=x == 1, y=2`, []string{`eq=x == 1`, ` y=2`}},
+		{`c=a,b == c`, []string{`c=a,b == c`}},
+		{`q='it\'s, x=1'`, []string{`q='it\'s, x=1'`}},
+	}
+	for _, tt := range tests {
+		if got := SplitColumns(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SplitColumns(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -55,7 +55,7 @@ func parseColumns(values []string) ([]query.NamedExpr, []error) {
 	var out []query.NamedExpr
 	var errs []error
 	for _, s := range values {
-		for _, part := range SplitColumns(s) {
+		for _, part := range query.SplitColumns(s) {
 			name, expr, err := splitNamed(part, "--columns", "NAME=CEL")
 			if err != nil {
 				errs = append(errs, err)

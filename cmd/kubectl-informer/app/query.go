@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +34,9 @@ const queryExample = `  # Pending pods in every namespace
   kubectl informer query pods -A \
     --where 'get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] == "zone-a"' \
     --columns 'node=object.spec.nodeName'
+
+  # A prompt on filled caches: each line is a filter or a command (:help)
+  kubectl informer query pods -A -i
 
   # The ten pods with the most restarts
   kubectl informer query pods -A --sort-by '-object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum()' --limit 10`
@@ -66,6 +68,7 @@ type QueryOptions struct {
 	SyncTimeout       time.Duration
 	ConfigFile        string
 	Watch             bool
+	Interactive       bool
 
 	// Set by Complete.
 	resources []string
@@ -84,7 +87,10 @@ func NewQueryCommand(streams genericiooptions.IOStreams) *cobra.Command {
 CEL index functions given with --index, waits for the caches to sync and
 answers from them: --by looks objects up in an index, --where filters with a
 CEL predicate, --sort-by, --limit, --count and --group-by shape the answer, and
--o prints it in any of kubectl get's formats.
+-o prints it in any of kubectl get's formats. With -i the caches stay
+filled and each line read is a new --where filter or a command (:count,
+:by INDEX VALUE, :group CEL, :o FORMAT, :help, :quit), with line editing,
+history and tab completion of fields when the input is a terminal.
 
 In every expression the variable object is the object as its JSON (as in a
 ValidatingAdmissionPolicy), and get("nodes", name), get("configmaps", ns, name)
@@ -126,6 +132,7 @@ and byIndex("pods", "byNode", value) read other cached resources.
 	f.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "keep metadata.managedFields in -o json and yaml (cached objects then keep them too)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after the answer, print it again each time it changes (for --count and --group-by, only the new numbers)")
+	f.BoolVarP(&o.Interactive, "interactive", "i", false, "after the caches sync, answer queries typed line by line: a CEL filter or a command such as :count or :by (:help lists them); takes precedence over --watch")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
 	return cmd
 }
@@ -193,6 +200,7 @@ func (o *QueryOptions) Validate() error {
 		Limit:         o.Limit,
 		Output:        o.Output,
 		SyncTimeout:   o.SyncTimeout,
+		WholeObjects:  o.Interactive,
 
 		ResourceIndexes: o.config.ResourceIndexes(),
 		ConfigPath:      o.config.Path(),
@@ -248,6 +256,9 @@ func compilePlan(req query.Request, errOut io.Writer) (*query.Plan, error) {
 // Run connects to the cluster, fills the caches and prints the answer.
 func (o *QueryOptions) Run(ctx context.Context) error {
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+		if o.Interactive {
+			return o.runInteractive(ctx, conn)
+		}
 		if o.Watch {
 			return o.plan.ExecuteWatch(ctx, conn, o.Out, o.ErrOut, 200*time.Millisecond)
 		}
@@ -291,38 +302,6 @@ func splitNamed(s, flag, form string) (string, string, error) {
 		return "", "", fmt.Errorf("%s %q: want %s", flag, s, form)
 	}
 	return name, strings.TrimSpace(value), nil
-}
-
-var columnStart = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_.-]*\s*=[^=]`)
-
-// SplitColumns splits "NAME=CEL,NAME=CEL" at the commas that are outside
-// parentheses, brackets, braces and string literals and are followed by
-// another NAME=, so that expressions may contain commas.
-func SplitColumns(s string) []string {
-	var parts []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == ',' && depth == 0 && columnStart.MatchString(s[i+1:]):
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
 }
 
 // isTerminal reports whether w is a terminal, for progress reports.

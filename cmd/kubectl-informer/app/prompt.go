@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/peterh/liner"
+	"golang.org/x/term"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+// runInteractive fills the caches, then answers the lines of o.In: typed at
+// a terminal with line editing, history and completion, or read as they are
+// from a pipe or file.
+func (o *QueryOptions) runInteractive(ctx context.Context, conn query.Conn) error {
+	f, ok := o.In.(*os.File)
+	tty := ok && f == os.Stdin && term.IsTerminal(int(f.Fd())) && isTerminal(o.Out)
+	opts := query.SessionOptions{}
+	if tty {
+		opts.Prompt = strings.Join(o.resources, ",") + "> "
+	}
+	s, err := query.NewSession(ctx, conn, o.plan, o.Out, o.ErrOut, opts)
+	if err != nil {
+		return err
+	}
+	if !tty {
+		return s.Run(ctx, query.NewLineReader(o.In))
+	}
+	line := liner.NewLiner()
+	defer line.Close()
+	line.SetCtrlCAborts(true)
+	line.SetTabCompletionStyle(liner.TabPrints)
+	line.SetWordCompleter(s.Complete)
+	path := historyPath()
+	if h, err := os.Open(path); err == nil {
+		_, _ = line.ReadHistory(h)
+		_ = h.Close()
+	}
+	err = s.Run(ctx, linerLines{line})
+	if werr := writeHistory(line, path); werr != nil {
+		fmt.Fprintf(o.ErrOut, "warning: history not saved: %v\n", werr)
+	}
+	return err
+}
+
+// linerLines reads lines with liner: Ctrl-C clears the line being typed,
+// and every line typed is kept in the history.
+type linerLines struct{ *liner.State }
+
+func (l linerLines) Prompt(prompt string) (string, error) {
+	s, err := l.State.Prompt(prompt)
+	switch {
+	case errors.Is(err, liner.ErrPromptAborted):
+		return "", nil
+	case errors.Is(err, io.EOF):
+		fmt.Println()
+	case err == nil && strings.TrimSpace(s) != "":
+		l.AppendHistory(s)
+	}
+	return s, err
+}
+
+// historyPath returns $XDG_STATE_HOME/kubectl-informer/history, or
+// ~/.local/state/kubectl-informer/history when XDG_STATE_HOME is unset; ""
+// when there is no home directory.
+func historyPath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "kubectl-informer", "history")
+}
+
+func writeHistory(line *liner.State, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := line.WriteHistory(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}

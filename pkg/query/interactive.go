@@ -1,0 +1,625 @@
+package query
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// LineReader reads a session's input one line at a time, without the line
+// end; io.EOF ends the session. A line editor such as
+// github.com/peterh/liner's *State implements it.
+type LineReader interface {
+	Prompt(prompt string) (string, error)
+}
+
+// NewLineReader returns a LineReader that reads lines from r as they are,
+// without editing, and writes no prompt.
+func NewLineReader(r io.Reader) LineReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	return &plainLines{sc: sc}
+}
+
+type plainLines struct{ sc *bufio.Scanner }
+
+func (l *plainLines) Prompt(string) (string, error) {
+	if l.sc.Scan() {
+		return l.sc.Text(), nil
+	}
+	if err := l.sc.Err(); err != nil {
+		return "", err
+	}
+	return "", io.EOF
+}
+
+// SessionOptions configures a Session.
+type SessionOptions struct {
+	// Prompt is passed to the LineReader before each line, and a short
+	// greeting goes to the error stream when the caches have synced.
+	// Default "": no prompt and no greeting, for input that is not typed.
+	Prompt string
+	// Samples is the number of cached objects per resource whose fields
+	// Complete offers. Default 200.
+	Samples int
+}
+
+// Session answers queries typed one line at a time from caches filled
+// once. A line that does not start with ":" is a CEL predicate that
+// replaces the filter (--where); a line starting with ":" is a command (see
+// :help). Each change prints the new answer; a mistake prints its message
+// and leaves the query as it was. The caches keep following the cluster,
+// so the same query typed again may answer differently.
+type Session struct {
+	out, errOut io.Writer
+	opts        SessionOptions
+
+	// mu guards plan, listOutput and samples: Complete runs on the
+	// goroutine that reads lines.
+	mu   sync.Mutex
+	plan *Plan
+	// listOutput is the output format that counting replaced by the
+	// table, restored when counting ends.
+	listOutput string
+	// samples are the first objects of each queried cache as JSON maps,
+	// converted on the first completion of a field.
+	samples []map[string]any
+}
+
+// Interactive fills the caches of p, then answers the lines read from in
+// until EOF or ":quit"; see Session.
+func (p *Plan) Interactive(ctx context.Context, conn Conn, in io.Reader, out, errOut io.Writer) error {
+	s, err := NewSession(ctx, conn, p, out, errOut, SessionOptions{})
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, NewLineReader(in))
+}
+
+// NewSession fills the caches of p, with whole objects so that any later
+// expression can read any field, and returns the session that answers from
+// them. The caches follow the cluster until ctx ends.
+func NewSession(ctx context.Context, conn Conn, p *Plan, out, errOut io.Writer, opts SessionOptions) (*Session, error) {
+	if opts.Samples <= 0 {
+		opts.Samples = 200
+	}
+	if !p.req.WholeObjects {
+		var err error
+		if p, err = p.With(func(r *Request) { r.WholeObjects = true }); err != nil {
+			return nil, err
+		}
+	}
+	if _, _, err := p.sync(ctx, conn, errOut); err != nil {
+		return nil, err
+	}
+	s := &Session{out: out, errOut: errOut, opts: opts, plan: p}
+	if opts.Prompt != "" {
+		var counts []string
+		for _, inf := range p.synced.queried {
+			counts = append(counts, fmt.Sprintf("%d %s", len(inf.Informer.GetIndexer().ListKeys()), inf.Resource))
+		}
+		fmt.Fprintf(errOut, "%s cached. Type a CEL filter or a command (:help); :quit or Ctrl-D ends.\n", strings.Join(counts, ", "))
+	}
+	return s, nil
+}
+
+type lineRead struct {
+	line string
+	err  error
+}
+
+// Run answers the lines of lines until io.EOF, ":quit" or the end of ctx;
+// it returns nil then. Only an error reading lines ends it otherwise.
+func (s *Session) Run(ctx context.Context, lines LineReader) error {
+	for {
+		// A read blocked on a terminal cannot be interrupted: it is left
+		// behind when ctx ends.
+		ch := make(chan lineRead, 1)
+		go func() {
+			line, err := lines.Prompt(s.opts.Prompt)
+			ch <- lineRead{line, err}
+		}()
+		var r lineRead
+		select {
+		case <-ctx.Done():
+			return nil
+		case r = <-ch:
+		}
+		if errors.Is(r.err, io.EOF) {
+			return nil
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if s.Do(r.line) {
+			return nil
+		}
+	}
+}
+
+// Do handles one line and reports whether it ends the session.
+func (s *Session) Do(line string) (quit bool) {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return false
+	}
+	if !strings.HasPrefix(line, ":") {
+		s.change(func(r *Request) { r.Where = line })
+		return false
+	}
+	name, arg, _ := strings.Cut(line[1:], " ")
+	arg = strings.TrimSpace(arg)
+	cmd, ok := commandNamed(name)
+	if !ok {
+		fmt.Fprintf(s.errOut, "error: unknown command %q: the commands are %s (:help explains them)\n", ":"+name, strings.Join(commandNames(), ", "))
+		return false
+	}
+	if cmd.name == "quit" {
+		return true
+	}
+	if err := cmd.run(s, arg); err != nil {
+		fmt.Fprintf(s.errOut, "error: %v\n", err)
+	}
+	return false
+}
+
+// change compiles the query that edit makes of the current one and, when
+// it compiles, makes it current and prints its answer.
+func (s *Session) change(edit func(*Request)) {
+	s.mu.Lock()
+	np, err := s.plan.With(edit)
+	if err == nil {
+		s.plan = np
+	}
+	s.mu.Unlock()
+	if err != nil {
+		fmt.Fprintf(s.errOut, "error: %v\n", err)
+		return
+	}
+	s.answer()
+}
+
+func (s *Session) answer() {
+	s.mu.Lock()
+	p := s.plan
+	s.mu.Unlock()
+	if err := p.Answer(s.out, s.errOut); err != nil {
+		fmt.Fprintf(s.errOut, "error: %v\n", err)
+	}
+}
+
+// command is one ":" command of a session.
+type command struct {
+	name, args, help string
+	run              func(s *Session, arg string) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"by", "[INDEX VALUE]", "answer from an index (repeat to intersect); alone, clear", (*Session).by},
+		{"where", "", "clear the filter (any line that is not a command sets it)", func(s *Session, _ string) error {
+			s.change(func(r *Request) { r.Where = "" })
+			return nil
+		}},
+		{"count", "", "count instead of listing, or list again", func(s *Session, _ string) error {
+			s.change(func(r *Request) { s.setCount(r, !r.Count) })
+			return nil
+		}},
+		{"group", "[CEL]", "count per value of the expression; alone, clear", func(s *Session, arg string) error {
+			s.change(func(r *Request) {
+				r.GroupBy = arg
+				if arg != "" {
+					s.setCount(r, true)
+				}
+			})
+			return nil
+		}},
+		{"sort", "[CEL]", "order by the expression's value; alone, clear", func(s *Session, arg string) error {
+			s.change(func(r *Request) { r.SortBy = arg })
+			return nil
+		}},
+		{"columns", "[NAME=CEL,...]", "extra table columns; alone, clear", (*Session).columns},
+		{"limit", "N", "print at most N results (0: all)", func(s *Session, arg string) error {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 0 {
+				return fmt.Errorf(":limit %q: want a number, 0 for all", arg)
+			}
+			s.change(func(r *Request) { r.Limit = n })
+			return nil
+		}},
+		{"o", "FORMAT", "output format: " + strings.Join(append([]string{"table"}, AllowedFormats()...), ", "), func(s *Session, arg string) error {
+			if arg == "" {
+				return fmt.Errorf(":o needs a format: %s", strings.Join(append([]string{"table"}, AllowedFormats()...), ", "))
+			}
+			if arg == "table" {
+				arg = ""
+			}
+			s.change(func(r *Request) { r.Output = arg })
+			return nil
+		}},
+		{"index", "NAME=CEL", "index the queried resources by the expression, for :by", (*Session).index},
+		{"resources", "[RESOURCE]", "the queried resources, their object counts and indexes", (*Session).resources},
+		{"help", "", "this list", func(s *Session, _ string) error { s.help(); return nil }},
+		{"quit", "", "end the session (so does Ctrl-D)", nil},
+	}
+}
+
+// setCount starts or ends counting. Counts print as text: a format that
+// prints objects is put aside while counting and restored after; ending
+// counting ends grouping too. Called by edits, with mu held.
+func (s *Session) setCount(r *Request, on bool) {
+	if on == r.Count {
+		return
+	}
+	r.Count = on
+	if on {
+		if r.Output != "" && r.Output != "wide" {
+			s.listOutput, r.Output = r.Output, ""
+		}
+		return
+	}
+	r.GroupBy = ""
+	if s.listOutput != "" {
+		r.Output, s.listOutput = s.listOutput, ""
+	}
+}
+
+func commandNamed(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func commandNames() []string {
+	var out []string
+	for _, c := range commands {
+		out = append(out, ":"+c.name)
+	}
+	return out
+}
+
+func (s *Session) help() {
+	tw := printers.GetNewTabWriter(s.out)
+	fmt.Fprintln(tw, "CEL\tkeep the objects for which the expression is true, e.g. object.status.phase == \"Pending\"")
+	for _, c := range commands {
+		fmt.Fprintf(tw, ":%s %s\t%s\n", c.name, c.args, c.help)
+	}
+	_ = tw.Flush()
+}
+
+func (s *Session) by(arg string) error {
+	if arg == "" {
+		s.change(func(r *Request) { r.By = nil })
+		return nil
+	}
+	name, value, _ := strings.Cut(arg, " ")
+	value = strings.TrimSpace(value)
+	if value == "" {
+		name, value, _ = strings.Cut(arg, "=")
+	}
+	if name == "" || value == "" {
+		return fmt.Errorf(":by %q: want :by INDEX VALUE (:by alone clears)", arg)
+	}
+	s.change(func(r *Request) { r.By = append(r.By, Selector{Index: name, Value: value}) })
+	return nil
+}
+
+func (s *Session) columns(arg string) error {
+	var cols []NamedExpr
+	if arg != "" {
+		for _, part := range SplitColumns(arg) {
+			name, expr, ok := strings.Cut(part, "=")
+			name, expr = strings.TrimSpace(name), strings.TrimSpace(expr)
+			if !ok || name == "" || expr == "" {
+				return fmt.Errorf(":columns %q: want NAME=CEL[,NAME=CEL...]", part)
+			}
+			cols = append(cols, NamedExpr{Name: name, Expr: expr})
+		}
+	}
+	s.change(func(r *Request) { r.Columns = cols })
+	return nil
+}
+
+// index compiles NAME=CEL and registers it on every queried cache; client-go
+// indexes what the caches hold at once.
+func (s *Session) index(arg string) error {
+	name, expr, ok := strings.Cut(arg, "=")
+	name, expr = strings.TrimSpace(name), strings.TrimSpace(expr)
+	if !ok || name == "" || expr == "" {
+		return fmt.Errorf(":index %q: want NAME=CEL", arg)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, inf := range s.plan.synced.queried {
+		if _, dup := inf.Informer.GetIndexer().GetIndexers()[name]; dup {
+			return fmt.Errorf("%s already has an index %q: choose another name", inf.Resource, name)
+		}
+	}
+	np, err := s.plan.With(func(r *Request) { r.Indexes = append(r.Indexes, NamedExpr{Name: name, Expr: expr}) })
+	if err != nil {
+		return err
+	}
+	prog := np.indexes[name]
+	for _, ref := range prog.References() {
+		if !np.synced.lookedUp[ref.Resource] {
+			return fmt.Errorf("index %q reads %q, which is not cached here: start the query with an expression that reads it", name, ref.Resource)
+		}
+	}
+	for _, inf := range np.synced.queried {
+		if err := np.checkSchema(np.synced.conn.Resolver, inf.Resource, len(np.synced.queried) > 1, []*indexers.Program{prog}); err != nil {
+			return err
+		}
+	}
+	stats := &indexers.Stats{}
+	for _, inf := range np.synced.queried {
+		if err := inf.Informer.AddIndexers(indexFuncs(map[string]*indexers.Program{name: prog}, stats)); err != nil {
+			return fmt.Errorf("adding index %q to %s: %w", name, inf.Resource, err)
+		}
+		fmt.Fprintf(s.out, "%s: index %q has %d values\n", inf.Resource, name, len(inf.Informer.GetIndexer().ListIndexFuncValues(name)))
+	}
+	for _, line := range stats.Summary() {
+		fmt.Fprintf(s.errOut, "warning: %s\n", line)
+	}
+	s.plan = np
+	return nil
+}
+
+func (s *Session) resources(arg string) error {
+	s.mu.Lock()
+	queried := s.plan.synced.queried
+	s.mu.Unlock()
+	tw := printers.GetNewTabWriter(s.out)
+	fmt.Fprintln(tw, "RESOURCE\tOBJECTS\tINDEXES")
+	found := false
+	for _, inf := range queried {
+		if arg != "" && arg != inf.Resource.String() && arg != inf.Resource.GVR.Resource {
+			continue
+		}
+		found = true
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(sortedKeys(inf.Informer.GetIndexer().GetIndexers()), ","))
+	}
+	if !found {
+		return fmt.Errorf("%q is not queried here: the queried resources are %s", arg, strings.Join(s.resourceNames(), ", "))
+	}
+	return tw.Flush()
+}
+
+func (s *Session) resourceNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, inf := range s.plan.synced.queried {
+		out = append(out, inf.Resource.String())
+	}
+	return out
+}
+
+// Complete completes the word before pos (in runes) in line, as
+// github.com/peterh/liner's WordCompleter: command names after ":", index
+// names and values after ":by", formats after ":o", resources after
+// ":resources", and elsewhere the field names seen at a path such as
+// object.status. in a sample of the cached objects.
+func (s *Session) Complete(line string, pos int) (head string, completions []string, tail string) {
+	runes := []rune(line)
+	pos = min(max(pos, 0), len(runes))
+	before, tail := string(runes[:pos]), string(runes[pos:])
+	trimmed := strings.TrimLeft(before, " ")
+	if strings.HasPrefix(trimmed, ":") {
+		name, rest, spaced := strings.Cut(trimmed[1:], " ")
+		if !spaced {
+			for _, c := range commands {
+				if strings.HasPrefix(c.name, name) {
+					word := ":" + c.name
+					if c.args != "" {
+						word += " "
+					}
+					completions = append(completions, word)
+				}
+			}
+			return before[:len(before)-len(trimmed)], completions, tail
+		}
+		switch name {
+		case "by":
+			args := strings.Fields(rest)
+			if len(args) == 0 || (len(args) == 1 && !strings.HasSuffix(rest, " ")) {
+				return completeWord(before, tail, s.indexNames(), " ")
+			}
+			if len(args) == 2 || (len(args) == 1 && strings.HasSuffix(rest, " ")) {
+				return completeWord(before, tail, s.indexValues(args[0]), "")
+			}
+			return before, nil, tail
+		case "o":
+			return completeWord(before, tail, append([]string{"table"}, AllowedFormats()...), "")
+		case "resources":
+			return completeWord(before, tail, s.resourceNames(), "")
+		case "where", "sort", "group", "columns":
+		default:
+			return before, nil, tail
+		}
+	}
+	h, c := s.completeField(before)
+	return h, c, tail
+}
+
+// completeWord offers the candidates that start with the last
+// space-separated word of before, followed by suffix.
+func completeWord(before, tail string, candidates []string, suffix string) (string, []string, string) {
+	i := strings.LastIndex(before, " ") + 1
+	head, word := before[:i], before[i:]
+	var out []string
+	for _, c := range candidates {
+		if strings.HasPrefix(c, word) {
+			out = append(out, c+suffix)
+		}
+	}
+	return head, out, tail
+}
+
+func (s *Session) indexNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := map[string]bool{}
+	for _, inf := range s.plan.synced.queried {
+		for n := range inf.Informer.GetIndexer().GetIndexers() {
+			set[n] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// indexValues returns the values of an index, at most 500.
+func (s *Session) indexValues(name string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := map[string]bool{}
+	for _, inf := range s.plan.synced.queried {
+		idx := inf.Informer.GetIndexer()
+		if _, ok := idx.GetIndexers()[name]; !ok {
+			continue
+		}
+		for _, v := range idx.ListIndexFuncValues(name) {
+			if len(set) < 500 {
+				set[v] = true
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+// completeField completes the field path that ends before: "obj" to
+// "object", "object.status.ph" to "object.status.phase". A segment may
+// be optional (?field) or indexed (containers[0]).
+func (s *Session) completeField(before string) (string, []string) {
+	i := len(before)
+	for i > 0 {
+		if c := before[i-1]; !strings.ContainsRune(".?[]_", rune(c)) && !isASCIIAlnum(c) {
+			break
+		}
+		i--
+	}
+	head, word := before[:i], before[i:]
+	dot := strings.LastIndex(word, ".")
+	if dot < 0 {
+		if word != "" && strings.HasPrefix(indexers.ObjectVar, word) {
+			return head, []string{indexers.ObjectVar}
+		}
+		return before, nil
+	}
+	segments := strings.Split(word[:dot], ".")
+	if segments[0] != indexers.ObjectVar {
+		return before, nil
+	}
+	prefix := word[:dot+1]
+	partial := word[dot+1:]
+	if strings.HasPrefix(partial, "?") {
+		prefix, partial = prefix+"?", partial[1:]
+	}
+	keys := map[string]bool{}
+	for _, obj := range s.sampleObjects() {
+		for _, m := range walk([]any{obj}, segments[1:]) {
+			for k := range m {
+				if strings.HasPrefix(k, partial) {
+					keys[k] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, k := range sortedKeys(keys) {
+		if isIdent(k) {
+			out = append(out, prefix+k)
+		} else if !strings.HasSuffix(prefix, "?") {
+			out = append(out, strings.TrimSuffix(prefix, ".")+"["+strconv.Quote(k)+"]")
+		}
+	}
+	return head, out
+}
+
+// walk follows segments down from values and returns the maps found there;
+// a list stands for each of its elements.
+func walk(values []any, segments []string) []map[string]any {
+	for _, seg := range segments {
+		seg = strings.TrimPrefix(seg, "?")
+		if b := strings.IndexByte(seg, '['); b >= 0 {
+			seg = seg[:b]
+		}
+		var next []any
+		for _, v := range flatten(values) {
+			if m, ok := v.(map[string]any); ok {
+				if c, ok := m[seg]; ok {
+					next = append(next, c)
+				}
+			}
+		}
+		values = next
+	}
+	var out []map[string]any
+	for _, v := range flatten(values) {
+		if m, ok := v.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func flatten(values []any) []any {
+	var out []any
+	for _, v := range values {
+		if l, ok := v.([]any); ok {
+			out = append(out, l...)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// sampleObjects returns up to opts.Samples objects per queried resource as
+// JSON maps, converting them on first use.
+func (s *Session) sampleObjects() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.samples != nil {
+		return s.samples
+	}
+	s.samples = []map[string]any{}
+	for _, inf := range s.plan.synced.queried {
+		for i, obj := range inf.Informer.GetIndexer().List() {
+			if i >= s.opts.Samples {
+				break
+			}
+			if m, err := toJSONMap(obj); err == nil && m != nil {
+				s.samples = append(s.samples, m)
+			}
+		}
+	}
+	return s.samples
+}
