@@ -1,10 +1,13 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -65,4 +68,40 @@ func parseColumns(values []string) ([]query.NamedExpr, []error) {
 		}
 	}
 	return out, errs
+}
+
+// scopeFlags say what the informers of query, watch and indexes list and
+// watch; embedded in their Options.
+type scopeFlags struct {
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+}
+
+// addScopeFlags registers -A, -l and --field-selector.
+func (s *scopeFlags) addScopeFlags(f *pflag.FlagSet) {
+	f.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "every namespace (default: the kubeconfig context's namespace)")
+	f.StringVarP(&s.LabelSelector, "selector", "l", "", "label selector sent to the server, e.g. app=web,tier!=db")
+	f.StringVar(&s.FieldSelector, "field-selector", "", "field selector sent to the server, e.g. spec.nodeName=node-001")
+}
+
+// options is a command's Options: Complete resolves, Validate checks
+// without contacting the cluster, Run does the work.
+type options interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the RunE of a command with options o: Complete → Validate → Run.
+func runE(o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
 }

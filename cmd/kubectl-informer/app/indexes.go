@@ -21,12 +21,10 @@ type IndexesOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	AllNamespaces bool
-	LabelSelector string
-	FieldSelector string
-	Indexes       []string
-	ConfigFile    string
-	SyncTimeout   time.Duration
+	scopeFlags
+	Indexes     []string
+	ConfigFile  string
+	SyncTimeout time.Duration
 
 	resources []string
 	namespace string
@@ -52,21 +50,11 @@ number of distinct values it holds.
 
   # How selective each index of pods is
   kubectl informer indexes pods -A --index byNode=object.spec.nodeName`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runE(o),
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
-	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "every namespace (default: the kubeconfig context's namespace)")
-	f.StringVarP(&o.LabelSelector, "selector", "l", "", "label selector sent to the server")
-	f.StringVar(&o.FieldSelector, "field-selector", "", "field selector sent to the server")
+	o.addScopeFlags(f)
 	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")

@@ -46,9 +46,7 @@ type QueryOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	AllNamespaces     bool
-	LabelSelector     string
-	FieldSelector     string
+	scopeFlags
 	Indexes           []string
 	By                []string
 	Where             string
@@ -99,21 +97,11 @@ and byIndex("pods", "byNode", value) read other cached resources.
 ` + exitCodesHelp,
 		Example: queryExample,
 		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runE(o),
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
-	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "query every namespace (default: the kubeconfig context's namespace)")
-	f.StringVarP(&o.LabelSelector, "selector", "l", "", "label selector sent to the server, e.g. app=web,tier!=db")
-	f.StringVar(&o.FieldSelector, "field-selector", "", "field selector sent to the server, e.g. spec.nodeName=node-001")
+	o.addScopeFlags(f)
 	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL returning a string, a list of strings or null (repeatable)")
 	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
 	f.StringVar(&o.Where, "where", "", "keep the objects for which this CEL expression is true")

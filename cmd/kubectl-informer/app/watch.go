@@ -30,16 +30,14 @@ type WatchOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	AllNamespaces bool
-	LabelSelector string
-	FieldSelector string
-	Where         string
-	Columns       []string
-	Diff          bool
-	Output        string
-	Initial       bool
-	ResyncPeriod  time.Duration
-	SyncTimeout   time.Duration
+	scopeFlags
+	Where        string
+	Columns      []string
+	Diff         bool
+	Output       string
+	Initial      bool
+	ResyncPeriod time.Duration
+	SyncTimeout  time.Duration
 
 	// Set by Complete.
 	resources []string
@@ -72,21 +70,11 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 ` + exitCodesHelp,
 		Example: watchExample,
 		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runE(o),
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
-	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "watch every namespace (default: the kubeconfig context's namespace)")
-	f.StringVarP(&o.LabelSelector, "selector", "l", "", "label selector sent to the server, e.g. app=web,tier!=db")
-	f.StringVar(&o.FieldSelector, "field-selector", "", "field selector sent to the server, e.g. spec.nodeName=node-001")
+	o.addScopeFlags(f)
 	f.StringVar(&o.Where, "where", "", "show the objects for which this CEL expression is true, and those entering and leaving that set")
 	f.StringArrayVar(&o.Columns, "columns", nil, "values after each event NAME=CEL[,NAME=CEL...] (repeatable)")
 	f.BoolVar(&o.Diff, "diff", false, "show the fields each update changed")
