@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -532,24 +531,6 @@ func TestConnectionFlags(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestQueryWatch runs query --count --watch while a pod is created and
 // deleted: the count is printed once synced and again after each change.
 func TestQueryWatch(t *testing.T) {
@@ -559,7 +540,7 @@ func TestQueryWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut syncBuffer
+	var out, errOut framework.SyncBuffer
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
 	cmd := app.NewRootCommand(streams)
 	cmd.SetArgs([]string{"query", "--kubeconfig", cluster.Kubeconfig, "pods", "-n", ns.Name, "--count", "--watch"})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,30 +15,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
-
-// syncBuffer is a bytes.Buffer safe for the command writing and the test
-// reading at the same time.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // watchRun is a "kubectl informer watch" running in a goroutine.
 type watchRun struct {
-	out, errOut *syncBuffer
+	out, errOut *framework.SyncBuffer
 	cancel      context.CancelFunc
 	done        chan int
 	code        int
@@ -51,7 +32,7 @@ type watchRun struct {
 func startWatch(t *testing.T, args ...string) *watchRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watchRun{out: &syncBuffer{}, errOut: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	w := &watchRun{out: &framework.SyncBuffer{}, errOut: &framework.SyncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: w.out, ErrOut: w.errOut}
 	cmd := app.NewRootCommand(streams)
 	cmd.SetArgs(append([]string{"watch", "--kubeconfig", cluster.Kubeconfig}, args...))
