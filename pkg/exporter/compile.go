@@ -70,6 +70,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	for i, r := range cfg.Resources {
 		at := func(parts ...any) []any { return append([]any{"resources", i}, parts...) }
 		cr := &CompiledResource{Config: r, Indexes: map[string]*indexers.Program{}}
+		slots := map[string]int{} // label expression → slot
 		resource := r.Resource
 		if resource == "" {
 			resource = fmt.Sprintf("resources[%d]", i)
@@ -99,8 +100,21 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			if len(m.Labels) > 0 {
 				f.LabelNames = sortedKeys(m.Labels)
 				f.Labels = make([]*indexers.Program, len(f.LabelNames))
+				f.LabelSlots = make([]int, len(f.LabelNames))
 				for k, name := range f.LabelNames {
-					f.Labels[k] = compile(fn, m.Labels[name], indexers.KindValue, fmt.Sprintf("%s label %q", ctx, name), mat("labels", name)...)
+					prog := compile(fn, m.Labels[name], indexers.KindValue, fmt.Sprintf("%s label %q", ctx, name), mat("labels", name)...)
+					f.Labels[k] = prog
+					f.LabelSlots[k] = -1
+					if prog == nil || prog.UsesEach() {
+						continue
+					}
+					expr := strings.TrimSpace(m.Labels[name])
+					slot, ok := slots[expr]
+					if !ok {
+						slot = len(slots)
+						slots[expr] = slot
+					}
+					f.LabelSlots[k] = slot
 				}
 			}
 			if m.Value != "" {
@@ -108,6 +122,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			}
 			cr.Families = append(cr.Families, f)
 		}
+		cr.LabelSlots = len(slots)
 		c.Resources = append(c.Resources, cr)
 	}
 

@@ -217,8 +217,11 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	if rec != nil {
 		lookup = rec
 	}
+	cr := e.compiled.Resources[i]
+	shared := sharedLabels{values: make([]string, cr.LabelSlots), done: make([]bool, cr.LabelSlots)}
+	target := prepare(cr, obj)
 	for fi, fs := range rs.families {
-		samples, errs, last := evaluate(e.compiled.Resources[i].Families[fi], obj, lookup)
+		samples, errs, last := evaluate(cr.Families[fi], target, lookup, &shared)
 		fs.set(uid, samples, errs, last)
 	}
 	e.deps.commit(rec)
@@ -321,9 +324,36 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	}
 }
 
+// prepare converts obj once for all the programs of cr.
+func prepare(cr *CompiledResource, obj any) any {
+	for _, f := range cr.Families {
+		if f.Each != nil {
+			return f.Each.Prepare(obj)
+		}
+		if f.Value != nil {
+			return f.Value.Prepare(obj)
+		}
+		for _, p := range f.Labels {
+			if p != nil {
+				return p.Prepare(obj)
+			}
+		}
+	}
+	return obj
+}
+
+// sharedLabels are the values of the label expressions that do not read
+// each, computed once per object for all its families (by slot, see
+// Family.LabelSlots).
+type sharedLabels struct {
+	values []string
+	done   []bool
+}
+
 // evaluate computes the samples of one family for obj. Failed evaluations
-// are counted and skip the series they concern.
-func evaluate(f *Family, obj any, lookup indexers.Lookup) (samples []sample, errs int, lastErr string) {
+// are counted and skip the series they concern. Label values found in
+// shared are reused; those computed are added to it.
+func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) (samples []sample, errs int, lastErr string) {
 	fail := func(err error) {
 		errs++
 		lastErr = err.Error()
@@ -343,12 +373,23 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup) (samples []sample, err
 			perElement[i] = true
 			continue
 		}
+		slot := -1
+		if shared != nil && i < len(f.LabelSlots) {
+			slot = f.LabelSlots[i]
+		}
+		if slot >= 0 && shared.done[slot] {
+			labels[i] = shared.values[slot]
+			continue
+		}
 		v, err := eval(bind(p), obj, nil, f.Each != nil)
 		if err != nil {
 			fail(err)
 			return nil, errs, lastErr
 		}
 		labels[i] = labelValue(v)
+		if slot >= 0 {
+			shared.values[slot], shared.done[slot] = labels[i], true
+		}
 	}
 	one := func(each any, withEach bool) {
 		values := labels

@@ -231,3 +231,22 @@ func lint(t *testing.T, text string) {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 }
+
+func TestLabelsSizeIsExact(t *testing.T) {
+	f := &Family{Name: "m", LabelNames: []string{"b", "a"}, ConstLabels: [][2]string{{"c", `x"y`}}}
+	s := newFamilyState(f, 0)
+	for _, values := range [][]string{
+		{"", ""},
+		{"plain", "value"},
+		{`back\slash`, "new\nline"},
+		{`"quoted"`, "ünïcode"},
+	} {
+		got := s.appendLabels(nil, values)
+		if n := s.labelsSize(values); n != len(got) {
+			t.Errorf("labelsSize(%q) = %d, rendered %d bytes: %s", values, n, len(got), got)
+		}
+	}
+	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"})), `{a="2\n",b="1",c="x\"y"}`; got != want {
+		t.Errorf("appendLabels = %s, want %s", got, want)
+	}
+}

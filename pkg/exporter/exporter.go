@@ -129,6 +129,7 @@ func (x *Exporter) Start(ctx context.Context) error {
 // lists needed (decoded whole objects, since pruned or dropped) to the
 // operating system, so that the resident size reflects the caches.
 func (x *Exporter) settle(ctx context.Context) {
+	start := time.Now()
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for x.synced() != nil {
@@ -138,8 +139,10 @@ func (x *Exporter) settle(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+	synced := time.Since(start)
 	debug.FreeOSMemory()
 	x.settled.Store(true)
+	x.log.Info("ready: caches synced and series computed", "synced", synced.Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // Reload reads the config file again and switches to it. On any error the

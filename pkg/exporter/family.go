@@ -116,15 +116,21 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	if !had {
 		s.sorted = nil
 	}
-	var b bytes.Buffer
+	// One allocation of the exact size per object: these lines are most of
+	// what the exporter keeps.
+	size := 0
 	for _, smp := range samples[:keep] {
-		b.WriteString(s.f.Name)
-		b.Write(s.renderLabels(smp.labels))
-		b.WriteByte(' ')
-		b.WriteString(formatValue(smp.value))
-		b.WriteByte('\n')
+		size += len(s.f.Name) + s.labelsSize(smp.labels) + 1 + len(formatValue(smp.value)) + 1
 	}
-	s.lines[uid] = bytes.Clone(b.Bytes()) // without the buffer's spare capacity
+	b := make([]byte, 0, size)
+	for _, smp := range samples[:keep] {
+		b = append(b, s.f.Name...)
+		b = s.appendLabels(b, smp.labels)
+		b = append(b, ' ')
+		b = append(b, formatValue(smp.value)...)
+		b = append(b, '\n')
+	}
+	s.lines[uid] = b
 	s.series += keep - old
 }
 
@@ -150,7 +156,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	}
 	cs := make([]contribution, 0, len(samples))
 	for _, smp := range samples {
-		labels := s.renderLabels(smp.labels)
+		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels)), smp.labels)
 		key := string(labels)
 		g, ok := s.groups[key]
 		if !ok {
@@ -171,30 +177,45 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	s.contributions[uid] = cs
 }
 
-// renderLabels renders {name="value",…} with the const labels, in sorted
-// order of names.
-func (s *familyState) renderLabels(values []string) []byte {
+// appendLabels appends {name="value",…} with the const labels, in sorted
+// order of names, to b; labelsSize returns its length.
+func (s *familyState) appendLabels(b []byte, values []string) []byte {
 	if len(s.order) == 0 {
-		return nil
+		return b
 	}
-	var b bytes.Buffer
-	b.Grow(16 * len(s.order))
-	b.WriteByte('{')
+	b = append(b, '{')
 	for i, o := range s.order {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(o.name)
-		b.WriteString(`="`)
+		b = append(b, o.name...)
+		b = append(b, `="`...)
 		if o.value >= 0 {
-			b.WriteString(escapeLabelValue(values[o.value]))
+			b = append(b, escapeLabelValue(values[o.value])...)
 		} else {
-			b.WriteString(escapeLabelValue(o.constant))
+			b = append(b, escapeLabelValue(o.constant)...)
 		}
-		b.WriteByte('"')
+		b = append(b, '"')
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
+}
+
+func (s *familyState) labelsSize(values []string) int {
+	if len(s.order) == 0 {
+		return 0
+	}
+	n := 1 // {
+	for _, o := range s.order {
+		v := o.constant
+		if o.value >= 0 {
+			v = values[o.value]
+		}
+		n += len(o.name) + 2 + len(v) + 2 // name="value",  (the last comma is the closing brace)
+		if strings.ContainsAny(v, "\\\n\"") {
+			n += len(escapeLabelValue(v)) - len(v)
+		}
+	}
+	return n
 }
 
 // labelSlot is one label in rendering order: a computed value (its index in

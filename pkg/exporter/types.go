@@ -91,6 +91,10 @@ type CompiledResource struct {
 	Indexes map[string]*indexers.Program
 	// Families are the resource's metric families, in the config's order.
 	Families []*Family
+	// LabelSlots is the number of distinct label expressions of the
+	// families that do not read each: those are evaluated once per object
+	// and shared (see Family.LabelSlots).
+	LabelSlots int
 }
 
 // Family is a compiled metric family.
@@ -105,6 +109,10 @@ type Family struct {
 	// is set.
 	LabelNames []string
 	Labels     []*indexers.Program
+	// LabelSlots holds, for each label that does not read each, the index
+	// of its value among the resource's shared label values (equal
+	// expressions share one), and -1 for labels that read each.
+	LabelSlots []int
 	// ConstLabels are the config's commonLabels as sorted name/value pairs.
 	ConstLabels [][2]string
 	// Value yields a number or a bool; nil means 1.

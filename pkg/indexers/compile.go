@@ -14,7 +14,6 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	apiservercel "k8s.io/apiserver/pkg/cel"
-	"k8s.io/apiserver/pkg/cel/library"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -90,6 +89,9 @@ type Program struct {
 	paths *jsonval.Paths
 	// usesEach: the expression reads the variable each.
 	usesEach bool
+	// tracked: evaluations track their cost and stop at costLimit; the
+	// others cannot reach it (see Env.programOptions).
+	tracked bool
 }
 
 // Expr returns the expression as written.
@@ -193,7 +195,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 	if refErr != nil {
 		return nil, refErr
 	}
-	est, err := env.EstimateCost(checked, &library.CostEstimator{})
+	est, err := env.EstimateCost(checked, costEstimator{})
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s expression %q: estimating its cost: %w", context, expr, err)
 	}
@@ -209,6 +211,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		refs:      refs,
 		object:    e.objectFunc(),
 		costLimit: e.costLimit,
+		tracked:   est.Max > e.costLimit,
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),

@@ -235,10 +235,11 @@ func kubernetesEnvOptions(v *version.Version) []cel.EnvOption {
 // programOptions returns the options of a program whose static cost
 // estimate is est. When the estimate proves that no evaluation can exceed
 // the cost limit, the program does not track cost: tracking is what an
-// evaluation of a simple expression spends most of its time on. Otherwise
-// (comprehensions, regular expressions and string functions over data of
-// unknown size) every evaluation is tracked and stopped at the limit, with
-// the cost model of Kubernetes.
+// evaluation of a simple expression spends most of its time on. The
+// estimate bounds every object by the API server's request size (see
+// costEstimator), so in practice only expressions with comprehensions are
+// tracked: each of their evaluations is stopped at the limit, with the cost
+// model of Kubernetes.
 func (e *Env) programOptions(est checker.CostEstimate) []cel.ProgramOption {
 	opts := []cel.ProgramOption{
 		cel.EvalOptions(cel.OptOptimize),
@@ -253,6 +254,40 @@ func (e *Env) programOptions(est checker.CostEstimate) []cel.ProgramOption {
 		)
 	}
 	return opts
+}
+
+// costEstimator is the estimator of Kubernetes' CEL libraries told that
+// every value read from an object (or a part of one, or an element of one
+// of its lists) is never larger than the largest request the API server
+// accepts, the bound Kubernetes itself applies to lists and strings of
+// unbounded length when it estimates the cost of CRD validation rules. With
+// it, a comparison or a conversion of a field has a finite estimate, and
+// only expressions that iterate (comprehensions) or call functions that are
+// costly whatever the data pay for tracking their cost while evaluating.
+type costEstimator struct{ library.CostEstimator }
+
+// maxObjectSize is the size bound of costEstimator, in bytes (or list
+// elements).
+const maxObjectSize = uint64(celconfig.MaxRequestSizeBytes)
+
+// EstimateSize bounds the values of variables and of the fields selected
+// from them.
+func (costEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+	if len(n.Path()) == 0 {
+		return nil
+	}
+	return &checker.SizeEstimate{Min: 0, Max: maxObjectSize}
+}
+
+// EstimateCallCost bounds the results of optional field selection and of
+// orValue, which are as large as the field selected or the default given,
+// and leaves every other function to Kubernetes' estimator.
+func (e costEstimator) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	switch overloadID {
+	case "select_optional_field", "optional_orValue_value":
+		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}, ResultSize: &checker.SizeEstimate{Min: 0, Max: maxObjectSize}}
+	}
+	return e.CostEstimator.EstimateCallCost(function, overloadID, target, args)
 }
 
 // extend returns the environment in which object has the given type; decl

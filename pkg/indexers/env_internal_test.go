@@ -107,3 +107,32 @@ func TestSchemaEnvIsCached(t *testing.T) {
 		t.Errorf("schemaEnv built twice for the same schema")
 	}
 }
+
+// TestCostTracking checks which programs track their cost: those whose
+// estimate, with every object bounded by the API server's request size,
+// can exceed the limit, and only those.
+func TestCostTracking(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for expr, want := range map[string]bool{
+		`object.metadata.namespace`:                                               false,
+		`object.status.?hostIP.orValue("")`:                                       false,
+		`string(object.spec.?hostNetwork.orValue(false))`:                         false,
+		`object.status.phase == each`:                                             false,
+		`each.?restartCount.orValue(0) > 3`:                                       false,
+		`object.metadata.name.matches("^web-[a-z]+$")`:                            false,
+		`object.metadata.?ownerReferences.orValue([]).filter(r, r.controller)`:    true,
+		`object.spec.containers.all(c, c.name != "")`:                             true,
+		`object.spec.containers.exists(c, object.spec.containers.all(d, d == c))`: true,
+	} {
+		p, err := env.CompileEach(expr, KindValue, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if p.tracked != want {
+			t.Errorf("%s: tracked = %v, want %v", expr, p.tracked, want)
+		}
+	}
+}

@@ -114,13 +114,30 @@ func (p *Program) Value(obj any) (any, error) {
 // eval evaluates the program; its errors are not prefixed with the context.
 // A context that can never be cancelled costs nothing.
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
-	return p.evalVars(ctx, &activation{object: p.object(obj), lookup: p.lookup})
+	return p.evalVars(ctx, &activation{object: p.objectValue(obj), lookup: p.lookup})
+}
+
+// Prepared is an object converted once for several evaluations; see
+// [Program.Prepare].
+type Prepared struct{ value any }
+
+// Prepare converts obj into the value the object variable takes, for
+// passing to several programs of the same Env in its place: each would
+// otherwise convert obj on its own.
+func (p *Program) Prepare(obj any) Prepared { return Prepared{value: p.objectValue(obj)} }
+
+// objectValue returns the value of the object variable for obj.
+func (p *Program) objectValue(obj any) any {
+	if pr, ok := obj.(Prepared); ok {
+		return pr.value
+	}
+	return p.object(obj)
 }
 
 // EvalEach evaluates like Eval with the variable each bound to each (a CEL
 // value or a plain Go value), for programs compiled with CompileEach.
 func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
-	v, err := p.evalVars(ctx, &activation{object: p.object(obj), lookup: p.lookup, each: each, hasEach: true})
+	v, err := p.evalVars(ctx, &activation{object: p.objectValue(obj), lookup: p.lookup, each: each, hasEach: true})
 	if err != nil {
 		return nil, p.wrap(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -206,6 +208,25 @@ func (s Spec) PodPhases() map[corev1.PodPhase]int {
 		for i := g.first; i < g.first+g.count; i++ {
 			_, st, _ := s.pod(g, i)
 			out[st.Phase]++
+		}
+	}
+	return out
+}
+
+// PodObjects returns the workload's pods as the API server would return them
+// after Load: with their statuses, a UID and a resourceVersion, for
+// benchmarks and tests that need realistic objects without a cluster.
+func (s Spec) PodObjects() []*corev1.Pod {
+	s = s.Default()
+	var out []*corev1.Pod
+	for _, g := range s.groups() {
+		for i := g.first; i < g.first+g.count; i++ {
+			pod, status, _ := s.pod(g, i)
+			pod.Status = status
+			pod.UID = types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i))
+			pod.ResourceVersion = strconv.Itoa(1000 + i)
+			pod.CreationTimestamp = metav1.NewTime(time.Unix(1_700_000_000, 0).UTC())
+			out = append(out, pod)
 		}
 	}
 	return out
