@@ -71,6 +71,7 @@ var (
 	descListErrors   = desc("list_request_errors_total", "List requests for a resource's informer that failed.", "resource", "namespace")
 	descWatches      = desc("watch_requests_total", "Watch requests made for a resource's informer.", "resource", "namespace")
 	descWatchErrors  = desc("watch_request_errors_total", "Watch requests for a resource's informer that failed.", "resource", "namespace")
+	descRelists      = desc("relists_total", "Lists of a resource made after the first, when its informer's watch expired or could not be resumed.", "resource", "namespace")
 	descSeries       = desc("metric_series", "Series a configured metric exposes.", "metric")
 	descDropped      = desc("metric_series_dropped_total", "Series of a configured metric dropped by --max-series-per-metric.", "metric")
 	descEvalErrors   = desc("metric_evaluation_errors_total", "Failed evaluations of a configured metric's expressions.", "metric")
@@ -84,7 +85,7 @@ var (
 // Describe implements prometheus.Collector.
 func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descEvents, descLastEvent, descLists, descListErrors,
-		descWatches, descWatchErrors, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo} {
+		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo} {
 		ch <- d
 	}
 }
@@ -129,6 +130,7 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descListErrors, prometheus.CounterValue, float64(inf.Requests.ListErrors.Load()), rs.name, ns)
 			ch <- prometheus.MustNewConstMetric(descWatches, prometheus.CounterValue, float64(inf.Requests.Watches.Load()), rs.name, ns)
 			ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(inf.Requests.WatchErrors.Load()), rs.name, ns)
+			ch <- prometheus.MustNewConstMetric(descRelists, prometheus.CounterValue, float64(inf.Requests.Relists.Load()), rs.name, ns)
 		}
 		for t, name := range eventNames {
 			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(rs.events[t].Load()), rs.name, name)

@@ -89,6 +89,7 @@ type Informer struct {
 	count *counter
 	// Requests counts list and watch requests and their failures.
 	Requests RequestCounts
+	lists    lists
 	// cancel stops the informer; set when it starts.
 	cancel context.CancelFunc
 	// indexers are registered when the informer is created; nil after.
@@ -101,6 +102,18 @@ type Informer struct {
 	errLock sync.Mutex
 	lastErr error
 	started time.Time
+}
+
+// OnRelist registers fn to be called with each list the informer makes
+// after its first (see Relist). fn runs on the reflector's goroutine once
+// the list is received, before the informer replaces its cache with it and
+// hands its objects to the event handlers: the events of the relist (adds,
+// updates, and deletions of the objects no longer listed, as
+// cache.DeletedFinalStateUnknown) follow the call.
+func (i *Informer) OnRelist(fn func(Relist)) {
+	i.lists.lock.Lock()
+	defer i.lists.lock.Unlock()
+	i.lists.hooks = append(i.lists.hooks, fn)
 }
 
 // Objects returns how many objects the informer has received so far,
@@ -244,7 +257,7 @@ func (f *Factory) Start(ctx context.Context) error {
 
 func (f *Factory) startLocked(inf *Informer) error {
 	prepare := prepareFunc(inf.fields, !f.cfg.KeepManagedFields)
-	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, &inf.Requests)
+	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, &inf.Requests, &inf.lists)
 	if err != nil {
 		return err
 	}
@@ -302,6 +315,9 @@ func (f *Factory) Stop(inf *Informer) {
 // RequestCounts counts an informer's requests to the API server.
 type RequestCounts struct {
 	Lists, ListErrors, Watches, WatchErrors atomic.Uint64
+	// Relists counts the lists completed after the first one, whether
+	// made by a list request or streamed by a watch (see Relist).
+	Relists atomic.Uint64
 }
 
 // transform stamps each object with its apiVersion and kind: typed lists

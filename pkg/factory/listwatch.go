@@ -3,6 +3,8 @@ package factory
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -95,11 +97,74 @@ func (c *clients) typedClientLocked(gv schema.GroupVersion) (rest.Interface, err
 // counter counts objects received while a cache fills, for progress reports.
 type counter struct{ n atomic.Int64 }
 
+// Listed is one object of a list: its cache key (namespace/name) and
+// resourceVersion.
+type Listed struct {
+	Key, ResourceVersion string
+}
+
+// Relist is a list an informer made after its first one: when its watch
+// expired (410 Gone) or could not be resumed after a reconnect, the
+// reflector lists everything again and replaces its cache with the result.
+type Relist struct {
+	// Objects are the objects listed, in the order received.
+	Objects []Listed
+}
+
+// lists tracks an informer's lists: how many completed, and who wants to
+// hear of relists.
+type lists struct {
+	completed atomic.Int64
+	// lock guards hooks.
+	lock  sync.Mutex
+	hooks []func(Relist)
+}
+
+// relisting reports whether the list about to be received is a relist
+// that someone wants the objects of.
+func (l *lists) relisting() (relist, wantObjects bool) {
+	if l.completed.Load() == 0 {
+		return false, false
+	}
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	return true, len(l.hooks) > 0
+}
+
+// done records a completed list; a relist is counted in reqs and handed
+// to the hooks.
+func (l *lists) done(relist bool, objects []Listed, reqs *RequestCounts) {
+	l.completed.Add(1)
+	if !relist {
+		return
+	}
+	reqs.Relists.Add(1)
+	l.lock.Lock()
+	hooks := slices.Clone(l.hooks)
+	l.lock.Unlock()
+	for _, h := range hooks {
+		h(Relist{Objects: objects})
+	}
+}
+
+func listed(obj runtime.Object) (Listed, bool) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return Listed{}, false
+	}
+	key := m.GetName()
+	if ns := m.GetNamespace(); ns != "" {
+		key = ns + "/" + key
+	}
+	return Listed{Key: key, ResourceVersion: m.GetResourceVersion()}, true
+}
+
 // listWatch returns the ListerWatcher and the example object of an informer
 // for res in mode, scoped by scope. Objects received are counted in cnt and
-// passed to prepare (when not nil) before the reflector sees them.
+// passed to prepare (when not nil) before the reflector sees them; requests
+// are counted in reqs and completed lists reported to ls.
 // The caller holds the Factory's lock.
-func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object), reqs *RequestCounts) (cache.ListerWatcher, runtime.Object, error) {
+func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object), reqs *RequestCounts, ls *lists) (cache.ListerWatcher, runtime.Object, error) {
 	ns := ""
 	if res.Namespaced {
 		ns = scope.Namespace
@@ -164,9 +229,20 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 				return nil, err
 			}
 			cnt.n.Add(int64(meta.LenList(obj)))
-			if prepare != nil {
-				_ = meta.EachListItem(obj, func(item runtime.Object) error { prepare(item); return nil })
+			relist, wantObjects := ls.relisting()
+			var objects []Listed
+			if prepare != nil || wantObjects {
+				_ = meta.EachListItem(obj, func(item runtime.Object) error {
+					if prepare != nil {
+						prepare(item)
+					}
+					if l, ok := listed(item); ok && wantObjects {
+						objects = append(objects, l)
+					}
+					return nil
+				})
 			}
+			ls.done(relist, objects, reqs)
 			return obj, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -181,25 +257,59 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 			if !initial && prepare == nil {
 				return w, nil
 			}
-			return preparingWatch(w, cnt, initial, prepare), nil
+			var st *streamedList
+			if initial {
+				st = &streamedList{cnt: cnt, lists: ls, reqs: reqs}
+				st.relist, st.wantObjects = ls.relisting()
+			}
+			return preparingWatch(w, st, prepare), nil
 		},
 	}
 	return lw, example, nil
 }
 
+// streamedList follows a list streamed as the initial events of a watch
+// (WatchList): its ADDED events are counted, and it is complete at the
+// bookmark that marks the end of the initial events.
+type streamedList struct {
+	cnt                 *counter
+	lists               *lists
+	reqs                *RequestCounts
+	relist, wantObjects bool
+	objects             []Listed
+	complete            bool
+}
+
+func (s *streamedList) event(ev watch.Event) {
+	switch {
+	case s.complete:
+	case ev.Type == watch.Added:
+		s.cnt.n.Add(1)
+		if l, ok := listed(ev.Object); ok && s.wantObjects {
+			s.objects = append(s.objects, l)
+		}
+	case ev.Type == watch.Bookmark:
+		if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+			s.complete = true
+			s.lists.done(s.relist, s.objects, s.reqs)
+			s.objects = nil
+		}
+	}
+}
+
 // preparingWatch passes each event's object to prepare and, for a streamed
-// initial list, counts the ADDED events.
-func preparingWatch(w watch.Interface, cnt *counter, count bool, prepare func(runtime.Object)) watch.Interface {
+// initial list (st not nil), follows the list.
+func preparingWatch(w watch.Interface, st *streamedList, prepare func(runtime.Object)) watch.Interface {
 	out := make(chan watch.Event)
 	cw := &proxyWatch{inner: w, out: out, done: make(chan struct{})}
 	go func() {
 		defer close(out)
 		for ev := range w.ResultChan() {
-			if count && ev.Type == watch.Added {
-				cnt.n.Add(1)
-			}
 			if prepare != nil && ev.Object != nil && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
 				prepare(ev.Object)
+			}
+			if st != nil {
+				st.event(ev)
 			}
 			select {
 			case out <- ev:

@@ -51,7 +51,7 @@ func testSession(t *testing.T, req Request) (*Session, *bytes.Buffer, *bytes.Buf
 	resolver := factory.NewResolver(nil, noSchemas{&fakediscovery.FakeDiscovery{}})
 	p.synced = &synced{conn: Conn{Resolver: resolver}, queried: []*factory.Informer{{Resource: res, Mode: factory.ModeFull, Informer: informer}}, lookedUp: map[string]bool{}}
 	var out, errOut bytes.Buffer
-	return &Session{out: &out, errOut: &errOut, opts: SessionOptions{Samples: 200}, plan: p}, &out, &errOut
+	return &Session{out: &out, errOut: sessionMessages{&errOut}, opts: SessionOptions{Samples: 200}, plan: p}, &out, &errOut
 }
 
 func TestSessionTranscript(t *testing.T) {
@@ -61,14 +61,14 @@ func TestSessionTranscript(t *testing.T) {
 	}{
 		{line: ":count", out: "6\n"},
 		{line: `object.status.phase == "Pending"`, out: "2\n"},
-		{line: `obect.status.phase == "x"`, errOut: "error: invalid --where expression: undeclared reference to 'obect' (did you mean \"object\"?)\n" +
+		{line: `obect.status.phase == "x"`, errOut: "error: invalid filter expression: undeclared reference to 'obect' (did you mean \"object\"?)\n" +
 			" | obect.status.phase == \"x\"\n | ^\n"},
 		{line: ":by byNode n1", out: "1\n"},
 		{line: ":count", out: "pod/db-0\n"},
 		{line: ":by", out: "pod/db-0\npod/web-2\n"},
 		{line: ":where", out: "pod/db-0\npod/web-0\npod/web-1\npod/dns-0\npod/px-a\npod/web-2\n"},
 		{line: ":group object.status.phase", out: "Running   3\nPending   2\nFailed    1\n"},
-		{line: ":sort object.metadata.name", errOut: "error: --sort-by cannot be combined with --count: groups are ordered by count\n"},
+		{line: ":sort object.metadata.name", errOut: "error: :sort cannot be combined with :count: groups are ordered by count\n"},
 		{line: ":count", out: "pod/db-0\npod/web-0\npod/web-1\npod/dns-0\npod/px-a\npod/web-2\n"},
 		{line: ":sort object.metadata.name", out: "pod/db-0\npod/dns-0\npod/px-a\npod/web-0\npod/web-1\npod/web-2\n"},
 		{line: ":limit 2", out: "pod/db-0\npod/dns-0\n"},

@@ -72,7 +72,22 @@ const (
 	EventEntered EventType = "ENTERED"
 	// EventLeft: an update made the object stop matching --where.
 	EventLeft EventType = "LEFT"
+	// EventRelist: the informer listed the resource again (its watch
+	// expired or could not be resumed); the events of what the list
+	// changed follow, and objects it found unchanged are not shown.
+	EventRelist EventType = "RELIST"
 )
+
+// RelistCounts are what a relist found, compared with what the watch had
+// seen: objects listed, and among them added and changed ones, and objects
+// no longer listed (removed). They count every object of the resource,
+// whether or not it matches --where.
+type RelistCounts struct {
+	Listed  int `json:"listed"`
+	Added   int `json:"added"`
+	Changed int `json:"changed"`
+	Removed int `json:"removed"`
+}
 
 // missedSuffix marks a deletion the watch did not see: the informer learnt
 // of it from a relist (cache.DeletedFinalStateUnknown) and the object shown
@@ -107,6 +122,8 @@ type WatchEvent struct {
 	// Diff holds the changes of an update when diffs were requested; nil
 	// otherwise.
 	Diff []Change
+	// Relist holds the counts of a RELIST event, which names no object.
+	Relist *RelistCounts
 }
 
 // timeFormat is RFC 3339 with milliseconds.
@@ -116,10 +133,18 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 //
 //	2025-03-01T10:00:00.123Z UPDATED pod shop/web-0 4711 phase=Running
 //	  status.phase: Pending → Running
+//
+// A RELIST event names the resource's kind and what the list found:
+//
+//	2025-03-01T10:05:00.000Z RELIST  pod listed=300 added=1 changed=2 removed=1
 func FormatLine(ev *WatchEvent) string {
 	var b strings.Builder
 	b.WriteString(ev.Time.UTC().Format(timeFormat))
 	b.WriteByte(' ')
+	if r := ev.Relist; r != nil {
+		fmt.Fprintf(&b, "%-7s %s listed=%d added=%d changed=%d removed=%d\n", ev.Type, ev.Kind, r.Listed, r.Added, r.Changed, r.Removed)
+		return b.String()
+	}
 	typ := string(ev.Type)
 	if ev.Missed {
 		typ += missedSuffix
@@ -176,11 +201,27 @@ type jsonEvent struct {
 	Diff            *[]Change      `json:"diff,omitempty"`
 }
 
+// jsonRelist is the -o json form of a RELIST event.
+type jsonRelist struct {
+	Time string    `json:"time"`
+	Type EventType `json:"type"`
+	Kind string    `json:"kind"`
+	RelistCounts
+}
+
 // FormatJSON renders ev as one line of JSON (NDJSON): time, type, kind,
 // namespace, name, resourceVersion, columns (when any), object, and for
 // updates either oldObject or, when diffs were requested, diff. A missed
-// deletion is type DELETED with "missed": true.
+// deletion is type DELETED with "missed": true. A RELIST event has time,
+// type, kind, and the counts listed, added, changed and removed.
 func FormatJSON(ev *WatchEvent, withDiff bool) ([]byte, error) {
+	if ev.Relist != nil {
+		data, err := json.Marshal(jsonRelist{Time: ev.Time.UTC().Format(timeFormat), Type: ev.Type, Kind: ev.Kind, RelistCounts: *ev.Relist})
+		if err != nil {
+			return nil, err
+		}
+		return append(data, '\n'), nil
+	}
 	j := jsonEvent{
 		Time: ev.Time.UTC().Format(timeFormat), Type: ev.Type, Missed: ev.Missed, Kind: ev.Kind,
 		Namespace: ev.Namespace, Name: ev.Name, ResourceVersion: ev.ResourceVersion, Object: ev.Object,
@@ -511,6 +552,7 @@ func (w *Watcher) Run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 		if _, err := inf.Informer.AddEventHandler(em.handler(inf.Resource)); err != nil {
 			return err
 		}
+		inf.OnRelist(func(r factory.Relist) { em.relist(inf.Resource, r) })
 	}
 	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
 		if ctx.Err() != nil {
@@ -540,7 +582,8 @@ func (w *Watcher) emitter(out io.Writer) *emitter {
 		diff:        w.req.Diff,
 		skipInitial: w.req.SkipInitial,
 		now:         w.now,
-		in:          map[string]bool{},
+		seen:        map[string]seenState{},
+		unchanged:   map[string]bool{},
 		failed:      make(chan struct{}),
 	}
 	if p.where != nil {
@@ -568,9 +611,11 @@ type emitter struct {
 	// lock guards the fields below and serialises writes to out.
 	lock    sync.Mutex
 	stopped bool
-	// in records, per resource and key, whether the object is in the
-	// result (matches --where), as last shown.
-	in         map[string]bool
+	// seen records, per resource and key, the objects the watch knows.
+	seen map[string]seenState
+	// unchanged holds the keys of objects a relist found unchanged, until
+	// their replayed update arrives, which is not shown.
+	unchanged  map[string]bool
 	whereFails failures
 	whereTotal int
 	colFails   []failures
@@ -578,16 +623,27 @@ type emitter struct {
 	err        error
 }
 
+// seenState is what the watch knows of an object: whether it is in the
+// result (matches --where) as last shown, and its resourceVersion.
+type seenState struct {
+	in bool
+	rv string
+}
+
+// prefix returns the prefix of the keys of res in seen and unchanged.
+func prefix(res factory.Resource) string { return res.String() + "|" }
+
 func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 	kind := KindName(res)
-	prefix := res.String() + "|"
+	prefix := prefix(res)
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			e.lock.Lock()
 			defer e.lock.Unlock()
 			key := prefix + objectKey(obj)
 			isIn := e.matchLocked(obj)
-			e.in[key] = isIn
+			e.seen[key] = seenState{in: isIn, rv: resourceVersion(obj)}
+			delete(e.unchanged, key)
 			if isIn && !(initial && e.skipInitial) {
 				e.emitLocked(kind, EventAdded, false, nil, obj)
 			}
@@ -596,13 +652,22 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			e.lock.Lock()
 			defer e.lock.Unlock()
 			key := prefix + objectKey(newObj)
-			wasIn, known := e.in[key]
+			rv := resourceVersion(newObj)
+			sameVersion := resourceVersion(oldObj) == rv
+			if e.unchanged[key] {
+				delete(e.unchanged, key)
+				if sameVersion {
+					return // replayed by a relist, counted in its RELIST line
+				}
+			}
+			st, known := e.seen[key]
+			wasIn := st.in
 			if !known {
 				wasIn = e.matchLocked(oldObj)
 			}
 			isIn := e.matchLocked(newObj)
-			e.in[key] = isIn
-			typ := UpdateEvent(wasIn, isIn, resourceVersion(oldObj) == resourceVersion(newObj))
+			e.seen[key] = seenState{in: isIn, rv: rv}
+			typ := UpdateEvent(wasIn, isIn, sameVersion)
 			if typ != "" {
 				e.emitLocked(kind, typ, false, oldObj, newObj)
 			}
@@ -618,16 +683,50 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			e.lock.Lock()
 			defer e.lock.Unlock()
 			key := prefix + objectKey(obj)
-			wasIn, known := e.in[key]
+			st, known := e.seen[key]
+			wasIn := st.in
 			if !known {
 				wasIn = e.matchLocked(obj)
 			}
-			delete(e.in, key)
+			delete(e.seen, key)
+			delete(e.unchanged, key)
 			if wasIn {
 				e.emitLocked(kind, EventDeleted, missed, nil, obj)
 			}
 		},
 	}
+}
+
+// relist prints the RELIST line of a list of res made after its first,
+// counting what it found against what the watch has seen, and notes the
+// objects it found unchanged: the informer replays them as updates with
+// the same resourceVersion, which are not shown. It is called before the
+// events of the relist are handled.
+func (e *emitter) relist(res factory.Resource, r factory.Relist) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	prefix := prefix(res)
+	counts := RelistCounts{Listed: len(r.Objects)}
+	listed := make(map[string]bool, len(r.Objects))
+	for _, o := range r.Objects {
+		key := prefix + o.Key
+		listed[key] = true
+		st, known := e.seen[key]
+		switch {
+		case !known:
+			counts.Added++
+		case st.rv != o.ResourceVersion:
+			counts.Changed++
+		default:
+			e.unchanged[key] = true
+		}
+	}
+	for key := range e.seen {
+		if strings.HasPrefix(key, prefix) && !listed[key] {
+			counts.Removed++
+		}
+	}
+	e.emitEventLocked(&WatchEvent{Time: e.now(), Type: EventRelist, Kind: KindName(res), Relist: &counts})
 }
 
 // matchLocked evaluates --where; a failure counts as not matching.
@@ -675,11 +774,19 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 			ev.Values[i] = v
 		}
 	}
+	e.emitEventLocked(ev)
+}
+
+// emitEventLocked writes ev.
+func (e *emitter) emitEventLocked(ev *WatchEvent) {
+	if e.stopped || e.err != nil {
+		return
+	}
 	var data []byte
 	if e.json {
 		var err error
 		if data, err = FormatJSON(ev, e.diff); err != nil {
-			e.failLocked(fmt.Errorf("encoding %s %s: %w", kind, objectName(ev.Namespace, ev.Name), err))
+			e.failLocked(fmt.Errorf("encoding %s %s: %w", ev.Kind, objectName(ev.Namespace, ev.Name), err))
 			return
 		}
 	} else {

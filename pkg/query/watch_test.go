@@ -242,6 +242,66 @@ func TestEmitter(t *testing.T) {
 	}
 }
 
+// TestEmitterRelist drives a relist as the informer delivers one: the
+// RELIST line with its counts first, then the deletions of the objects no
+// longer listed, then an update per listed object already known (those
+// with the same resourceVersion are not shown) and an add per new one.
+func TestEmitterRelist(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, output := range []string{"", "json"} {
+		w, err := CompileWatch(env, WatchRequest{Resources: []string{"pods"}, Output: output})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.now = func() time.Time { return time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC) }
+		var out bytes.Buffer
+		em := w.emitter(&out)
+		res := factory.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}}
+		h := em.handler(res)
+		a, b, c := watchPod("a", "1", "Running", nil), watchPod("b", "2", "Running", nil), watchPod("c", "3", "Running", nil)
+		for _, p := range []*corev1.Pod{a, b, c} {
+			h.OnAdd(p, true)
+		}
+		out.Reset()
+
+		b2, d := watchPod("b", "5", "Failed", nil), watchPod("d", "6", "Pending", nil)
+		em.relist(res, factory.Relist{Objects: []factory.Listed{{Key: "shop/a", ResourceVersion: "1"}, {Key: "shop/b", ResourceVersion: "5"}, {Key: "shop/d", ResourceVersion: "6"}}})
+		h.OnDelete(cache.DeletedFinalStateUnknown{Key: "shop/c", Obj: c})
+		h.OnUpdate(a, a)
+		h.OnUpdate(b, b2)
+		h.OnAdd(d, false)
+		h.OnUpdate(a, a) // a resync after the relist is shown again
+
+		want := `2025-03-01T10:00:00.000Z RELIST  pod listed=3 added=1 changed=1 removed=1
+2025-03-01T10:00:00.000Z DELETED (missed) pod shop/c 3
+2025-03-01T10:00:00.000Z UPDATED pod shop/b 5
+2025-03-01T10:00:00.000Z ADDED   pod shop/d 6
+2025-03-01T10:00:00.000Z RESYNC  pod shop/a 1
+`
+		if output == "json" {
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 5 {
+				t.Fatalf("-o json printed %d lines:\n%s", len(lines), out.String())
+			}
+			if want := `{"time":"2025-03-01T10:00:00.000Z","type":"RELIST","kind":"pod","listed":3,"added":1,"changed":1,"removed":1}`; lines[0] != want {
+				t.Errorf("-o json RELIST line:\n%s\nwant:\n%s", lines[0], want)
+			}
+			for i, typ := range []string{`"type":"DELETED","missed":true`, `"type":"UPDATED"`, `"type":"ADDED"`, `"type":"RESYNC"`} {
+				if !strings.Contains(lines[i+1], typ) {
+					t.Errorf("-o json line %d: %s, want %s", i+2, lines[i+1], typ)
+				}
+			}
+			continue
+		}
+		if out.String() != want {
+			t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
+		}
+	}
+}
+
 func TestCompileWatchErrors(t *testing.T) {
 	env, err := indexers.NewEnv()
 	if err != nil {

@@ -19,11 +19,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -34,6 +39,8 @@ import (
 // Cluster is a running control plane with an admin and an unprivileged user.
 type Cluster struct {
 	env *envtest.Environment
+	// certDir holds the API server's certificates; removed by Stop.
+	certDir string
 
 	// Dir holds the kubeconfigs; removed by Stop.
 	Dir string
@@ -87,15 +94,25 @@ func Start() (*Cluster, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	// The API server's certificates live in a directory of ours, so that
+	// RestartAPIServer brings it back with the same ones and clients keep
+	// trusting it.
+	certDir, err := os.MkdirTemp("", "kubectl-informer-e2e-apiserver-")
+	if err != nil {
+		return nil, err
+	}
+	apiserver := env.ControlPlane.GetAPIServer()
+	apiserver.CertDir = certDir
 	// Allow enough concurrent requests for tests that load many objects.
-	env.ControlPlane.GetAPIServer().Configure().
+	apiserver.Configure().
 		Set("max-requests-inflight", "1000").
 		Set("max-mutating-requests-inflight", "500")
 	cfg, err := env.Start()
 	if err != nil {
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting the control plane from %s: %w", bin, err)
 	}
-	c := &Cluster{env: env, Config: cfg, Root: root, BinDir: bin}
+	c := &Cluster{env: env, Config: cfg, Root: root, BinDir: bin, certDir: certDir}
 	if err := c.init(); err != nil {
 		_ = c.Stop()
 		return nil, err
@@ -142,7 +159,89 @@ func (c *Cluster) Stop() error {
 	if c.Dir != "" {
 		_ = os.RemoveAll(c.Dir)
 	}
-	return c.env.Stop()
+	err := c.env.Stop()
+	if c.certDir != "" {
+		_ = os.RemoveAll(c.certDir)
+	}
+	return err
+}
+
+// RestartAPIServer kills the kube-apiserver (SIGKILL, as a crash would:
+// a graceful stop waits for open watches to end), runs during (if not nil)
+// while it is down, and starts it again on the same address with the same
+// certificates and users; it returns once the new one is healthy. etcd
+// keeps running, so the objects stay, and clients see a server that went
+// away and came back. Watches made before cannot be resumed: the new
+// server's watch cache starts at etcd's current revision.
+func (c *Cluster) RestartAPIServer(during func() error) error {
+	apiserver := c.env.ControlPlane.GetAPIServer()
+	if err := killProcess("--cert-dir=" + c.certDir); err != nil {
+		return fmt.Errorf("killing the kube-apiserver: %w", err)
+	}
+	if err := apiserver.Stop(); err != nil {
+		return fmt.Errorf("stopping the kube-apiserver: %w", err)
+	}
+	var duringErr error
+	if during != nil {
+		duringErr = during()
+	}
+	if err := apiserver.Start(); err != nil {
+		return fmt.Errorf("starting the kube-apiserver again: %w", err)
+	}
+	return duringErr
+}
+
+// killProcess kills the process whose command line has arg and waits
+// until it is gone.
+func killProcess(arg string) error {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat")); err != nil || strings.Contains(string(stat), ") Z ") {
+				return nil // gone, or a zombie until envtest reaps it
+			}
+		}
+		return fmt.Errorf("process %d still runs 10s after SIGKILL", pid)
+	}
+	return fmt.Errorf("no process with %s on its command line", arg)
+}
+
+// EtcdDelete deletes key from etcd directly, behind the API server's back:
+// while the API server is down (see RestartAPIServer), this is a change that
+// no watch sees. Keys are those of the API server's storage, such as
+// /registry/pods/NAMESPACE/NAME.
+func (c *Cluster) EtcdDelete(ctx context.Context, key string) error {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{c.env.ControlPlane.Etcd.URL.String()},
+		DialTimeout: 10 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return fmt.Errorf("connecting to etcd: %w", err)
+	}
+	defer cli.Close()
+	resp, err := cli.Delete(ctx, key)
+	if err != nil {
+		return fmt.Errorf("deleting %s from etcd: %w", key, err)
+	}
+	if resp.Deleted != 1 {
+		return fmt.Errorf("deleting %s from etcd: %d keys deleted, want 1", key, resp.Deleted)
+	}
+	return nil
 }
 
 // Main runs a test package against a fresh control plane, stored in *c for

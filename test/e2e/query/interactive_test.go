@@ -79,7 +79,7 @@ func TestInteractive(t *testing.T) {
 	if strings.Count(out, "\n") != len(want)+1+len(shopNames)+len(shopNames)+2 {
 		t.Errorf("%d lines printed; was something answered after :quit?\n%s", strings.Count(out, "\n"), out)
 	}
-	wantErr := "error: invalid --where expression: undefined field 'staus' (did you mean \"status\"?)\n" +
+	wantErr := "error: invalid filter expression: undefined field 'staus' (did you mean \"status\"?)\n" +
 		" | object.staus.phase == \"Pending\"\n" +
 		" |        ^\n"
 	if r.errOut != wantErr {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,130 +16,6 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
-
-// watchRun is a "kubectl informer watch" running in a goroutine.
-type watchRun struct {
-	out, errOut *framework.SyncBuffer
-	cancel      context.CancelFunc
-	done        chan int
-	code        int
-	stopped     bool
-}
-
-// startWatch runs "kubectl informer watch ARGS" in process until stop (or
-// the end of the test) cancels its context, as Ctrl-C does.
-func startWatch(t *testing.T, args ...string) *watchRun {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &watchRun{out: &framework.SyncBuffer{}, errOut: &framework.SyncBuffer{}, cancel: cancel, done: make(chan int, 1)}
-	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: w.out, ErrOut: w.errOut}
-	cmd := app.NewRootCommand(streams)
-	cmd.SetArgs(append([]string{"watch", "--kubeconfig", cluster.Kubeconfig}, args...))
-	cmd.SetContext(ctx)
-	go func() { w.done <- app.Execute(cmd, streams) }()
-	t.Cleanup(func() { w.stop(t) })
-	return w
-}
-
-// stop cancels the watch and returns its exit code; it must end promptly.
-func (w *watchRun) stop(t *testing.T) int {
-	t.Helper()
-	if w.stopped {
-		return w.code
-	}
-	w.stopped = true
-	w.cancel()
-	select {
-	case w.code = <-w.done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("watch did not end within 5s of its context's cancellation\nstdout:\n%s\nstderr:\n%s", w.out, w.errOut)
-	}
-	return w.code
-}
-
-// waitLines waits until the watch has printed at least n lines and returns
-// every line printed so far.
-func (w *watchRun) waitLines(t *testing.T, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		l := lines(w.out.String())
-		if len(l) >= n {
-			return l
-		}
-		select {
-		case code := <-w.done:
-			w.stopped, w.code = true, code
-			t.Fatalf("watch ended with exit code %d after %d of %d lines\nstdout:\n%s\nstderr:\n%s", code, len(l), n, w.out, w.errOut)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d lines\nstdout:\n%s\nstderr:\n%s", n, w.out, w.errOut)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func lines(s string) []string {
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
-var eventTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z `)
-
-// checkLines compares printed lines with the expected ones: event lines
-// must start with an RFC 3339 UTC time with milliseconds, which is not
-// compared; "<rv>" in an expected line stands for any resourceVersion,
-// "<time>" for any RFC 3339 time.
-func checkLines(t *testing.T, got, want []string) {
-	t.Helper()
-	var stripped []string
-	for _, l := range got {
-		if !strings.HasPrefix(l, "  ") {
-			if !eventTime.MatchString(l) {
-				t.Errorf("line %q does not start with an RFC 3339 UTC time with milliseconds", l)
-			}
-			l = eventTime.ReplaceAllString(l, "")
-		}
-		stripped = append(stripped, l)
-	}
-	ok := len(stripped) == len(want)
-	for i := 0; ok && i < len(want); i++ {
-		pattern := strings.NewReplacer("<rv>", `\d+`, "<time>", `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`).Replace(regexp.QuoteMeta(want[i]))
-		re := regexp.MustCompile("^" + pattern + "$")
-		ok = re.MatchString(stripped[i])
-	}
-	if !ok {
-		t.Errorf("printed:\n%s\nwant:\n%s", strings.Join(stripped, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-// newNamespace creates a namespace named prefix-XXXXX, fresh for each run.
-func newNamespace(t *testing.T, prefix string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	ns, err := cluster.Client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func createPod(t *testing.T, ns, name string, labels map[string]string) *corev1.Pod {
-	t.Helper()
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
-	}
-	p, err := cluster.Client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func setPhase(t *testing.T, p *corev1.Pod, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
@@ -179,21 +54,21 @@ func deletePod(t *testing.T, p *corev1.Pod) {
 }
 
 func TestEvents(t *testing.T) {
-	ns := newNamespace(t, "watch-events")
-	pre := createPod(t, ns, "pre", map[string]string{"tier": "web"})
-	w := startWatch(t, "pods", "-n", ns, "--diff", "--columns", `phase=object.status.?phase.orValue(""),tier=object.metadata.labels.tier`)
-	w.waitLines(t, 1)
+	ns := cluster.NewNamespace(t, "watch-events")
+	pre := cluster.CreatePod(t, ns, "pre", map[string]string{"tier": "web"})
+	w := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--diff", "--columns", `phase=object.status.?phase.orValue(""),tier=object.metadata.labels.tier`)
+	w.WaitLines(t, 1)
 
-	a := createPod(t, ns, "a", map[string]string{"tier": "web"})
+	a := cluster.CreatePod(t, ns, "a", map[string]string{"tier": "web"})
 	running := setPhase(t, a, corev1.PodRunning)
 	relabelled := setLabel(t, running, "tier", "db")
 	deletePod(t, relabelled)
-	w.waitLines(t, 10)
+	w.WaitLines(t, 10)
 	time.Sleep(200 * time.Millisecond) // nothing more may come
-	if code := w.stop(t); code != 0 {
-		t.Errorf("exit code %d after cancel, want 0; stderr:\n%s", code, w.errOut)
+	if code := w.Stop(t); code != 0 {
+		t.Errorf("exit code %d after cancel, want 0; stderr:\n%s", code, w.ErrOut)
 	}
-	checkLines(t, lines(w.out.String()), []string{
+	framework.CheckEventLines(t, framework.Lines(w.Out.String()), []string{
 		fmt.Sprintf("ADDED   pod %s/pre %s phase=Pending tier=web", ns, pre.ResourceVersion),
 		fmt.Sprintf("ADDED   pod %s/a %s phase=Pending tier=web", ns, a.ResourceVersion),
 		fmt.Sprintf("UPDATED pod %s/a %s phase=Running tier=web", ns, running.ResourceVersion),
@@ -205,30 +80,30 @@ func TestEvents(t *testing.T) {
 		"  metadata.deletionTimestamp: <none> → <time>",
 		fmt.Sprintf("DELETED pod %s/a <rv> phase=Running tier=db", ns),
 	})
-	if w.errOut.String() != "" {
-		t.Errorf("stderr: %s", w.errOut)
+	if w.ErrOut.String() != "" {
+		t.Errorf("stderr: %s", w.ErrOut)
 	}
 }
 
 func TestWhereEnterLeave(t *testing.T) {
-	ns := newNamespace(t, "watch-where")
-	sync := createPod(t, ns, "sync", map[string]string{"tier": "web"})
-	w := startWatch(t, "pods", "-n", ns, "--where", `object.metadata.labels.?tier.orValue("") == "web"`)
-	w.waitLines(t, 1)
+	ns := cluster.NewNamespace(t, "watch-where")
+	sync := cluster.CreatePod(t, ns, "sync", map[string]string{"tier": "web"})
+	w := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--where", `object.metadata.labels.?tier.orValue("") == "web"`)
+	w.WaitLines(t, 1)
 
-	a := createPod(t, ns, "a", map[string]string{"tier": "web"})
-	other := createPod(t, ns, "other", map[string]string{"tier": "db"}) // never shown while outside
+	a := cluster.CreatePod(t, ns, "a", map[string]string{"tier": "web"})
+	other := cluster.CreatePod(t, ns, "other", map[string]string{"tier": "db"}) // never shown while outside
 	aLeft := setLabel(t, a, "tier", "db")
 	otherIn := setLabel(t, other, "tier", "web")
 	setPhase(t, aLeft, corev1.PodRunning) // outside before and after: not shown
 	deletePod(t, aLeft)                   // outside: not shown
 	deletePod(t, otherIn)
-	w.waitLines(t, 6)
+	w.WaitLines(t, 6)
 	time.Sleep(200 * time.Millisecond)
-	if code := w.stop(t); code != 0 {
+	if code := w.Stop(t); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	checkLines(t, lines(w.out.String()), []string{
+	framework.CheckEventLines(t, framework.Lines(w.Out.String()), []string{
 		fmt.Sprintf("ADDED   pod %s/sync %s", ns, sync.ResourceVersion),
 		fmt.Sprintf("ADDED   pod %s/a %s", ns, a.ResourceVersion),
 		fmt.Sprintf("LEFT    pod %s/a %s", ns, aLeft.ResourceVersion),
@@ -239,26 +114,26 @@ func TestWhereEnterLeave(t *testing.T) {
 
 	// A --where that fails on an object counts as not matching and is
 	// summarised on stderr at exit.
-	createPod(t, ns, "unlabelled", nil)
-	w = startWatch(t, "pods", "-n", ns, "--where", `object.metadata.labels.tier == "web"`)
-	w.waitLines(t, 1)
+	cluster.CreatePod(t, ns, "unlabelled", nil)
+	w = cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--where", `object.metadata.labels.tier == "web"`)
+	w.WaitLines(t, 1)
 	time.Sleep(200 * time.Millisecond)
-	if code := w.stop(t); code != 0 {
+	if code := w.Stop(t); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	checkLines(t, lines(w.out.String()), []string{fmt.Sprintf("ADDED   pod %s/sync %s", ns, sync.ResourceVersion)})
-	if got := w.errOut.String(); !strings.HasPrefix(got, "warning: --where: 1 of 2 objects failed: "+ns+"/unlabelled: ") {
+	framework.CheckEventLines(t, framework.Lines(w.Out.String()), []string{fmt.Sprintf("ADDED   pod %s/sync %s", ns, sync.ResourceVersion)})
+	if got := w.ErrOut.String(); !strings.HasPrefix(got, "warning: --where: 1 of 2 objects failed: "+ns+"/unlabelled: ") {
 		t.Errorf("stderr %q does not summarise the --where failure", got)
 	}
 }
 
 func TestJSON(t *testing.T) {
-	ns := newNamespace(t, "watch-json")
-	p := createPod(t, ns, "p", map[string]string{"tier": "web"})
-	plain := startWatch(t, "pods", "-n", ns, "-o", "json", "--columns", "tier=object.metadata.labels.tier")
-	diff := startWatch(t, "pods", "-n", ns, "-o", "json", "--diff")
-	plain.waitLines(t, 1)
-	diff.waitLines(t, 1)
+	ns := cluster.NewNamespace(t, "watch-json")
+	p := cluster.CreatePod(t, ns, "p", map[string]string{"tier": "web"})
+	plain := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "-o", "json", "--columns", "tier=object.metadata.labels.tier")
+	diff := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "-o", "json", "--diff")
+	plain.WaitLines(t, 1)
+	diff.WaitLines(t, 1)
 	updated := setLabel(t, p, "tier", "db")
 
 	type event struct {
@@ -270,9 +145,9 @@ func TestJSON(t *testing.T) {
 			Old, New any
 		}
 	}
-	parse := func(w *watchRun) []event {
+	parse := func(w *framework.Run) []event {
 		var out []event
-		for _, l := range w.waitLines(t, 2) {
+		for _, l := range w.WaitLines(t, 2) {
 			var ev event
 			dec := json.NewDecoder(strings.NewReader(l))
 			dec.DisallowUnknownFields()
@@ -312,20 +187,20 @@ func TestJSON(t *testing.T) {
 }
 
 func TestInitialFalse(t *testing.T) {
-	ns := newNamespace(t, "watch-initial")
-	createPod(t, ns, "pre", nil)
-	w := startWatch(t, "pods", "-n", ns, "--initial=false")
+	ns := cluster.NewNamespace(t, "watch-initial")
+	cluster.CreatePod(t, ns, "pre", nil)
+	w := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--initial=false")
 	// The watch prints nothing until it has synced and a pod is created:
 	// create pods until one shows.
-	for i := 1; len(lines(w.out.String())) == 0; i++ {
+	for i := 1; len(framework.Lines(w.Out.String())) == 0; i++ {
 		if i > 60 {
-			t.Fatalf("no event after %d pods; stderr: %s", i-1, w.errOut)
+			t.Fatalf("no event after %d pods; stderr: %s", i-1, w.ErrOut)
 		}
-		createPod(t, ns, fmt.Sprintf("new-%d", i), nil)
+		cluster.CreatePod(t, ns, fmt.Sprintf("new-%d", i), nil)
 		time.Sleep(250 * time.Millisecond)
 	}
-	w.stop(t)
-	for i, l := range lines(w.out.String()) {
+	w.Stop(t)
+	for i, l := range framework.Lines(w.Out.String()) {
 		if strings.Contains(l, ns+"/pre ") || !strings.Contains(l, " ADDED   pod "+ns+"/new-") {
 			t.Errorf("line %d %q: want only ADDED events of pods created after the start", i, l)
 		}
@@ -333,12 +208,12 @@ func TestInitialFalse(t *testing.T) {
 }
 
 func TestResync(t *testing.T) {
-	ns := newNamespace(t, "watch-resync")
-	p := createPod(t, ns, "p", nil)
-	w := startWatch(t, "pods", "-n", ns, "--resync-period", "1s")
-	w.waitLines(t, 3)
-	w.stop(t)
-	checkLines(t, lines(w.out.String())[:3], []string{
+	ns := cluster.NewNamespace(t, "watch-resync")
+	p := cluster.CreatePod(t, ns, "p", nil)
+	w := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--resync-period", "1s")
+	w.WaitLines(t, 3)
+	w.Stop(t)
+	framework.CheckEventLines(t, framework.Lines(w.Out.String())[:3], []string{
 		fmt.Sprintf("ADDED   pod %s/p %s", ns, p.ResourceVersion),
 		fmt.Sprintf("RESYNC  pod %s/p %s", ns, p.ResourceVersion),
 		fmt.Sprintf("RESYNC  pod %s/p %s", ns, p.ResourceVersion),
@@ -346,22 +221,22 @@ func TestResync(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	ns := newNamespace(t, "watch-cancel")
-	createPod(t, ns, "p", nil)
-	w := startWatch(t, "pods,configmaps", "-n", ns)
-	w.waitLines(t, 1)
+	ns := cluster.NewNamespace(t, "watch-cancel")
+	cluster.CreatePod(t, ns, "p", nil)
+	w := cluster.StartPlugin(t, "watch", "pods,configmaps", "-n", ns)
+	w.WaitLines(t, 1)
 	start := time.Now()
-	if code := w.stop(t); code != 0 {
-		t.Errorf("exit code %d, want 0; stderr:\n%s", code, w.errOut)
+	if code := w.Stop(t); code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, w.ErrOut)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("the watch took %s to end", d)
 	}
-	printed := w.out.String()
-	createPod(t, ns, "after", nil)
+	printed := w.Out.String()
+	cluster.CreatePod(t, ns, "after", nil)
 	time.Sleep(300 * time.Millisecond)
-	if w.out.String() != printed || w.errOut.String() != "" {
-		t.Errorf("output after cancel: stdout %q, stderr %q", strings.TrimPrefix(w.out.String(), printed), w.errOut)
+	if w.Out.String() != printed || w.ErrOut.String() != "" {
+		t.Errorf("output after cancel: stdout %q, stderr %q", strings.TrimPrefix(w.Out.String(), printed), w.ErrOut)
 	}
 }
 
