@@ -23,9 +23,20 @@ GO_TEST  ?= go test
 UNIT_PKGS = $$(go list ./... | grep -v /test/e2e)
 E2E_PKGS  = ./test/e2e/...
 
+# Release platforms of make dist: os/arch, comma-separated; empty means all
+# six (linux, darwin and windows on amd64 and arm64).
+PLATFORMS ?=
+
 .PHONY: build
-build: ## Build bin/kubectl-informer
+build: ## Build bin/kubectl-informer and its completion helper bin/kubectl_complete-informer
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-informer ./cmd/kubectl-informer
+	install -m 0755 hack/dist/kubectl_complete-informer bin/kubectl_complete-informer
+
+# Each platform's binary is built like `make build` (no cgo, -trimpath,
+# LDFLAGS) by hack/dist, which packs, checksums and renders the manifest.
+.PHONY: dist
+dist: ## Release archives, checksums.txt and the krew manifest plugin.yaml in dist/ (VERSION=vX.Y.Z, PLATFORMS=os/arch,...)
+	go run ./hack/dist --version '$(VERSION)' --platforms '$(PLATFORMS)' --ldflags '$(LDFLAGS)' --out dist
 
 # The control plane is built from the Kubernetes Go modules in its own module
 # (hack/controlplane) and only when a binary is missing or that module changed.
@@ -90,7 +101,7 @@ clean: cluster-down ## Remove build output (including the control plane binaries
 
 .PHONY: help
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # Benchmark size; BENCH_PODS=100000 for the large run.
 BENCH_PODS ?= 10000

@@ -110,24 +110,18 @@ func TestWorkloadLoads(t *testing.T) {
 	}
 }
 
-// TestPluginThroughKubectl builds the plugin, puts it on PATH and checks that
-// kubectl finds it and runs "kubectl informer version" through it.
+// TestPluginThroughKubectl puts the host release's archive, unpacked, on
+// PATH and checks that kubectl finds the plugin and runs "kubectl informer
+// version" through it.
 func TestPluginThroughKubectl(t *testing.T) {
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-informer"),
-		"-ldflags", "-X github.com/kubectl-informer/kubectl-informer/pkg/version.Version=v0.0.0-e2e -X github.com/kubectl-informer/kubectl-informer/pkg/version.Commit=e2e1234",
-		"./cmd/kubectl-informer")
-	build.Dir = cluster.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	_, dir := hostRelease(t)
 	kubectl := filepath.Join(cluster.BinDir, "kubectl")
 	env := append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	list := exec.Command(kubectl, "plugin", "list")
 	list.Env = env
 	out, _ := list.CombinedOutput() // exits non-zero when other plugins on PATH have warnings
-	if !strings.Contains(string(out), filepath.Join(dir, "kubectl-informer")) {
+	if !strings.Contains(string(out), filepath.Join(dir, exeName("kubectl-informer"))) {
 		t.Fatalf("kubectl plugin list does not show the plugin:\n%s", out)
 	}
 
@@ -137,7 +131,7 @@ func TestPluginThroughKubectl(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl informer version: %v\n%s", err, out)
 	}
-	want := "kubectl-informer v0.0.0-e2e (commit e2e1234, " + runtime.Version()
+	want := "kubectl-informer " + releaseVersion + " (commit " + releaseCommit + ", " + runtime.Version()
 	if !strings.HasPrefix(string(out), want) {
 		t.Fatalf("kubectl informer version printed %q; want prefix %q", out, want)
 	}

@@ -75,6 +75,7 @@ expose are printed, and nothing else happens.
 	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
 	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	registerExportCompletions(cmd, o)
 	return cmd
 }
 

@@ -58,6 +58,7 @@ number of distinct values it holds.
 	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	registerIndexesCompletions(cmd, o)
 	return cmd
 }
 

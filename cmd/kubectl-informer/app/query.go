@@ -122,6 +122,7 @@ and byIndex("pods", "byNode", value) read other cached resources.
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after the answer, print it again each time it changes (for --count and --group-by, only the new numbers)")
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "after the caches sync, answer queries typed line by line: a CEL filter or a command such as :count or :by (:help lists them); takes precedence over --watch")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
+	registerQueryCompletions(cmd, o)
 	return cmd
 }
 

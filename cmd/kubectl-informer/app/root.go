@@ -70,6 +70,7 @@ serves Prometheus metrics computed from them by CEL.
 	cmd.AddCommand(NewWatchCommand(streams))
 	cmd.AddCommand(NewIndexesCommand(streams))
 	cmd.AddCommand(NewExportCommand(streams))
+	cmd.AddCommand(NewCompletionCommand(streams))
 	return cmd
 }
 

@@ -24,6 +24,8 @@ func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "version",
 		Short: "Print the plugin's version, git commit and Go version",
 		Args:  cobra.NoArgs,
+		// Nothing to complete: no arguments, no files.
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {
 				return err
@@ -32,6 +34,7 @@ func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `output format: "" (one line) or "json"`)
+	fixed(cmd, "output", "json")
 	return cmd
 }
 

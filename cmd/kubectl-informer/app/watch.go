@@ -82,6 +82,7 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 	f.BoolVar(&o.Initial, "initial", true, "show the objects of the initial list as ADDED events")
 	f.DurationVar(&o.ResyncPeriod, "resync-period", 0, "informer resync period, shown as RESYNC events (default 0: never)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the initial lists have not completed within this time")
+	registerWatchCompletions(cmd, o)
 	return cmd
 }
 

@@ -1,0 +1,455 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+// completionTimeout bounds everything a completion asks the cluster: a Tab
+// press never waits longer, and what does not answer in time completes
+// nothing.
+var completionTimeout = 5 * time.Second
+
+// shells are the shells completion writes scripts for.
+var shells = []string{"bash", "zsh", "fish", "powershell"}
+
+const completionLong = `Completion prints a script that makes your shell complete kubectl-informer:
+verbs, flags, resource types (plural and short names, from the cluster's
+discovery; after a comma, the next type of a list), namespaces for -n,
+kubeconfig contexts, output formats, index names for --by (from --index and
+the config file) and YAML files for --config.
+
+kubectl completes "kubectl informer ..." itself (kubectl 1.26 and later): it
+runs the executable kubectl_complete-informer from PATH, which asks
+kubectl-informer. The release archives ship it next to kubectl-informer.
+With kubectl's own completion loaded and kubectl_complete-informer on PATH,
+"kubectl informer <Tab>" completes as "kubectl-informer <Tab>" does.
+
+What completion asks the cluster is given up after 5 seconds; it then
+completes nothing.`
+
+const completionExample = `  # bash (needs the bash-completion package)
+  source <(kubectl-informer completion bash)
+
+  # zsh
+  source <(kubectl-informer completion zsh)
+
+  # fish
+  kubectl-informer completion fish | source
+
+  # PowerShell
+  kubectl-informer completion powershell | Out-String | Invoke-Expression
+
+  # "kubectl informer <Tab>": kubectl's completion and the helper on PATH
+  source <(kubectl completion bash)
+  printf '#!/bin/sh\nexec kubectl-informer __complete "$@"\n' > ~/.local/bin/kubectl_complete-informer
+  chmod +x ~/.local/bin/kubectl_complete-informer`
+
+// CompletionOptions prints the completion script of a shell.
+type CompletionOptions struct {
+	genericiooptions.IOStreams
+	NoDescriptions bool
+
+	shell string
+	root  *cobra.Command
+}
+
+// NewCompletionCommand returns the "completion" verb.
+func NewCompletionCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CompletionOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "completion bash|zsh|fish|powershell",
+		Short:   "Print the shell completion script of kubectl-informer",
+		Long:    completionLong,
+		Example: completionExample,
+		Args:    cobra.ExactArgs(1),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return shells, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: runE(o),
+	}
+	cmd.Flags().BoolVar(&o.NoDescriptions, "no-descriptions", false, "complete without the descriptions of the choices")
+	return cmd
+}
+
+// Complete takes the shell and the command tree to describe.
+func (o *CompletionOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.shell = args[0]
+	o.root = cmd.Root()
+	return nil
+}
+
+// Validate checks the shell.
+func (o *CompletionOptions) Validate() error {
+	if !slices.Contains(shells, o.shell) {
+		return usageErrorf("unknown shell %q: want one of %s", o.shell, strings.Join(shells, ", "))
+	}
+	return nil
+}
+
+// Run writes the script with cobra's generators.
+func (o *CompletionOptions) Run(context.Context) error {
+	desc := !o.NoDescriptions
+	switch o.shell {
+	case "bash":
+		return o.root.GenBashCompletionV2(o.Out, desc)
+	case "zsh":
+		if desc {
+			return o.root.GenZshCompletion(o.Out)
+		}
+		return o.root.GenZshCompletionNoDesc(o.Out)
+	case "fish":
+		return o.root.GenFishCompletion(o.Out, desc)
+	default:
+		if desc {
+			return o.root.GenPowerShellCompletionWithDesc(o.Out)
+		}
+		return o.root.GenPowerShellCompletion(o.Out)
+	}
+}
+
+// mustRegister registers the completion of a flag the command has.
+func mustRegister(cmd *cobra.Command, flag string, f cobra.CompletionFunc) {
+	if err := cmd.RegisterFlagCompletionFunc(flag, f); err != nil {
+		panic(fmt.Sprintf("completion of --%s: %v", flag, err))
+	}
+}
+
+// noFiles makes the flags complete nothing: their values are expressions,
+// numbers or durations, never files.
+func noFiles(cmd *cobra.Command, flags ...string) {
+	for _, f := range flags {
+		mustRegister(cmd, f, cobra.NoFileCompletions)
+	}
+}
+
+// fixed completes a flag with choices.
+func fixed(cmd *cobra.Command, flag string, choices ...string) {
+	mustRegister(cmd, flag, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// yamlFiles completes a flag with YAML files.
+func yamlFiles(cmd *cobra.Command, flags ...string) {
+	for _, f := range flags {
+		mustRegister(cmd, f, func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+		})
+	}
+}
+
+// registerClusterCompletions completes kubectl's connection flags: -n with
+// the cluster's namespaces, --context, --cluster and --user with the
+// kubeconfig's entries; and the positional arguments with resource types
+// when resources is set.
+func registerClusterCompletions(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, resources bool) {
+	mustRegister(cmd, "namespace", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeNamespaces(flags, toComplete), cobra.ShellCompDirectiveNoFileComp
+	})
+	fromKubeconfig := func(names func(*clientcmdapi.Config) []string) cobra.CompletionFunc {
+		return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cfg, err := flags.ToRawKubeConfigLoader().RawConfig()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return withPrefix(names(&cfg), toComplete), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	mustRegister(cmd, "context", fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.Contexts) }))
+	mustRegister(cmd, "cluster", fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.Clusters) }))
+	mustRegister(cmd, "user", fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.AuthInfos) }))
+	if resources {
+		cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return completeResources(flags, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+		}
+	} else {
+		cmd.ValidArgsFunction = cobra.NoFileCompletions
+	}
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// withPrefix returns the names starting with prefix, sorted.
+func withPrefix(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fromCluster runs ask with a context and REST requests bounded by
+// completionTimeout. It returns false when ask fails or runs out of time
+// (an exec credential plugin or a proxy can block beyond any request
+// timeout: the answer is then abandoned).
+func fromCluster[T any](flags *genericclioptions.ConfigFlags, ask func(context.Context) (T, error)) (T, bool) {
+	limit := completionTimeout
+	wrap := flags.WrapConfigFn
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		if c.Timeout == 0 || c.Timeout > limit {
+			c.Timeout = limit
+		}
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := ask(ctx)
+		done <- answer{v, err}
+	}()
+	var zero T
+	select {
+	case a := <-done:
+		if a.err != nil {
+			return zero, false
+		}
+		return a.v, true
+	case <-ctx.Done():
+		return zero, false
+	}
+}
+
+// completeNamespaces returns the cluster's namespaces starting with toComplete.
+func completeNamespaces(flags *genericclioptions.ConfigFlags, toComplete string) []string {
+	names, _ := fromCluster(flags, func(ctx context.Context) ([]string, error) {
+		cfg, err := flags.ToRESTConfig()
+		if err != nil {
+			return nil, err
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, ns := range list.Items {
+			names = append(names, ns.Name)
+		}
+		return names, nil
+	})
+	return withPrefix(names, toComplete)
+}
+
+// completeResources completes a resource argument: the last element of a
+// comma-separated list, keeping the elements before it, with the types of
+// the cluster an informer can list and watch. Types already named are left
+// out.
+func completeResources(flags *genericclioptions.ConfigFlags, args []string, toComplete string) []cobra.Completion {
+	lists, ok := fromCluster(flags, func(context.Context) ([]*metav1.APIResourceList, error) {
+		r, err := factory.NewResolverFor(flags)
+		if err != nil {
+			return nil, err
+		}
+		lists, err := r.Discovery().ServerPreferredResources()
+		if err != nil && (len(lists) == 0 || !discovery.IsGroupDiscoveryFailedError(err)) {
+			return nil, err
+		}
+		return lists, nil
+	})
+	if !ok {
+		return nil
+	}
+	prefix, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		prefix, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	named := map[string]bool{}
+	for _, a := range append(slices.Clone(args), prefix) {
+		for _, n := range strings.Split(a, ",") {
+			named[strings.TrimSpace(n)] = true
+		}
+	}
+	return resourceCompletions(lists, prefix, last, named)
+}
+
+// resourceCompletions returns, for each resource of lists that supports
+// list and watch, its plural name, plural.group and short names that start
+// with toComplete and are not in named, each after prefix and described by
+// its kind and version.
+func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete string, named map[string]bool) []cobra.Completion {
+	seen := map[string]bool{}
+	var out []cobra.Completion
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue
+			}
+			names := []string{r.Name}
+			if gv.Group != "" {
+				names = append(names, r.Name+"."+gv.Group)
+			}
+			names = append(names, r.ShortNames...)
+			desc := fmt.Sprintf("%s (%s)", r.Kind, gv)
+			for _, n := range names {
+				if seen[n] || named[n] || !strings.HasPrefix(n, toComplete) {
+					continue
+				}
+				seen[n] = true
+				out = append(out, cobra.CompletionWithDesc(prefix+n, desc))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeIndexNames completes --by with the indexes a query of the
+// resources args can use: the built-in namespace index, the config's
+// indexes of those resources and the --index flags given, each as "NAME=".
+// The config's resources are matched to args by name, or through the
+// cluster's discovery when the names differ ("po" and "pods").
+func completeIndexNames(flags *genericclioptions.ConfigFlags, configFile string, indexes, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if strings.Contains(toComplete, "=") {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	desc := map[string]string{"namespace": "built in"}
+	if cfg, err := loadConfig(configFile); err == nil && cfg != nil {
+		byRes := cfg.ResourceIndexes()
+		for res := range queried(flags, keysOf(byRes), args) {
+			for _, ix := range byRes[res] {
+				desc[ix.Name] = ix.Expr
+			}
+		}
+	}
+	// An --index wins over the config's index of the same name.
+	parsed, _ := parseIndexes(indexes)
+	for _, ix := range parsed {
+		desc[ix.Name] = ix.Expr
+	}
+	var out []cobra.Completion
+	for _, name := range withPrefix(keysOf(desc), toComplete) {
+		out = append(out, cobra.CompletionWithDesc(name+"=", desc[name]))
+	}
+	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+}
+
+// queried returns the resources of the config that are among args: by
+// name, or as the same resource type on the cluster. Without args yet,
+// every resource is.
+func queried(flags *genericclioptions.ConfigFlags, resources, args []string) map[string]bool {
+	var names []string
+	for _, a := range args {
+		for _, n := range strings.Split(a, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	out := map[string]bool{}
+	var others []string
+	for _, res := range resources {
+		if len(names) == 0 || slices.Contains(names, res) {
+			out[res] = true
+		} else {
+			others = append(others, res)
+		}
+	}
+	if len(others) == 0 {
+		return out
+	}
+	same, _ := fromCluster(flags, func(context.Context) ([]string, error) {
+		r, err := factory.NewResolverFor(flags)
+		if err != nil {
+			return nil, err
+		}
+		gvrs := map[schema.GroupVersionResource]bool{}
+		for _, n := range names {
+			got, err := r.Resolve([]string{n})
+			if err != nil {
+				continue
+			}
+			for _, g := range got {
+				gvrs[g.GVR] = true
+			}
+		}
+		var same []string
+		for _, res := range others {
+			got, err := r.Resolve([]string{res})
+			if err == nil && slices.ContainsFunc(got, func(g factory.Resource) bool { return gvrs[g.GVR] }) {
+				same = append(same, res)
+			}
+		}
+		return same, nil
+	})
+	for _, res := range same {
+		out[res] = true
+	}
+	return out
+}
+
+// registerQueryCompletions completes the flags of query.
+func registerQueryCompletions(cmd *cobra.Command, o *QueryOptions) {
+	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	mustRegister(cmd, "by", func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeIndexNames(o.ConfigFlags, o.ConfigFile, o.Indexes, args, toComplete)
+	})
+	fixed(cmd, "output", query.AllowedFormats()...)
+	yamlFiles(cmd, "config")
+	noFiles(cmd, "index", "where", "columns", "sort-by", "group-by", "limit", "sync-timeout",
+		"label-columns", "selector", "field-selector")
+}
+
+// registerWatchCompletions completes the flags of watch.
+func registerWatchCompletions(cmd *cobra.Command, o *WatchOptions) {
+	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	fixed(cmd, "output", "json")
+	noFiles(cmd, "where", "columns", "resync-period", "sync-timeout", "selector", "field-selector")
+}
+
+// registerIndexesCompletions completes the flags of indexes.
+func registerIndexesCompletions(cmd *cobra.Command, o *IndexesOptions) {
+	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	yamlFiles(cmd, "config")
+	noFiles(cmd, "index", "sync-timeout", "selector", "field-selector")
+}
+
+// registerExportCompletions completes the flags of export.
+func registerExportCompletions(cmd *cobra.Command, o *ExportOptions) {
+	registerClusterCompletions(cmd, o.ConfigFlags, false)
+	yamlFiles(cmd, "config", "web.config.file")
+	fixed(cmd, "log.format", "logfmt", "json")
+	noFiles(cmd, "web.listen-address", "shard", "total-shards", "max-series-per-metric", "v")
+}
