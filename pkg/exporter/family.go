@@ -211,7 +211,7 @@ func (s *familyState) labelsSize(values []string) int {
 			v = values[o.value]
 		}
 		n += len(o.name) + 2 + len(v) + 2 // name="value",  (the last comma is the closing brace)
-		if strings.ContainsAny(v, "\\\n\"") {
+		if needsEscape(v) {
 			n += len(escapeLabelValue(v)) - len(v)
 		}
 	}
@@ -242,10 +242,21 @@ func labelOrder(f *Family) []labelSlot {
 var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 func escapeLabelValue(v string) string {
-	if !strings.ContainsAny(v, "\\\n\"") {
+	if !needsEscape(v) {
 		return v
 	}
 	return labelValueEscaper.Replace(v)
+}
+
+// needsEscape reports whether a label value has a character the exposition
+// formats escape: a backslash, a newline or a double quote.
+func needsEscape(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '\\' || c == '\n' || c == '"' {
+			return true
+		}
+	}
+	return false
 }
 
 var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
