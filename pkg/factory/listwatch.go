@@ -1,8 +1,11 @@
 package factory
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,6 +58,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	// Informers make one list and one watch per resource; client-side rate
 	// limiting only delays them.
 	cfg.QPS, cfg.Burst = -1, 0
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return bufferedBodies{rt} })
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -65,6 +69,31 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	}
 	return &clients{base: cfg, dynamic: dyn, metadata: md, typed: map[schema.GroupVersion]rest.Interface{}}, nil
 }
+
+// bufferedBodies reads response bodies through a 64 KiB buffer. A watch
+// decodes its events frame by frame, in reads of a few KiB; over HTTP/2
+// each read of 4 KiB or more makes the transport send flow-control window
+// updates, written and flushed to the connection at once: thousands of
+// small writes while a large list streams in. Reading ahead in large
+// chunks makes them as many times fewer; a read still returns as soon as
+// any data has arrived, so events are not delayed.
+type bufferedBodies struct{ rt http.RoundTripper }
+
+func (b bufferedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.rt.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = &bufferedBody{Reader: bufio.NewReaderSize(resp.Body, 64<<10), body: resp.Body}
+	return resp, nil
+}
+
+type bufferedBody struct {
+	*bufio.Reader
+	body io.ReadCloser
+}
+
+func (b *bufferedBody) Close() error { return b.body.Close() }
 
 // isTyped reports whether objects of gvk can be decoded into client-go's Go types.
 func isTyped(gvk schema.GroupVersionKind) bool {

@@ -92,6 +92,9 @@ type Program struct {
 	// tracked: evaluations track their cost and stop at costLimit; the
 	// others cannot reach it (see Env.programOptions).
 	tracked bool
+	// fast evaluates the expression without the interpreter when it can;
+	// nil for expressions it does not handle.
+	fast fastExpr
 }
 
 // Expr returns the expression as written.
@@ -203,7 +206,12 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s expression %q: %w", context, expr, err)
 	}
+	var fast fastExpr
+	if est.Max <= e.costLimit && len(refs) == 0 {
+		fast = compileFast(checked.NativeRep().Expr())
+	}
 	return &Program{
+		fast:      fast,
 		expr:      expr,
 		context:   context,
 		kind:      kind,

@@ -114,7 +114,13 @@ func (p *Program) Value(obj any) (any, error) {
 // eval evaluates the program; its errors are not prefixed with the context.
 // A context that can never be cancelled costs nothing.
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
-	return p.evalVars(ctx, &activation{object: p.objectValue(obj), lookup: p.lookup})
+	object := p.objectValue(obj)
+	if p.fast != nil {
+		if v, ok := p.fast.eval(object, nil); ok {
+			return v, nil
+		}
+	}
+	return p.evalVars(ctx, &activation{object: object, lookup: p.lookup})
 }
 
 // Prepared is an object converted once for several evaluations; see
@@ -137,7 +143,13 @@ func (p *Program) objectValue(obj any) any {
 // EvalEach evaluates like Eval with the variable each bound to each (a CEL
 // value or a plain Go value), for programs compiled with CompileEach.
 func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
-	v, err := p.evalVars(ctx, &activation{object: p.objectValue(obj), lookup: p.lookup, each: each, hasEach: true})
+	object := p.objectValue(obj)
+	if p.fast != nil {
+		if v, ok := p.fast.eval(object, each); ok {
+			return v, nil
+		}
+	}
+	v, err := p.evalVars(ctx, &activation{object: object, lookup: p.lookup, each: each, hasEach: true})
 	if err != nil {
 		return nil, p.wrap(err)
 	}

@@ -112,6 +112,15 @@ func (o *ExportOptions) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(o.ErrOut, opts))
 }
 
+// startupGCPercent is the garbage collector's target while the caches fill
+// (see exporter.Options): 200, unless GOGC says otherwise.
+func startupGCPercent() int {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return 0
+	}
+	return 200
+}
+
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
 func (o *ExportOptions) Run(ctx context.Context) error {
 	if o.Check {
@@ -144,6 +153,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		MaxSeriesPerMetric: o.MaxSeriesPerMetric,
 		Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
 		Logger:             log,
+		StartupGCPercent:   startupGCPercent(),
 	})
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
@@ -59,6 +60,13 @@ resources:
 // returns its HTTP server.
 func start(t *testing.T, text string, shard exporter.Shard) (*exporter.Exporter, *httptest.Server, string) {
 	t.Helper()
+	return startWith(t, text, exporter.Options{Shard: shard})
+}
+
+// startWith starts an exporter with opts on a config file holding text and
+// serves it until the test ends, once ready.
+func startWith(t *testing.T, text string, opts exporter.Options) (*exporter.Exporter, *httptest.Server, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -70,7 +78,8 @@ func start(t *testing.T, text string, shard exporter.Shard) (*exporter.Exporter,
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := exporter.New(cluster.Config, resolver, exporter.Options{ConfigPath: path, Shard: shard})
+	opts.ConfigPath = path
+	x, err := exporter.New(cluster.Config, resolver, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +96,18 @@ func start(t *testing.T, text string, shard exporter.Shard) (*exporter.Exporter,
 	t.Cleanup(srv.Close)
 	waitReady(t, srv.URL)
 	return x, srv, path
+}
+
+// TestStartupGCPercentRestored checks that the garbage collector's target
+// set for the initial sync is the process's own again once the exporter is
+// ready.
+func TestStartupGCPercentRestored(t *testing.T) {
+	prev := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(prev)
+	startWith(t, config, exporter.Options{StartupGCPercent: 300})
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("GC percent %d once ready, want 150 again", got)
+	}
 }
 
 func get(t *testing.T, url string) (int, string) {

@@ -1,0 +1,151 @@
+package indexers
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// TestFastMatchesInterpreter evaluates expressions of the forms fastExpr
+// handles, and some it must not handle, against typed and unstructured
+// objects, with and without each: wherever the fast path answers, its
+// answer is the interpreter's, value and type; where the interpreter
+// fails, the fast path does not answer.
+func TestFastMatchesInterpreter(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptrue := true
+	full := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: "u-1", Labels: map[string]string{"app": "web", "tier": ""},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1", Controller: &ptrue}}},
+		Spec: corev1.PodSpec{NodeName: "node-1", HostNetwork: true, Priority: new(int32),
+			Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.1",
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 3}, {Name: "side"}}},
+	}
+	empty := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "bare"}}
+	var objects []any
+	for _, p := range []*corev1.Pod{full, empty} {
+		objects = append(objects, p)
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, &unstructured.Unstructured{Object: m})
+	}
+	withEach := []string{
+		`each`, `each.name`, `each.?restartCount.orValue(0)`, `each.?image.orValue("none")`, `each.restartCount`,
+		`object.status.phase == each`, `each == "Running"`, `each.name == object.spec.nodeName`,
+		`object.metadata.namespace`, `string(each.?restartCount.orValue(0))`,
+	}
+	plain := []string{
+		`object.metadata.namespace`, `object.metadata.name`, `object.metadata.uid`, `object.metadata.labels`,
+		`object.metadata.labels.app`, `object.metadata.labels.tier`, `object.metadata.labels.missing`,
+		`object.spec.nodeName`, `object.status.?hostIP.orValue("")`, `object.status.?podIP.orValue("")`,
+		`object.spec.?priorityClassName.orValue("")`, `object.spec.?priority.orValue(-1)`, `object.spec.priority`,
+		`string(object.spec.?hostNetwork.orValue(false))`, `string(object.spec.hostNetwork)`, `string(object.metadata.name)`,
+		`string(object.spec.containers)`, `object.status.?containerStatuses.orValue([])`, `object.spec.containers`,
+		`object.status.phase == "Running"`, `object.status.phase == "Pending"`, `"Running" == object.status.phase`,
+		`object.spec.?nodeName.orValue("") == ""`, `object.metadata.?labels.?app.orValue("none")`,
+		`object.metadata.?annotations.?x.orValue(null)`, `object.spec.hostNetwork == true`, `object.spec.priority == 0`,
+		`object.spec.priority == 0.0`, `object.metadata.name.size()`, `object.metadata.?ownerReferences.orValue([])[0].kind`,
+		`object.kind`, `object.apiVersion`, `object`, `object.status`, `object.metadata.labels == {"app": "web", "tier": ""}`,
+	}
+	fastForms, answered, evaluations := 0, 0, 0
+	for _, tc := range []struct {
+		exprs   []string
+		each    bool
+		element func(obj any) []any
+	}{
+		{exprs: plain},
+		{exprs: withEach, each: true, element: func(obj any) []any {
+			return []any{nil, "Running", int64(3), map[string]any{"name": "app", "restartCount": int64(2)}, types.String("x"),
+				firstStatus(t, env, obj)}
+		}},
+	} {
+		for _, expr := range tc.exprs {
+			var p *Program
+			if tc.each {
+				p, err = env.CompileEach(expr, KindValue, "test")
+			} else {
+				p, err = env.Compile(expr, KindValue, "test")
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", expr, err)
+			}
+			if p.fast == nil {
+				continue
+			}
+			fastForms++
+			for _, obj := range objects {
+				elements := []any{nil}
+				if tc.each {
+					elements = tc.element(obj)
+				}
+				for _, each := range elements {
+					object := p.objectValue(obj)
+					want, wantErr := p.evalVars(context.Background(), &activation{object: object, each: each, hasEach: tc.each})
+					got, ok := p.fast.eval(object, each)
+					evaluations++
+					if ok {
+						answered++
+					}
+					switch {
+					case wantErr != nil && ok:
+						t.Errorf("%s on %T, each %v: fast answered %v, the interpreter failed: %v", expr, obj, each, got, wantErr)
+					case wantErr == nil && ok && (got.Type() != want.Type() || got.Equal(want) != types.True):
+						t.Errorf("%s on %T, each %v: fast answered %v (%s), the interpreter %v (%s)", expr, obj, each, got, got.Type().TypeName(), want, want.Type().TypeName())
+					}
+				}
+			}
+		}
+	}
+	if fastForms < 30 {
+		t.Errorf("only %d expressions take the fast path", fastForms)
+	}
+	// The objects lack many of the fields read, but most evaluations
+	// succeed, and those must not fall back to the interpreter.
+	if answered*2 < evaluations {
+		t.Errorf("the fast path answered %d of %d evaluations", answered, evaluations)
+	}
+	t.Logf("%d expressions take the fast path; it answered %d of %d evaluations", fastForms, answered, evaluations)
+	for _, expr := range []string{`object.metadata.name.size()`, `object.spec.containers[0].name`, `has(object.spec.nodeName)`, `object.spec.containers.exists(c, c.name == "app")`} {
+		p, err := env.Compile(expr, KindValue, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.fast != nil {
+			t.Errorf("%s takes the fast path", expr)
+		}
+	}
+}
+
+// firstStatus returns the first container status of obj as a program
+// sees it (nil when there is none).
+func firstStatus(t *testing.T, env *Env, obj any) any {
+	t.Helper()
+	p, err := env.Compile(`object.status.?containerStatuses.orValue([])`, KindValue, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := p.Eval(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := v.(traits.Lister)
+	if l.Size() == types.Int(0) {
+		return nil
+	}
+	var first ref.Val = l.Get(types.Int(0))
+	return first
+}
