@@ -110,3 +110,7 @@ BENCH_RUNS ?= 5
 .PHONY: bench
 bench: build controlplane ## Measure queries against kubectl on a local cluster with BENCH_PODS pods; writes bench/RESULTS.md
 	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer
+
+.PHONY: bench-compare
+bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) with benchstat
+	hack/bench-compare.sh

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,8 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -20,23 +23,40 @@ import (
 
 // exporterResult is what benchExporter measured.
 type exporterResult struct {
-	// readies are the times to ready of several starts.
-	readies      []time.Duration
-	ready        time.Duration
-	rssSynced    int64
-	scrapes      []time.Duration
-	scrapeBytes  int
-	series       int
-	churnRate    float64 // updates per second achieved
-	churnCPU     float64 // cores used by the exporter during the churn
-	rssAfter     int64
-	churnSeconds float64
+	// readies are the times to ready of several starts, sorted.
+	readies     []time.Duration
+	rssSynced   int64
+	scrapes     []time.Duration
+	rssScraped  int64
+	scrapeBytes int
+	series      int
+	churns      []churnResult
 }
 
+// churnResult is what one rate of pod updates measured.
+type churnResult struct {
+	rate     int     // updates per second asked for
+	achieved float64 // updates per second made
+	seconds  float64
+	cpu      float64 // cores the exporter used, without probing scrapes
+	rssAfter int64
+	// lags are the times from an update's response to its series on
+	// /metrics, probed by scraping every probeEvery.
+	lags       []time.Duration
+	probed     int // updates probed
+	unseen     int // probed updates never seen before the probe ended
+	pendingMax float64
+}
+
+// probeEvery is how often /metrics is scraped while lags are probed: a lag
+// is known to within this much.
+const probeEvery = 200 * time.Millisecond
+
 // benchExporter starts the exporter on config, measures time to ready and
-// RSS, scrapes /metrics ten times, then updates pods at rate per second for
-// d and measures the exporter's CPU.
-func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rate int, d time.Duration) (exporterResult, error) {
+// RSS, scrapes /metrics ten times, then, for each rate, updates pods at
+// that rate for d while measuring the exporter's CPU, and for a further
+// probe period while scraping to measure the lag from update to series.
+func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
 	// Time to ready varies from start to start: start it a few times.
 	for range 4 {
@@ -55,20 +75,15 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rate int
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	r.readies = append(r.readies, ready)
 	slices.Sort(r.readies)
-	r.ready = r.readies[len(r.readies)/2]
 	pid := cmd.Process.Pid
 	r.rssSynced = procRSS(pid)
 
 	for range 10 {
 		t := time.Now()
-		req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-		req.Header.Set("Accept-Encoding", "identity")
-		resp, err := http.DefaultClient.Do(req)
+		b, err := scrape(base)
 		if err != nil {
 			return r, err
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		r.scrapes = append(r.scrapes, time.Since(t))
 		r.scrapeBytes = len(b)
 		r.series = 0
@@ -78,41 +93,214 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rate int
 			}
 		}
 	}
+	r.rssScraped = procRSS(pid)
 
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = -1, 0 // the update rate is the ticker's, not client-go's default 5/s
+	cfg.QPS, cfg.Burst = -1, 0 // the update rate is the harness's, not client-go's default 5/s
+	// Protobuf costs the updater and the API server less CPU than JSON.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return r, err
 	}
-	pods, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{FieldSelector: "status.phase=Running"})
+	list, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{FieldSelector: "status.phase=Running"})
 	if err != nil {
 		return r, err
 	}
-	cpu0 := procCPU(pid)
-	t0 := time.Now()
+	u := &updater{cs: cs, pods: list.Items}
+	for _, rate := range rates {
+		c := churnResult{rate: rate}
+		cpu0, t0 := procCPU(pid), time.Now()
+		n, err := u.run(rate, d, nil)
+		if err != nil {
+			return r, err
+		}
+		c.seconds = time.Since(t0).Seconds()
+		c.cpu = (procCPU(pid) - cpu0) / c.seconds
+		c.achieved = float64(n) / c.seconds
+		c.rssAfter = procRSS(pid)
+		if err := c.probeLags(u, base, rate, probe); err != nil {
+			return r, err
+		}
+		r.churns = append(r.churns, c)
+	}
+	return r, nil
+}
+
+func scrape(base string) ([]byte, error) {
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// updater bumps the restart count of the first container of Running pods,
+// round robin.
+type updater struct {
+	cs   kubernetes.Interface
+	pods []corev1.Pod
+	next int
+}
+
+// update is one update made: the pod's UID, the new restart count of its
+// first container, and when the API server answered.
+type update struct {
+	uid   string
+	count int32
+	at    time.Time
+}
+
+// run updates pods at rate per second for d, with enough requests in flight
+// to keep the rate, reporting each update to done (when not nil), and
+// returns how many it made.
+func (u *updater) run(rate int, d time.Duration, done func(update)) (int, error) {
+	workers := max(4, rate/25)
+	jobs := make(chan int)
+	var mu sync.Mutex // guards made, firstErr and done calls
+	made := 0
+	var firstErr error
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				p := u.pods[i].DeepCopy()
+				p.Status.ContainerStatuses[0].RestartCount++
+				got, err := u.cs.CoreV1().Pods(p.Namespace).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("updating pod %s/%s: %w", p.Namespace, p.Name, err)
+					}
+				} else {
+					made++
+					u.pods[i] = *got
+					if done != nil {
+						done(update{uid: string(got.UID), count: got.Status.ContainerStatuses[0].RestartCount, at: time.Now()})
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
-	updates := 0
-	for time.Since(t0) < d {
+	for t0 := time.Now(); time.Since(t0) < d; {
 		<-tick.C
-		p := &pods.Items[updates%len(pods.Items)]
-		if len(p.Status.ContainerStatuses) > 0 {
-			p.Status.ContainerStatuses[0].RestartCount++
-		}
-		got, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
-		if err != nil {
-			return r, fmt.Errorf("updating pod %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		pods.Items[updates%len(pods.Items)] = *got
-		updates++
+		jobs <- u.next
+		// Each pod is updated by one request at a time: a pod comes back
+		// round only after all the others.
+		u.next = (u.next + 1) % len(u.pods)
 	}
-	elapsed := time.Since(t0)
-	r.churnSeconds = elapsed.Seconds()
-	r.churnRate = float64(updates) / elapsed.Seconds()
-	r.churnCPU = (procCPU(pid) - cpu0) / elapsed.Seconds()
-	r.rssAfter = procRSS(pid)
-	return r, nil
+	close(jobs)
+	wg.Wait()
+	return made, firstErr
+}
+
+// probeLags updates pods at rate for d while scraping /metrics every
+// probeEvery, and records for each update the time from the API server's
+// answer to the first scrape that started after it and shows the new
+// restart count. It also records the largest backlog of events the
+// exporter reported.
+func (c *churnResult) probeLags(u *updater, base string, rate int, d time.Duration) error {
+	var mu sync.Mutex // guards pending
+	pending := map[string]update{}
+	stop := make(chan struct{})
+	scraped := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { scraped <- err }()
+		for {
+			start := time.Now()
+			var b []byte
+			if b, err = scrape(base); err != nil {
+				return
+			}
+			seen := restarts(b)
+			mu.Lock()
+			for uid, up := range pending {
+				if seen[uid] >= up.count {
+					if up.at.Before(start) {
+						c.lags = append(c.lags, start.Sub(up.at))
+					} else {
+						c.lags = append(c.lags, 0) // answered while this scrape ran
+					}
+					delete(pending, uid)
+				}
+			}
+			mu.Unlock()
+			if v, ok := gauge(b, "kubectl_informer_events_pending"); ok && v > c.pendingMax {
+				c.pendingMax = v
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(probeEvery - time.Since(start)):
+			}
+		}
+	}()
+	_, err := u.run(rate, d, func(up update) {
+		mu.Lock()
+		defer mu.Unlock()
+		c.probed++
+		pending[up.uid] = up
+	})
+	time.Sleep(2 * time.Second) // the last updates may still show up
+	close(stop)
+	if serr := <-scraped; err == nil {
+		err = serr
+	}
+	c.unseen = len(pending)
+	slices.Sort(c.lags)
+	return err
+}
+
+// restarts returns the restart count of the first container ("app") of
+// each pod in the kube_pod_container_status_restarts_total series, by UID.
+func restarts(b []byte) map[string]int32 {
+	out := map[string]int32{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte(`kube_pod_container_status_restarts_total{container="app",`))
+		if !ok {
+			continue
+		}
+		i := bytes.Index(rest, []byte(`uid="`))
+		if i < 0 {
+			continue
+		}
+		uid := rest[i+5:]
+		j := bytes.IndexByte(uid, '"')
+		if j < 0 {
+			continue
+		}
+		sp := bytes.LastIndexByte(rest, ' ')
+		v, err := strconv.ParseFloat(string(rest[sp+1:]), 64)
+		if err != nil {
+			continue
+		}
+		out[string(uid[:j])] = int32(v)
+	}
+	return out
+}
+
+// gauge returns the value of an unlabelled sample of name in b.
+func gauge(b []byte, name string) (float64, bool) {
+	i := bytes.Index(b, []byte("\n"+name+" "))
+	if i < 0 {
+		return 0, false
+	}
+	rest := b[i+len(name)+2:]
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	v, err := strconv.ParseFloat(string(rest), 64)
+	return v, err == nil
 }
 
 // startExporter starts the exporter and waits until /readyz answers 200.
@@ -175,21 +363,37 @@ func procCPU(pid int) float64 {
 	return (utime + stime) / 100 // clock ticks; USER_HZ is 100 on Linux
 }
 
-func (r exporterResult) render() string {
+func (r exporterResult) render(config string) string {
 	var b strings.Builder
 	s := slices.Clone(r.scrapes)
 	slices.Sort(s)
 	med := s[len(s)/2]
-	fmt.Fprintf(&b, "\n## Exporter (examples/kube-state-metrics-pods.yaml)\n\n")
+	n := len(r.readies)
+	fmt.Fprintf(&b, "\n## Exporter (%s)\n\n", config)
 	fmt.Fprintf(&b, "| measure | kubectl-informer | kube-state-metrics (same workload and series, measured earlier) | target |\n|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| time to ready, median of %d starts (min–max) | %s (%s–%s) | 0.61 s | ≤ 0.61 s |\n", len(r.readies), secs(r.ready), secs(r.readies[0]), secs(r.readies[len(r.readies)-1]))
+	fmt.Fprintf(&b, "| time to ready, median of %d starts (min–max) | %s (%s–%s) | 0.61 s | ≤ 0.61 s |\n", n, secs(r.readies[n/2]), secs(r.readies[0]), secs(r.readies[n-1]))
 	fmt.Fprintf(&b, "| RSS after sync | %s | 174 MiB | ≤ 120 MiB |\n", mib(r.rssSynced))
 	fmt.Fprintf(&b, "| `/metrics` latency, median of 10 (min–max) | %.1f ms (%.1f–%.1f ms) | 33 ms | ≤ 33 ms |\n",
 		ms(med), ms(s[0]), ms(s[len(s)-1]))
+	fmt.Fprintf(&b, "| RSS after the 10 scrapes | %s | | |\n", mib(r.rssScraped))
 	fmt.Fprintf(&b, "| series (`kube_*`), response size | %d, %d KiB | | |\n", r.series, r.scrapeBytes/1024)
-	fmt.Fprintf(&b, "| CPU during %.0f pod updates/s for %.0f s | %.2f cores | | |\n", r.churnRate, r.churnSeconds, r.churnCPU)
-	fmt.Fprintf(&b, "| RSS after the updates | %s | | |\n", mib(r.rssAfter))
+	if len(r.churns) > 0 {
+		fmt.Fprintf(&b, "\nPod updates (the restart count of a Running pod's first container) at a steady rate: CPU and RSS of the exporter\n")
+		fmt.Fprintf(&b, "over %.0f s of updates; then, while updating at the same rate, /metrics is scraped every %s and each update's lag is\n", r.churns[0].seconds, probeEvery)
+		fmt.Fprintf(&b, "the time from the API server's answer to the first scrape that shows it (so within %s).\n\n", probeEvery)
+		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | RSS after | lag p50 | lag p99 | lag max | probed (unseen) | events pending, max |\n|---|---|---|---|---|---|---|---|\n")
+		for _, c := range r.churns {
+			p50, p99, pmax := "–", "–", "–"
+			if l := c.lags; len(l) > 0 {
+				p50, p99, pmax = msd(l[len(l)/2]), msd(l[len(l)*99/100]), msd(l[len(l)-1])
+			}
+			fmt.Fprintf(&b, "| %d (%.0f) | %.2f cores | %s | %s | %s | %s | %d (%d) | %.0f |\n",
+				c.rate, c.achieved, c.cpu, mib(c.rssAfter), p50, p99, pmax, c.probed, c.unseen, c.pendingMax)
+		}
+	}
 	return b.String()
 }
+
+func msd(d time.Duration) string { return fmt.Sprintf("%.0f ms", ms(d)) }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

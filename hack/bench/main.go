@@ -38,6 +38,7 @@ type options struct {
 	results    string
 	keep       bool
 	goBench    bool
+	queries    bool
 	goBenchPkg string
 }
 
@@ -51,6 +52,7 @@ func main() {
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the report")
 	flag.BoolVar(&o.keep, "keep", false, "leave the benchmark cluster running afterwards")
 	flag.BoolVar(&o.goBench, "go-bench", true, "also run the Go benchmarks")
+	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the exporter and the Go benchmarks)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -98,6 +100,9 @@ func run(o options) error {
 		{"query pods -A -o json", o.plugin, []string{"query", kc, "pods", "-A", "-o", "json"}},
 	}
 	var rows []row
+	if !o.queries {
+		cmds = nil
+	}
 	for _, m := range cmds {
 		fmt.Fprintf(os.Stderr, "measuring %s…\n", m.name)
 		r, err := m.measure(o.runs)
@@ -107,7 +112,8 @@ func run(o options) error {
 		rows = append(rows, r)
 	}
 	fmt.Fprintln(os.Stderr, "measuring the exporter…")
-	exp, err := benchExporter(o.plugin, kubeconfig, "examples/kube-state-metrics-pods.yaml", cfg, 100, 30*time.Second)
+	const ksm = "examples/kube-state-metrics-pods.yaml"
+	exp, err := benchExporter(o.plugin, kubeconfig, ksm, cfg, []int{100, 1000}, 30*time.Second, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -120,7 +126,7 @@ func run(o options) error {
 			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
-	report := render(o, sum, rows, goBench, exp.render())
+	report := render(o, sum, rows, goBench, exp.render(ksm))
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
@@ -243,14 +249,16 @@ func render(o options, sum workload.Summary, rows []row, goBench, exporter strin
 	fmt.Fprintf(&b, "- cluster: the project's local kube-apiserver + etcd (hack/controlplane), loopback\n")
 	fmt.Fprintf(&b, "- workload: %d pods (2 containers each) in 20 namespaces on 100 nodes, %d deployments, %d custom resources\n", o.pods, sum.Deployments, sum.CustomResources)
 	fmt.Fprintf(&b, "- each command: one warm-up run, then %d runs; median (min–max)\n\n", o.runs)
-	fmt.Fprintf(&b, "| command | wall | peak RSS | stdout |\n|---|---|---|---|\n")
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, "| command | wall | peak RSS | stdout |\n|---|---|---|---|\n")
+	}
 	for _, r := range rows {
 		wm, wl, wh := r.wall()
 		rm, rl, rh := r.rss()
 		fmt.Fprintf(&b, "| `%s` | %s (%s–%s) | %s (%s–%s) | %d KiB |\n", r.name, secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024)
 	}
-	raw, _, _ := rows[0].wall()
 	for _, r := range rows {
+		raw, _, _ := rows[0].wall()
 		if r.name == "query pods -A --where 'phase == Pending' --count" {
 			wm, _, _ := r.wall()
 			rm, _, _ := r.rss()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -82,6 +83,7 @@ type Engine struct {
 	queues []chan event
 	// pending counts events queued and not yet computed.
 	pending   atomic.Int64
+	computed  func(time.Duration)
 	closeOnce sync.Once
 }
 
@@ -90,6 +92,8 @@ type event struct {
 	resource int
 	obj      any
 	delete   bool
+	// at is when the handler received it.
+	at time.Time
 }
 
 // EngineOptions configure an Engine.
@@ -102,6 +106,9 @@ type EngineOptions struct {
 	Now func() int64
 	// Workers compute series from events in parallel; default GOMAXPROCS.
 	Workers int
+	// Computed, when not nil, is called after the series of each event
+	// are computed, with the time since its handler received it.
+	Computed func(time.Duration)
 }
 
 func (e *Engine) work(q chan event) {
@@ -112,6 +119,9 @@ func (e *Engine) work(q chan event) {
 			e.Update(ev.resource, ev.obj)
 		}
 		e.pending.Add(-1)
+		if e.computed != nil {
+			e.computed(time.Since(ev.at))
+		}
 	}
 }
 
@@ -124,12 +134,17 @@ func (e *Engine) enqueue(ev event) {
 	h := fnv.New32a()
 	h.Write([]byte(objectUID(obj)))
 	e.pending.Add(1)
+	ev.at = time.Now()
 	e.queues[h.Sum32()%uint32(len(e.queues))] <- ev
 }
 
 // Idle reports whether every event handed to the engine's handlers has
 // been computed.
 func (e *Engine) Idle() bool { return e.pending.Load() == 0 }
+
+// Pending returns the number of events handed to the engine's handlers and
+// not computed yet.
+func (e *Engine) Pending() int64 { return e.pending.Load() }
 
 // Close stops the workers once the events queued are computed. Call it
 // after the engine's handlers are removed from their informers.
@@ -143,7 +158,7 @@ func (e *Engine) Close() {
 
 // NewEngine returns an Engine for c, with no series yet.
 func NewEngine(c *Compiled, opts EngineOptions) *Engine {
-	e := &Engine{compiled: c, shard: opts.Shard, deps: newDependencies(), now: opts.Now}
+	e := &Engine{compiled: c, shard: opts.Shard, deps: newDependencies(), now: opts.Now, computed: opts.Computed}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

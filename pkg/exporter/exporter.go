@@ -191,7 +191,11 @@ func (x *Exporter) Reload() error {
 }
 
 func (x *Exporter) switchTo(c *Compiled) error {
-	next := &activeConfig{engine: NewEngine(c, EngineOptions{MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard, Now: func() int64 { return time.Now().Unix() }}), lookups: map[string]*factory.Informer{}}
+	next := &activeConfig{engine: NewEngine(c, EngineOptions{
+		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard,
+		Now:      func() int64 { return time.Now().Unix() },
+		Computed: func(d time.Duration) { x.tel.computed.Observe(d.Seconds()) },
+	}), lookups: map[string]*factory.Informer{}}
 	start := time.Now()
 	resolved := make([]factory.Resource, len(c.Resources))
 	for i, r := range c.Resources {

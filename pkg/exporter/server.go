@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -52,6 +54,11 @@ func (x *Exporter) Handler() (http.Handler, error) {
 	return mux, nil
 }
 
+var (
+	responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	gzipWriters     = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+)
+
 // serveMetrics writes the configured families, already rendered, and the
 // exporter's own metrics, in the text format or OpenMetrics as negotiated,
 // gzip-compressed when the client accepts it.
@@ -62,16 +69,21 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if !openMetrics {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
-	var buf bytes.Buffer
+	// The response is written to a buffer first, so that the families'
+	// locks are not held while a slow client reads. Buffers and gzip
+	// writers are reused: a response is as large as every series.
+	buf := responseBuffers.Get().(*bytes.Buffer)
+	defer responseBuffers.Put(buf)
+	buf.Reset()
 	buf.Grow(int(x.bufSize.Load()) + 64<<10)
 	if e := x.engine(); e != nil {
-		e.WriteFamilies(&buf, openMetrics)
+		e.WriteFamilies(buf, openMetrics)
 	}
 	mfs, err := x.tel.registry.Gather()
 	if err != nil {
 		x.log.Warn("gathering the exporter's own metrics", "err", err)
 	}
-	enc := expfmt.NewEncoder(&buf, format)
+	enc := expfmt.NewEncoder(buf, format)
 	for _, mf := range mfs {
 		if err := enc.Encode(mf); err != nil {
 			http.Error(w, "encoding metrics: "+err.Error(), http.StatusInternalServerError)
@@ -79,14 +91,16 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if openMetrics {
-		_, _ = expfmt.FinalizeOpenMetrics(&buf)
+		_, _ = expfmt.FinalizeOpenMetrics(buf)
 	}
 	w.Header().Set("Content-Type", string(format))
 	body := buf.Bytes()
 	x.bufSize.Store(int64(len(body)))
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		w.Header().Set("Content-Encoding", "gzip")
-		gz := gzip.NewWriter(w)
+		gz := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(gz)
+		gz.Reset(w)
 		_, _ = gz.Write(body)
 		_ = gz.Close()
 	} else {

@@ -19,6 +19,8 @@ type telemetry struct {
 	x        *Exporter
 	registry *prometheus.Registry
 	scrape   prometheus.Histogram
+	// computed is the time from an informer event to its series.
+	computed prometheus.Histogram
 
 	// mu guards the reload state below.
 	mu           sync.Mutex
@@ -36,10 +38,16 @@ func newTelemetry(x *Exporter) *telemetry {
 		Help:    "Time spent writing the response to a /metrics request.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
+	t.computed = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    TelemetryPrefix + "event_to_series_seconds",
+		Help:    "Time from an informer event reaching the exporter's handler to the series of its object being computed.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	})
 	t.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		t.scrape,
+		t.computed,
 		t,
 	)
 	return t
@@ -79,13 +87,14 @@ var (
 	descReloadOK     = desc("config_last_reload_successful", "Whether the last config load succeeded (1) or failed (0).")
 	descReloadOKTime = desc("config_last_reload_success_timestamp_seconds", "Unix time of the last successful config load.")
 	descReloads      = desc("config_reloads_total", "Config loads by result (success, failure).", "result")
+	descPending      = desc("events_pending", "Informer events received and not yet computed into series.")
 	descConfigInfo   = desc("config_info", "The config in use, identified by the SHA-256 of its file; always 1.", "sha256")
 )
 
 // Describe implements prometheus.Collector.
 func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descEvents, descLastEvent, descLists, descListErrors,
-		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo} {
+		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
 		ch <- d
 	}
 }
@@ -116,6 +125,7 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	if a == nil {
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(a.engine.Pending()))
 	for i, infs := range a.informers {
 		rs := a.engine.resources[i]
 		for _, inf := range infs {
