@@ -107,9 +107,13 @@ help: ## List the targets
 BENCH_PODS ?= 10000
 BENCH_RUNS ?= 5
 
+# Results of the default size go to bench/RESULTS.md, others to
+# bench/RESULTS-<pods>.md.
+BENCH_RESULTS ?= bench/RESULTS$(if $(filter 10000,$(BENCH_PODS)),,-$(BENCH_PODS)).md
+
 .PHONY: bench
-bench: build controlplane ## Measure queries against kubectl on a local cluster with BENCH_PODS pods; writes bench/RESULTS.md
-	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer
+bench: build controlplane ## Measure queries and the exporter against kubectl on a local cluster with BENCH_PODS pods; writes bench/RESULTS.md
+	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS)
 
 .PHONY: bench-compare
 bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) with benchstat
