@@ -118,3 +118,13 @@ bench: build controlplane ## Measure queries and the exporter against kubectl on
 .PHONY: bench-compare
 bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) with benchstat
 	hack/bench-compare.sh
+
+# Each fuzz target runs for FUZZTIME; the seed corpora run in make test.
+FUZZTIME ?= 20s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
+	go test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./pkg/exporter
+	go test -run '^$$' -fuzz '^FuzzExpression$$' -fuzztime $(FUZZTIME) ./pkg/indexers
+	go test -run '^$$' -fuzz '^FuzzPodView$$' -fuzztime $(FUZZTIME) ./pkg/indexers/jsonval
+	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) ./cmd/kubectl-informer/app

@@ -204,7 +204,8 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 	}
 	prog, err := env.Program(checked, e.programOptions(est)...)
 	if err != nil {
-		return nil, fmt.Errorf("compiling %s expression %q: %w", context, expr, err)
+		// Planning evaluates what is constant: int("x") fails here.
+		return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
 	}
 	var fast fastExpr
 	if est.Max <= e.costLimit && len(refs) == 0 {
