@@ -68,10 +68,6 @@ type Exporter struct {
 	mu     sync.RWMutex
 	active *activeConfig
 
-	// settled is set once the first config's caches have synced, its
-	// series are computed and the memory of the initial lists has been
-	// returned to the operating system.
-	settled atomic.Bool
 	// bufSize is the size of the last /metrics response, to size the next.
 	bufSize atomic.Int64
 }
@@ -142,7 +138,9 @@ func (x *Exporter) Start(ctx context.Context) error {
 // settle waits for the first sync, restores the garbage collector's target
 // percentage to gcPercent (-2: leave it), then returns the memory the
 // initial lists needed (decoded whole objects, since pruned or dropped) to
-// the operating system, so that the resident size reflects the caches.
+// the operating system, so that the resident size reflects the caches. The
+// exporter is ready (see Ready) as soon as the caches have synced; the
+// memory is returned just after.
 func (x *Exporter) settle(ctx context.Context, gcPercent int) {
 	start := time.Now()
 	restoreGC := func() {
@@ -160,11 +158,9 @@ func (x *Exporter) settle(ctx context.Context, gcPercent int) {
 		case <-t.C:
 		}
 	}
-	synced := time.Since(start)
+	x.log.Info("ready: caches synced and series computed", "took", time.Since(start).Round(time.Millisecond))
 	restoreGC()
 	debug.FreeOSMemory()
-	x.settled.Store(true)
-	x.log.Info("ready: caches synced and series computed", "synced", synced.Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // Reload reads the config file again and switches to it. On any error the
@@ -492,13 +488,7 @@ func (x *Exporter) stopUnused(prev, next *activeConfig) {
 // computed the series of every cached object, or an error naming what has
 // not.
 func (x *Exporter) Ready() error {
-	if err := x.synced(); err != nil {
-		return err
-	}
-	if !x.settled.Load() {
-		return errors.New("synced; settling")
-	}
-	return nil
+	return x.synced()
 }
 
 func (x *Exporter) synced() error {
