@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/internal/suggest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // Compile checks a config file as [Parse] does and compiles every
@@ -128,6 +129,9 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 
 	for _, ce := range compiled {
 		p.checkReferences(ce, defined)
+		if !cfg.AllowSecretData {
+			p.checkSecretData(cfg, ce)
+		}
 	}
 	if err := p.err(); err != nil {
 		return nil, err
@@ -192,6 +196,45 @@ func (p *configParser) checkReferences(ce compiledExpr, defined map[string]bool)
 			p.errorf(p.line(ce.path...), ce.prog.Context(), "%s", msg)
 		}
 	}
+}
+
+// checkSecretData reports an expression that reads the data of Secrets:
+// one of an entry for Secrets that reads data or stringData (or the whole
+// object), or one that reads Secrets with get() or byIndex(), whose fields
+// cannot be told.
+func (p *configParser) checkSecretData(cfg *Config, ce compiledExpr) {
+	const allow = "set allowSecretData: true at the top of the config to allow it, knowing that the values become label values for anyone who can scrape /metrics"
+	if len(ce.path) > 1 && ce.path[0] == "resources" {
+		if i, ok := ce.path[1].(int); ok && isSecrets(cfg.Resources[i].Resource) && readsSecretData(ce.prog.ObjectPaths()) {
+			p.errorf(p.line(ce.path...), ce.prog.Context(), "reads the data of Secrets (data, stringData or the whole object); %s", allow)
+		}
+	}
+	for _, ref := range ce.prog.References() {
+		if isSecrets(ref.Resource) {
+			p.errorf(p.line(ce.path...), ce.prog.Context(), "reads Secrets with get() or byIndex(), whose data cannot be told apart; %s", allow)
+		}
+	}
+}
+
+// isSecrets reports whether a resource name, as kubectl accepts it, names
+// the core Secrets.
+func isSecrets(name string) bool {
+	res, rest, _ := strings.Cut(strings.ToLower(strings.TrimSpace(name)), ".")
+	return (res == "secrets" || res == "secret") && (rest == "" || rest == "v1" || rest == "v1.")
+}
+
+// readsSecretData reports whether an expression reading paths reads the
+// data of a Secret.
+func readsSecretData(paths *jsonval.Paths) bool {
+	if paths == nil {
+		return true
+	}
+	for _, path := range paths.List() {
+		if len(path) == 0 || path[0] == "data" || path[0] == "stringData" {
+			return true
+		}
+	}
+	return false
 }
 
 // exprLine returns the line of the file that holds the character of expr

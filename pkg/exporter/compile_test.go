@@ -402,3 +402,42 @@ func TestDocExamples(t *testing.T) {
 		t.Error("no complete example in docs/exporter-config.md")
 	}
 }
+
+// TestSecretData checks that a config reading the data of Secrets is
+// refused unless it says allowSecretData: true, and that reading only
+// their metadata is not.
+func TestSecretData(t *testing.T) {
+	env := testConfigEnv(t)
+	secrets := func(resource, label string) string {
+		return configHead + "resources:\n- resource: " + resource + "\n  metrics:\n  - name: secret_info\n    help: Secrets.\n    type: gauge\n    labels:\n      x: " + label + "\n"
+	}
+	for _, tt := range []struct {
+		name, yaml, want string
+	}{
+		{"data", secrets("secrets", `object.data.password`), `c.yaml:10: metric "secret_info" label "x": reads the data of Secrets (data, stringData or the whole object); set allowSecretData: true`},
+		{"optional data", secrets("Secret", `object.?data.?token.orValue("")`), "reads the data of Secrets"},
+		{"whole object", secrets("secret.v1.", `string(object)`), "reads the data of Secrets"},
+		{"stringData", secrets("secrets", `object.?stringData.orValue({}).size()`), "reads the data of Secrets"},
+		{"lookup", configHead + "resources:\n- resource: pods\n  metrics:\n  - name: pod_secret\n    help: Pods.\n    type: gauge\n    labels:\n      x: get(\"secrets\", object.metadata.namespace + \"/x\").?type.orValue(\"\")\n",
+			`c.yaml:10: metric "pod_secret" label "x": reads Secrets with get() or byIndex()`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Compile("c.yaml", []byte(tt.yaml), env)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+			if _, err := Compile("c.yaml", []byte("allowSecretData: true\n"+tt.yaml), env); err != nil {
+				t.Errorf("with allowSecretData: true: %v", err)
+			}
+		})
+	}
+	for _, label := range []string{`object.metadata.name`, `object.type`, `object.metadata.?labels.?app.orValue("")`} {
+		if _, err := Compile("c.yaml", []byte(secrets("secrets", label)), env); err != nil {
+			t.Errorf("%s: %v", label, err)
+		}
+	}
+	// Other resources may have a data field.
+	if _, err := Compile("c.yaml", []byte(secrets("configmaps", `object.data.key`)), env); err != nil {
+		t.Errorf("configmaps: %v", err)
+	}
+}

@@ -20,6 +20,11 @@ type Config struct {
 	CommonLabels map[string]string `json:"commonLabels,omitempty" yaml:"commonLabels,omitempty"`
 	// Resources are the resources to watch and the metrics computed from them.
 	Resources []ResourceConfig `json:"resources" yaml:"resources"`
+	// AllowSecretData allows expressions to read the data of Secrets
+	// (data, stringData, or the whole object), and to read Secrets with
+	// get() and byIndex(). Without it such a config is refused: the values
+	// would end up in label values, for anyone who can scrape /metrics.
+	AllowSecretData bool `json:"allowSecretData,omitempty" yaml:"allowSecretData,omitempty"`
 }
 
 // ResourceConfig is one watched resource.
