@@ -86,20 +86,6 @@ func (p *Plan) Interactive(ctx context.Context, conn Conn, in io.Reader, out, er
 	return s.Run(ctx, NewLineReader(in))
 }
 
-// sessionMessages writes messages about the query as the session's user
-// knows its parts: the filter and the commands that set the others, not the
-// flags of the command line.
-type sessionMessages struct{ w io.Writer }
-
-var sessionNames = strings.NewReplacer("--where", "filter", "--group-by", ":group", "--sort-by", ":sort", "--columns", ":columns", "--count", ":count", "--limit", ":limit")
-
-func (m sessionMessages) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(m.w, sessionNames.Replace(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
 // NewSession fills the caches of p, with whole objects so that any later
 // expression can read any field, and returns the session that answers from
 // them. The caches follow the cluster until ctx ends.
@@ -107,16 +93,16 @@ func NewSession(ctx context.Context, conn Conn, p *Plan, out, errOut io.Writer, 
 	if opts.Samples <= 0 {
 		opts.Samples = 200
 	}
-	if !p.req.WholeObjects {
+	if !p.req.WholeObjects || p.req.Names != SessionNames {
 		var err error
-		if p, err = p.With(func(r *Request) { r.WholeObjects = true }); err != nil {
+		if p, err = p.With(func(r *Request) { r.WholeObjects, r.Names = true, SessionNames }); err != nil {
 			return nil, err
 		}
 	}
 	if _, _, err := p.sync(ctx, conn, errOut); err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, errOut: sessionMessages{errOut}, opts: opts, plan: p}
+	s := &Session{out: out, errOut: errOut, opts: opts, plan: p}
 	if opts.Prompt != "" {
 		var counts []string
 		for _, inf := range p.synced.queried {

@@ -33,7 +33,7 @@ func (noPaths) Paths() (map[string]openapi.GroupVersion, error) {
 // req had synced them.
 func testSession(t *testing.T, req Request) (*Session, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	req.Resources, req.WholeObjects = []string{"pods"}, true
+	req.Resources, req.WholeObjects, req.Names = []string{"pods"}, true, SessionNames
 	p, err := Compile(testEnv(t), req)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func testSession(t *testing.T, req Request) (*Session, *bytes.Buffer, *bytes.Buf
 	resolver := factory.NewResolver(nil, noSchemas{&fakediscovery.FakeDiscovery{}})
 	p.synced = &synced{conn: Conn{Resolver: resolver}, queried: []*factory.Informer{{Resource: res, Mode: factory.ModeFull, Informer: informer}}, lookedUp: map[string]bool{}}
 	var out, errOut bytes.Buffer
-	return &Session{out: &out, errOut: sessionMessages{&errOut}, opts: SessionOptions{Samples: 200}, plan: p}, &out, &errOut
+	return &Session{out: &out, errOut: &errOut, opts: SessionOptions{Samples: 200}, plan: p}, &out, &errOut
 }
 
 func TestSessionTranscript(t *testing.T) {

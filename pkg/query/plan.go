@@ -101,6 +101,9 @@ type Request struct {
 	// the caches filled (the interactive prompt) may read any field.
 	// Default false: caches hold only what the plan reads.
 	WholeObjects bool
+	// Names are the words messages use for the parts of the query; the
+	// zero value names them by their flags.
+	Names Names
 }
 
 // UsageError is a mistake in the request itself: an invalid expression, an
@@ -190,17 +193,18 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 			p.resourceIndexes[res][ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q%s", ix.Name, where))
 		}
 	}
-	p.where = compile(req.Where, indexers.KindPredicate, "--where")
-	p.sortBy = compile(req.SortBy, indexers.KindValue, "--sort-by")
-	p.groupBy = compile(req.GroupBy, indexers.KindValue, "--group-by")
+	name := req.Names.Of
+	p.where = compile(req.Where, indexers.KindPredicate, name(PartWhere))
+	p.sortBy = compile(req.SortBy, indexers.KindValue, name(PartSortBy))
+	p.groupBy = compile(req.GroupBy, indexers.KindValue, name(PartGroupBy))
 	seen := map[string]bool{}
 	for _, c := range req.Columns {
 		if c.Name == "" || seen[c.Name] {
-			errs = append(errs, fmt.Errorf("invalid or repeated column name %q in --columns NAME=CEL", c.Name))
+			errs = append(errs, fmt.Errorf("invalid or repeated column name %q in %s NAME=CEL", c.Name, name(PartColumns)))
 			continue
 		}
 		seen[c.Name] = true
-		p.columns = append(p.columns, compile(c.Expr, indexers.KindValue, "--columns "+c.Name))
+		p.columns = append(p.columns, compile(c.Expr, indexers.KindValue, name(PartColumns)+" "+c.Name))
 	}
 	for _, s := range req.By {
 		if !slices.Contains(p.allIndexNames(), s.Index) {
@@ -208,37 +212,28 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		}
 	}
 	if req.GroupBy != "" && !req.Count {
-		errs = append(errs, errors.New("--group-by needs --count: it counts the objects per value"))
+		errs = append(errs, fmt.Errorf("%s needs %s: it counts the objects per value", name(PartGroupBy), name(PartCount)))
 	}
 	if req.Count && req.SortBy != "" {
-		errs = append(errs, errors.New("--sort-by cannot be combined with --count: groups are ordered by count"))
+		errs = append(errs, fmt.Errorf("%s cannot be combined with %s: groups are ordered by count", name(PartSortBy), name(PartCount)))
 	}
 	if req.Count && len(req.Columns) > 0 {
-		errs = append(errs, errors.New("--columns cannot be combined with --count"))
+		errs = append(errs, fmt.Errorf("%s cannot be combined with %s", name(PartColumns), name(PartCount)))
 	}
 	if req.Limit < 0 {
-		errs = append(errs, fmt.Errorf("--limit must not be negative, got %d", req.Limit))
+		errs = append(errs, fmt.Errorf("%s must not be negative, got %d", name(PartLimit), req.Limit))
 	}
 	printer, err := NewPrinter(req.Output, req.Print)
 	if err != nil {
 		errs = append(errs, err)
 	} else if req.Count && !printer.HumanReadable() {
-		errs = append(errs, fmt.Errorf("--count prints numbers: -o %s cannot be used with it", req.Output))
+		errs = append(errs, fmt.Errorf("%s prints numbers: -o %s cannot be used with it", name(PartCount), req.Output))
 	}
 	p.printer = printer
 	if len(errs) > 0 {
 		return nil, &UsageError{Err: errors.Join(errs...)}
 	}
 	return p, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func unknownIndex(name string, known []string) error {
@@ -841,7 +836,7 @@ func (p *Plan) bind(l indexers.Lookup) {
 
 // spec turns the compiled plan into the engine's Spec.
 func (p *Plan) spec() Spec {
-	s := Spec{Selectors: p.req.By, Count: p.req.Count, Limit: p.req.Limit}
+	s := Spec{Selectors: p.req.By, Count: p.req.Count, Limit: p.req.Limit, Names: p.req.Names}
 	if p.where != nil {
 		s.Where = p.where.Match
 	}
@@ -942,4 +937,13 @@ func mergeGroups(results []*Result, limit int) *Result {
 		merged.Groups = merged.Groups[:limit]
 	}
 	return merged
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

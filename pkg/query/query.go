@@ -76,6 +76,11 @@ type Spec struct {
 	// counted in a "--columns NAME" warning. Not allowed with Count.
 	Columns []Column
 
+	// Names are the words the warnings use for the parts of the query
+	// (the sources above are those of the zero value, which names them by
+	// their flags).
+	Names Names
+
 	// Namespace restricts the query to one namespace; "" means every
 	// namespace the indexer holds (the informer may itself be scoped to one).
 	Namespace string
@@ -313,7 +318,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 				matched = append(matched, obj)
 			}
 		}
-		fails.w.Source = "--where"
+		fails.w.Source = spec.Names.Of(PartWhere)
 		if w, ok := fails.warning(len(candidates)); ok {
 			res.Warnings = append(res.Warnings, w)
 		}
@@ -323,7 +328,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	switch {
 	case spec.Count && spec.GroupBy != nil:
 		res.Mode = ModeGroups
-		groups, w, failed := groupObjects(matched, spec.GroupBy)
+		groups, w, failed := groupObjects(matched, spec.GroupBy, spec.Names.Of(PartGroupBy))
 		if failed {
 			res.Warnings = append(res.Warnings, w)
 		}
@@ -354,7 +359,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		}
 		entries[i] = e
 	}
-	sortFails.w.Source = "--sort-by"
+	sortFails.w.Source = spec.Names.Of(PartSortBy)
 	if w, ok := sortFails.warning(len(matched)); ok {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -382,7 +387,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	}
 	for c, col := range spec.Columns {
 		res.ColumnNames = append(res.ColumnNames, col.Name)
-		fails := failures{w: Warning{Source: "--columns " + col.Name}}
+		fails := failures{w: Warning{Source: spec.Names.Of(PartColumns) + " " + col.Name}}
 		for i := range res.Items {
 			if c == 0 {
 				res.Items[i].Values = make([]any, len(spec.Columns))
@@ -553,7 +558,7 @@ func unknownIndexError(name string, indexers cache.Indexers) error {
 }
 
 // groupObjects counts objs per formatted GroupBy value and orders the groups.
-func groupObjects(objs []any, groupBy ValueFunc) ([]Group, Warning, bool) {
+func groupObjects(objs []any, groupBy ValueFunc, source string) ([]Group, Warning, bool) {
 	type group struct {
 		value any // a representative value, for ordering ties
 		count int
@@ -566,7 +571,7 @@ func groupObjects(objs []any, groupBy ValueFunc) ([]Group, Warning, bool) {
 		}
 		counts[key] = &group{value: v, count: 1}
 	}
-	fails := failures{w: Warning{Source: "--group-by"}}
+	fails := failures{w: Warning{Source: source}}
 	var seen map[string]bool
 	for _, obj := range objs {
 		v, err := groupBy(obj)

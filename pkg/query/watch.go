@@ -591,7 +591,7 @@ func (w *Watcher) emitter(out io.Writer) *emitter {
 	}
 	for i, c := range p.req.Columns {
 		em.columns = append(em.columns, Column{Name: c.Name, Value: p.columns[i].Value})
-		em.colFails = append(em.colFails, failures{w: Warning{Source: "--columns " + c.Name}})
+		em.colFails = append(em.colFails, failures{w: Warning{Source: FlagNames.Of(PartColumns) + " " + c.Name}})
 	}
 	return em
 }
@@ -822,7 +822,7 @@ func (e *emitter) warnings() []Warning {
 	e.lock.Lock()
 	defer e.lock.Unlock()
 	var out []Warning
-	e.whereFails.w.Source = "--where"
+	e.whereFails.w.Source = FlagNames.Of(PartWhere)
 	if w, ok := e.whereFails.warning(e.whereTotal); ok {
 		out = append(out, w)
 	}
