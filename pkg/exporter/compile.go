@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -49,7 +50,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	c := &Compiled{Config: cfg, Path: path, Hash: hex.EncodeToString(sum[:])}
 
 	var constLabels [][2]string
-	for _, name := range sortedKeys(cfg.CommonLabels) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.CommonLabels)) {
 		constLabels = append(constLabels, [2]string{name, cfg.CommonLabels[name]})
 	}
 	// defined are the index names some resource defines, for byIndex().
@@ -76,7 +77,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 		if resource == "" {
 			resource = fmt.Sprintf("resources[%d]", i)
 		}
-		for _, name := range sortedKeys(r.Indexes) {
+		for _, name := range slices.Sorted(maps.Keys(r.Indexes)) {
 			context := fmt.Sprintf("index %q of %s", name, resource)
 			if prog := compile(env.Compile, r.Indexes[name], indexers.KindIndex, context, at("indexes", name)...); prog != nil {
 				cr.Indexes[name] = prog
@@ -99,7 +100,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 				fn = env.CompileEach
 			}
 			if len(m.Labels) > 0 {
-				f.LabelNames = sortedKeys(m.Labels)
+				f.LabelNames = slices.Sorted(maps.Keys(m.Labels))
 				f.Labels = make([]*indexers.Program, len(f.LabelNames))
 				f.LabelSlots = make([]int, len(f.LabelNames))
 				for k, name := range f.LabelNames {

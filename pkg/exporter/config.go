@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -531,7 +532,7 @@ func (p *configParser) validate(c *Config) {
 			p.errorf(p.line("prefix"), "", "%s", msg)
 		}
 	}
-	for _, name := range sortedKeys(c.CommonLabels) {
+	for _, name := range slices.Sorted(maps.Keys(c.CommonLabels)) {
 		if msg := labelNameProblem(name); msg != "" {
 			p.errorf(p.keyLine("commonLabels", name), "", "commonLabels: %s", msg)
 		}
@@ -593,7 +594,7 @@ func (p *configParser) validateResource(r ResourceConfig, ctx string, at func(..
 			p.errorf(p.line(at("fieldSelector")...), ctx, "fieldSelector %q: %v; write it as for kubectl get --field-selector, such as status.phase=Running", r.FieldSelector, err)
 		}
 	}
-	for _, name := range sortedKeys(r.Indexes) {
+	for _, name := range slices.Sorted(maps.Keys(r.Indexes)) {
 		line := p.keyLine(at("indexes", name)...)
 		switch {
 		case name == "" || strings.ContainsAny(name, " =,"):
@@ -651,7 +652,7 @@ func (p *configParser) validateMetric(c *Config, m MetricConfig, ctx string, pre
 	default:
 		p.errorf(typeLine, ctx, "type %q is not supported; use gauge, counter or info", m.Type)
 	}
-	for _, name := range sortedKeys(m.Labels) {
+	for _, name := range slices.Sorted(maps.Keys(m.Labels)) {
 		line := p.keyLine(at("labels", name)...)
 		if msg := labelNameProblem(name); msg != "" {
 			p.errorf(line, ctx, "%s", msg)
@@ -712,14 +713,4 @@ func labelNameProblem(name string) string {
 		return fmt.Sprintf("label name %q starts with %q, which is reserved for Prometheus' own labels; rename it", name, model.ReservedLabelPrefix)
 	}
 	return ""
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,8 @@ package exporter
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +34,7 @@ func family(t *testing.T, env *indexers.Env, name, typ, help string, labels map[
 		}
 		return p
 	}
-	for _, n := range sortedNames(labels) {
+	for _, n := range slices.Sorted(maps.Keys(labels)) {
 		f.LabelNames = append(f.LabelNames, n)
 		f.Labels = append(f.Labels, compile(labels[n]))
 	}

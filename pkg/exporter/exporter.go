@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -429,7 +429,7 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 		}
 	}
 	var out []lookupNeed
-	for _, name := range sortedNames(wanted) {
+	for _, name := range slices.Sorted(maps.Keys(wanted)) {
 		res, err := x.resolveOne(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
@@ -581,7 +581,7 @@ func scopes(r ResourceConfig, res factory.Resource) []factory.Scope {
 // programsOf returns every program evaluated on a resource's objects.
 func programsOf(r *CompiledResource) []*indexers.Program {
 	var out []*indexers.Program
-	for _, name := range sortedNames(r.Indexes) {
+	for _, name := range slices.Sorted(maps.Keys(r.Indexes)) {
 		out = append(out, r.Indexes[name])
 	}
 	for _, f := range r.Families {
@@ -592,15 +592,6 @@ func programsOf(r *CompiledResource) []*indexers.Program {
 			}
 		}
 	}
-	return out
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

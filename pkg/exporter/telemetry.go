@@ -1,6 +1,8 @@
 package exporter
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -150,7 +152,7 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 		}
 		if len(infs) > 0 {
 
-			for _, name := range sortedNames(a.engine.compiled.Resources[i].Indexes) {
+			for _, name := range slices.Sorted(maps.Keys(a.engine.compiled.Resources[i].Indexes)) {
 				n := 0
 				for _, inf := range infs {
 					n += len(inf.Informer.GetIndexer().ListIndexFuncValues(name))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -391,7 +393,7 @@ func (s *Session) resources(arg string) error {
 			continue
 		}
 		found = true
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(sortedKeys(inf.Informer.GetIndexer().GetIndexers()), ","))
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
 	}
 	if !found {
 		return fmt.Errorf("%q is not queried here: the queried resources are %s", arg, strings.Join(s.resourceNames(), ", "))
@@ -479,7 +481,7 @@ func (s *Session) indexNames() []string {
 			set[n] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // indexValues returns the values of an index, at most 500.
@@ -498,7 +500,7 @@ func (s *Session) indexValues(name string) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // completeField completes the field path that ends before: "obj" to
@@ -540,7 +542,7 @@ func (s *Session) completeField(before string) (string, []string) {
 		}
 	}
 	var out []string
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if isIdent(k) {
 			out = append(out, prefix+k)
 		} else if !strings.HasSuffix(prefix, "?") {

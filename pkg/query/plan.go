@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -183,7 +184,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		}
 		p.indexes[ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q", ix.Name))
 	}
-	for _, res := range sortedKeys(req.ResourceIndexes) {
+	for _, res := range slices.Sorted(maps.Keys(req.ResourceIndexes)) {
 		p.resourceIndexes[res] = map[string]*indexers.Program{}
 		for _, ix := range req.ResourceIndexes[res] {
 			where := fmt.Sprintf(" of %s in %s", res, req.ConfigPath)
@@ -251,7 +252,7 @@ func (p *Plan) allIndexNames() []string {
 			set[n] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // queryPrograms are the programs evaluated on the queried objects, besides
@@ -265,11 +266,11 @@ func (p *Plan) queryPrograms() []*indexers.Program {
 // programs are every program of the plan.
 func (p *Plan) programs() []*indexers.Program {
 	progs := p.queryPrograms()
-	for _, name := range sortedKeys(p.indexes) {
+	for _, name := range slices.Sorted(maps.Keys(p.indexes)) {
 		progs = append(progs, p.indexes[name])
 	}
-	for _, res := range sortedKeys(p.resourceIndexes) {
-		for _, name := range sortedKeys(p.resourceIndexes[res]) {
+	for _, res := range slices.Sorted(maps.Keys(p.resourceIndexes)) {
+		for _, name := range slices.Sorted(maps.Keys(p.resourceIndexes[res])) {
 			progs = append(progs, p.resourceIndexes[res][name])
 		}
 	}
@@ -563,7 +564,7 @@ func (p *Plan) DescribeIndexes(ctx context.Context, conn Conn, errOut io.Writer)
 	for _, inf := range queried {
 		idx := inf.Informer.GetIndexer()
 		exprs := p.queriedIndexes(p.configIndexesFor(conn.Resolver, inf.Resource))
-		for _, name := range sortedKeys(idx.GetIndexers()) {
+		for _, name := range slices.Sorted(maps.Keys(idx.GetIndexers())) {
 			info := IndexInfo{Resource: inf.Resource.String(), Index: name, Values: len(idx.ListIndexFuncValues(name))}
 			if prog, ok := exprs[name]; ok {
 				info.Expr = prog.Expr()
@@ -609,7 +610,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
 		for _, s := range p.req.By {
 			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
-				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(sortedKeys(ixs), cache.NamespaceIndex)))}
+				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex)))}
 			}
 		}
 		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
@@ -648,7 +649,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 
 func mapValues[V any](m map[string]V) []V {
 	out := make([]V, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[k])
 	}
 	return out
@@ -666,7 +667,7 @@ func indexFuncs(ixs map[string]*indexers.Program, stats *indexers.Stats) cache.I
 // server does not know (a CRD not installed here) is reported and skipped.
 func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.GroupVersionResource]map[string]*indexers.Program {
 	out := map[schema.GroupVersionResource]map[string]*indexers.Program{}
-	for _, name := range sortedKeys(p.resourceIndexes) {
+	for _, name := range slices.Sorted(maps.Keys(p.resourceIndexes)) {
 		res, err := r.Resolve([]string{name})
 		if err != nil || len(res) != 1 {
 			if err == nil {
@@ -728,7 +729,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 		}
 	}
-	for _, name := range sortedKeys(wanted) {
+	for _, name := range slices.Sorted(maps.Keys(wanted)) {
 		res, err := r.Resolve([]string{name})
 		if err != nil {
 			return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q: %w", name, err)}
@@ -744,13 +745,13 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			available[n] = prog
 		}
 		ixs := map[string]*indexers.Program{}
-		for _, idx := range sortedKeys(wanted[name]) {
+		for _, idx := range slices.Sorted(maps.Keys(wanted[name])) {
 			if idx == cache.NamespaceIndex {
 				continue
 			}
 			prog, ok := available[idx]
 			if !ok {
-				return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, unknownIndex(idx, append(sortedKeys(available), cache.NamespaceIndex)))}
+				return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, unknownIndex(idx, append(slices.Sorted(maps.Keys(available)), cache.NamespaceIndex)))}
 			}
 			ixs[idx] = prog
 		}
@@ -937,13 +938,4 @@ func mergeGroups(results []*Result, limit int) *Result {
 		merged.Groups = merged.Groups[:limit]
 	}
 	return merged
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
