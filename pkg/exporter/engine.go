@@ -46,6 +46,9 @@ func (s Shard) owns(uid string) bool {
 type resourceState struct {
 	name     string // as the config names it
 	families []*familyState
+	// converter prepares an object for the families' programs; nil when
+	// they have none.
+	converter *indexers.Program
 	// events counts handler events by type: add, update, delete.
 	events [3]atomic.Uint64
 	// lastEvent is the Unix time in seconds of the newest event.
@@ -169,7 +172,7 @@ func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 		go e.work(q)
 	}
 	for _, r := range c.Resources {
-		rs := &resourceState{name: r.Config.Resource}
+		rs := &resourceState{name: r.Config.Resource, converter: converter(r)}
 		for _, f := range r.Families {
 			rs.families = append(rs.families, newFamilyState(f, opts.MaxSeriesPerMetric))
 		}
@@ -234,7 +237,10 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	}
 	cr := e.compiled.Resources[i]
 	shared := sharedLabels{values: make([]string, cr.LabelSlots), done: make([]bool, cr.LabelSlots)}
-	target := prepare(cr, obj)
+	target := obj
+	if rs.converter != nil {
+		target = rs.converter.Prepare(obj)
+	}
 	for fi, fs := range rs.families {
 		samples, errs, last := evaluate(cr.Families[fi], target, lookup, &shared)
 		fs.set(uid, samples, errs, last)
@@ -339,22 +345,17 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	}
 }
 
-// prepare converts obj once for all the programs of cr.
-func prepare(cr *CompiledResource, obj any) any {
+// converter returns a program of cr whose Prepare converts an object once
+// for all the programs of cr (they share an Env), or nil when cr has none.
+func converter(cr *CompiledResource) *indexers.Program {
 	for _, f := range cr.Families {
-		if f.Each != nil {
-			return f.Each.Prepare(obj)
-		}
-		if f.Value != nil {
-			return f.Value.Prepare(obj)
-		}
-		for _, p := range f.Labels {
+		for _, p := range append([]*indexers.Program{f.Each, f.Value}, f.Labels...) {
 			if p != nil {
-				return p.Prepare(obj)
+				return p
 			}
 		}
 	}
-	return obj
+	return nil
 }
 
 // sharedLabels are the values of the label expressions that do not read
