@@ -71,13 +71,7 @@ func startWith(t *testing.T, text string, opts exporter.Options) (*exporter.Expo
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
-	resolver, err := factory.NewResolverFor(flags)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resolver := newResolver(t)
 	opts.ConfigPath = path
 	x, err := exporter.New(cluster.Config, resolver, opts)
 	if err != nil {
@@ -108,6 +102,20 @@ func TestStartupGCPercentRestored(t *testing.T) {
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Errorf("GC percent %d once ready, want 150 again", got)
 	}
+}
+
+// newResolver resolves resource names with the admin's kubeconfig and a
+// discovery cache of the test's own.
+func newResolver(t *testing.T) *factory.Resolver {
+	t.Helper()
+	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
+	resolver, err := factory.NewResolverFor(flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resolver
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -454,13 +462,7 @@ func TestReadyzBeforeSync(t *testing.T) {
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
-	resolver, err := factory.NewResolverFor(flags)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resolver := newResolver(t)
 	x, err := exporter.New(&rest.Config{Host: "http://" + framework.SilentServer(t)}, resolver, exporter.Options{ConfigPath: path})
 	if err != nil {
 		t.Fatal(err)

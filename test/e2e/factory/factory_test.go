@@ -94,8 +94,10 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-// syncOne requests one resource, starts the factory and waits for the sync.
-func syncOne(t *testing.T, cfg *rest.Config, arg string, mode factory.Mode, scope factory.Scope) *factory.Informer {
+// startOne requests one resource (resolved with the admin's kubeconfig)
+// from a factory reaching the cluster through cfg, and starts the factory
+// until the test ends.
+func startOne(t *testing.T, cfg *rest.Config, arg string, mode factory.Mode, scope factory.Scope) (*factory.Factory, *factory.Informer, context.Context) {
 	t.Helper()
 	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{arg})
 	if err != nil {
@@ -114,6 +116,13 @@ func syncOne(t *testing.T, cfg *rest.Config, arg string, mode factory.Mode, scop
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return f, inf, ctx
+}
+
+// syncOne starts one resource (see startOne) and waits for the sync.
+func syncOne(t *testing.T, cfg *rest.Config, arg string, mode factory.Mode, scope factory.Scope) *factory.Informer {
+	t.Helper()
+	f, inf, ctx := startOne(t, cfg, arg, mode, scope)
 	if err := f.WaitForSync(ctx, time.Minute, true, nil); err != nil {
 		t.Fatalf("sync of %s: %v", arg, err)
 	}
@@ -191,24 +200,9 @@ func TestDynamicInformerAndSelectors(t *testing.T) {
 }
 
 func TestForbidden(t *testing.T) {
-	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := factory.New(cluster.UnprivilegedConfig, factory.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Request(res[0], factory.Scope{Namespace: "shop"}, factory.Needs{Mode: factory.ModeFull}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := f.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f, _, ctx := startOne(t, cluster.UnprivilegedConfig, "pods", factory.ModeFull, factory.Scope{Namespace: "shop"})
 	start := time.Now()
-	err = f.WaitForSync(ctx, time.Minute, true, nil)
+	err := f.WaitForSync(ctx, time.Minute, true, nil)
 	var fe *factory.ForbiddenError
 	if !errors.As(err, &fe) {
 		t.Fatalf("sync as the unprivileged user: %v; want a ForbiddenError", err)
@@ -227,25 +221,10 @@ func TestForbidden(t *testing.T) {
 // never answers: the wait ends at the timeout and names the resource.
 func TestSyncTimeout(t *testing.T) {
 	addr := framework.SilentServer(t)
-	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := factory.New(&rest.Config{Host: "http://" + addr}, factory.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Request(res[0], factory.Scope{Namespace: "shop"}, factory.Needs{Mode: factory.ModeFull}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := f.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f, _, ctx := startOne(t, &rest.Config{Host: "http://" + addr}, "pods", factory.ModeFull, factory.Scope{Namespace: "shop"})
 	start := time.Now()
 	var progress bytes.Buffer
-	err = f.WaitForSync(ctx, 1500*time.Millisecond, true, &progress)
+	err := f.WaitForSync(ctx, 1500*time.Millisecond, true, &progress)
 	if !strings.Contains(progress.String(), "\r\x1b[Kpods 0 objects, syncing") || !strings.HasSuffix(progress.String(), "\r\x1b[K") {
 		t.Errorf("progress %q: want rewritten 'pods 0 objects, syncing' lines, erased at the end", progress.String())
 	}
