@@ -73,11 +73,10 @@ func (o *IndexesOptions) Complete(cmd *cobra.Command, args []string) error {
 	if cfg != nil && !cmd.Flags().Changed("sync-timeout") {
 		o.SyncTimeout = cfg.SyncTimeout(o.SyncTimeout)
 	}
-	if o.AllNamespaces || len(args) == 0 {
-		return nil
+	if len(args) == 0 {
+		return nil // the config's indexes only: no namespace
 	}
-	ns, err := namespaceOf(o.ConfigFlags, false)
-	o.namespace = ns
+	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
 }
 

@@ -165,11 +165,7 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 			o.Output = cfg.Defaults.Output
 		}
 	}
-	if o.AllNamespaces {
-		return nil
-	}
-	ns, err := namespaceOf(o.ConfigFlags, false)
-	o.namespace = ns
+	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
 }
 

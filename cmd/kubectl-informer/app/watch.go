@@ -90,11 +90,8 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 // the cluster.
 func (o *WatchOptions) Complete(_ *cobra.Command, args []string) error {
 	o.resources = args
-	if o.AllNamespaces {
-		return nil
-	}
-	ns, err := namespaceOf(o.ConfigFlags, false)
-	o.namespace = ns
+	var err error
+	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
 }
 
