@@ -256,8 +256,18 @@ func (f *Factory) Start(ctx context.Context) error {
 }
 
 func (f *Factory) startLocked(inf *Informer) error {
-	prepare := prepareFunc(inf.fields, !f.cfg.KeepManagedFields)
-	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, &inf.Requests, &inf.lists)
+	trim := !f.cfg.KeepManagedFields
+	prepare := prepareFunc(inf.fields, trim)
+	var wire *wirePruner
+	if inf.Mode != ModeMetadata {
+		wire = newWirePruner(inf.Resource.GVK, inf.fields, trim)
+	}
+	if wire != nil && wire.exact {
+		// Decoded pruned already; an object received in JSON instead is
+		// then kept whole, which costs memory but changes no answer.
+		prepare = prepareFunc(nil, trim)
+	}
+	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, wire, &inf.Requests, &inf.lists)
 	if err != nil {
 		return err
 	}

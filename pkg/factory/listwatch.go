@@ -100,10 +100,12 @@ func isTyped(gvk schema.GroupVersionKind) bool {
 	return scheme.Scheme.Recognizes(gvk) && scheme.Scheme.Recognizes(gvk.GroupVersion().WithKind(gvk.Kind+"List"))
 }
 
-// typedClient returns a REST client for gv that speaks protobuf. The caller
-// holds the Factory's lock.
-func (c *clients) typedClientLocked(gv schema.GroupVersion) (rest.Interface, error) {
-	if rc, ok := c.typed[gv]; ok {
+// typedClientLocked returns a REST client for gv that speaks protobuf,
+// shared by the informers of gv, or, with wire, one of the caller's own
+// whose decoder prunes with it (the HTTP connections are shared anyway).
+// The caller holds the Factory's lock.
+func (c *clients) typedClientLocked(gv schema.GroupVersion, wire *wirePruner) (rest.Interface, error) {
+	if rc, ok := c.typed[gv]; ok && wire == nil {
 		return rc, nil
 	}
 	cfg := rest.CopyConfig(c.base)
@@ -113,13 +115,18 @@ func (c *clients) typedClientLocked(gv schema.GroupVersion) (rest.Interface, err
 		cfg.APIPath = "/api"
 	}
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	if wire != nil {
+		cfg.NegotiatedSerializer = newPruningSerializer(cfg.NegotiatedSerializer, wire)
+	}
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	rc, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c.typed[gv] = rc
+	if wire == nil {
+		c.typed[gv] = rc
+	}
 	return rc, nil
 }
 
@@ -190,10 +197,11 @@ func listed(obj runtime.Object) (Listed, bool) {
 
 // listWatch returns the ListerWatcher and the example object of an informer
 // for res in mode, scoped by scope. Objects received are counted in cnt and
-// passed to prepare (when not nil) before the reflector sees them; requests
+// passed to prepare (when not nil) before the reflector sees them, typed
+// objects decoded from encodings pruned by wire (when not nil); requests
 // are counted in reqs and completed lists reported to ls.
 // The caller holds the Factory's lock.
-func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object), reqs *RequestCounts, ls *lists) (cache.ListerWatcher, runtime.Object, error) {
+func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object), wire *wirePruner, reqs *RequestCounts, ls *lists) (cache.ListerWatcher, runtime.Object, error) {
 	ns := ""
 	if res.Namespaced {
 		ns = scope.Namespace
@@ -217,7 +225,7 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 		watchFn = nri.Watch
 		example = &metav1.PartialObjectMetadata{}
 	case isTyped(res.GVK):
-		rc, err := c.typedClientLocked(res.GVK.GroupVersion())
+		rc, err := c.typedClientLocked(res.GVK.GroupVersion(), wire)
 		if err != nil {
 			return nil, nil, err
 		}

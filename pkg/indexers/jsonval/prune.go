@@ -51,6 +51,17 @@ func (p *Paths) Add(path []string) {
 	}
 }
 
+// Child returns what p keeps below the member name: kept is false when the
+// member is pruned, and child is nil when it is kept whole. A nil p keeps
+// every member whole.
+func (p *Paths) Child(name string) (child *Paths, kept bool) {
+	if p == nil {
+		return nil, true
+	}
+	child, kept = p.children[name]
+	return child, kept
+}
+
 // Union adds every path of o to p. A nil o keeps everything, which p cannot
 // express: Union reports false and p is then meaningless.
 func (p *Paths) Union(o *Paths) bool {
