@@ -1,11 +1,12 @@
 package exporter
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -515,13 +516,24 @@ func numberValue(v ref.Val) (float64, bool) {
 	return 0, false
 }
 
-// WriteFamilies writes every family in the text format (or OpenMetrics).
-func (e *Engine) WriteFamilies(b *bytes.Buffer, openMetrics bool) {
+// WriteFamilies writes every family to w in the text format (or
+// OpenMetrics), through a buffer unless w is a *bufio.Writer, and returns
+// the first write error. No lock is held while w is written to.
+func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriterSize(w, 64<<10)
+	}
+	var refs [][]byte
 	for _, rs := range e.resources {
 		for _, fs := range rs.families {
-			fs.write(b, openMetrics)
+			refs = fs.write(bw, openMetrics, refs)
 		}
 	}
+	if !ok {
+		return bw.Flush()
+	}
+	return nil
 }
 
 // familyStats is one family's counters, for telemetry.

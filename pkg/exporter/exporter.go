@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -67,9 +66,6 @@ type Exporter struct {
 	// mu guards active.
 	mu     sync.RWMutex
 	active *activeConfig
-
-	// bufSize is the size of the last /metrics response, to size the next.
-	bufSize atomic.Int64
 }
 
 // activeConfig is a running config: its engine, the informers it reads and

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bufio"
 	"bytes"
 	"math"
 	"slices"
@@ -294,9 +295,13 @@ func (s *familyState) aggregateValue(g *group) float64 {
 	return 0
 }
 
-// write appends the family to b in the given format: headers, then every
-// series, sorted for stable output.
-func (s *familyState) write(b *bytes.Buffer, openMetrics bool) {
+// write writes the family to w in the given format: headers, then every
+// series, sorted for stable output. The lines of plain families are never
+// modified once rendered (an update renders new ones), so write copies only
+// references to them under the lock, into refs (returned for reuse), and
+// writes them after releasing it: a slow client never holds the lock, and a
+// scrape needs no buffer the size of the response.
+func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) [][]byte {
 	name, typ := s.f.Name, s.f.Type
 	if openMetrics {
 		switch typ {
@@ -308,32 +313,41 @@ func (s *familyState) write(b *bytes.Buffer, openMetrics bool) {
 	} else if typ == TypeInfo {
 		typ = TypeGauge // the text format has no info type
 	}
-	b.WriteString("# HELP ")
-	b.WriteString(name)
-	b.WriteByte(' ')
-	b.WriteString(helpEscaper.Replace(s.f.Help))
-	b.WriteString("\n# TYPE ")
-	b.WriteString(name)
-	b.WriteByte(' ')
-	b.WriteString(typ)
-	b.WriteByte('\n')
+	w.WriteString("# HELP ")
+	w.WriteString(name)
+	w.WriteByte(' ')
+	w.WriteString(helpEscaper.Replace(s.f.Help))
+	w.WriteString("\n# TYPE ")
+	w.WriteString(name)
+	w.WriteByte(' ')
+	w.WriteString(typ)
+	w.WriteByte('\n')
 
+	refs = refs[:0]
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.f.Aggregate == AggregateNone {
 		for _, k := range s.sortedKeysLocked() {
-			b.Write(s.lines[k])
+			refs = append(refs, s.lines[k])
 		}
-		return
+	} else {
+		// Aggregated series change in place: render them under the lock.
+		// There are as many as groups, few next to the objects.
+		var b []byte
+		for _, k := range s.sortedKeysLocked() {
+			g := s.groups[k]
+			b = append(b, s.f.Name...)
+			b = append(b, g.labels...)
+			b = append(b, ' ')
+			b = append(b, formatValue(s.aggregateValue(g))...)
+			b = append(b, '\n')
+		}
+		refs = append(refs, b)
 	}
-	for _, k := range s.sortedKeysLocked() {
-		g := s.groups[k]
-		b.WriteString(s.f.Name)
-		b.Write(g.labels)
-		b.WriteByte(' ')
-		b.WriteString(formatValue(s.aggregateValue(g)))
-		b.WriteByte('\n')
+	s.mu.Unlock()
+	for _, l := range refs {
+		w.Write(l)
 	}
+	return refs
 }
 
 // sortedKeysLocked returns the keys of lines or groups in order, sorting

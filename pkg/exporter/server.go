@@ -1,7 +1,7 @@
 package exporter
 
 import (
-	"bytes"
+	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -55,7 +55,7 @@ func (x *Exporter) Handler() (http.Handler, error) {
 }
 
 var (
-	responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 	gzipWriters     = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
 )
 
@@ -69,42 +69,46 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if !openMetrics {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
-	// The response is written to a buffer first, so that the families'
-	// locks are not held while a slow client reads. Buffers and gzip
-	// writers are reused: a response is as large as every series.
-	buf := responseBuffers.Get().(*bytes.Buffer)
-	defer responseBuffers.Put(buf)
-	buf.Reset()
-	buf.Grow(int(x.bufSize.Load()) + 64<<10)
-	if e := x.engine(); e != nil {
-		e.WriteFamilies(buf, openMetrics)
-	}
 	mfs, err := x.tel.registry.Gather()
 	if err != nil {
 		x.log.Warn("gathering the exporter's own metrics", "err", err)
 	}
-	enc := expfmt.NewEncoder(buf, format)
+	w.Header().Set("Content-Type", string(format))
+	// The series are streamed as they are copied (see Engine.WriteFamilies):
+	// memory does not grow with the size of the response. Writers and gzip
+	// compressors are reused.
+	var out io.Writer = w
+	var gz *gzip.Writer
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz = gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(gz)
+		gz.Reset(w)
+		out = gz
+	}
+	bw := responseWriters.Get().(*bufio.Writer)
+	defer responseWriters.Put(bw)
+	bw.Reset(out)
+	defer bw.Reset(nil)
+	if e := x.engine(); e != nil {
+		_ = e.WriteFamilies(bw, openMetrics)
+	}
+	enc := expfmt.NewEncoder(bw, format)
 	for _, mf := range mfs {
 		if err := enc.Encode(mf); err != nil {
-			http.Error(w, "encoding metrics: "+err.Error(), http.StatusInternalServerError)
-			return
+			x.log.Warn("encoding the exporter's own metrics", "err", err)
+			break
 		}
 	}
 	if openMetrics {
-		_, _ = expfmt.FinalizeOpenMetrics(buf)
+		_, _ = expfmt.FinalizeOpenMetrics(bw)
 	}
-	w.Header().Set("Content-Type", string(format))
-	body := buf.Bytes()
-	x.bufSize.Store(int64(len(body)))
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		w.Header().Set("Content-Encoding", "gzip")
-		gz := gzipWriters.Get().(*gzip.Writer)
-		defer gzipWriters.Put(gz)
-		gz.Reset(w)
-		_, _ = gz.Write(body)
-		_ = gz.Close()
-	} else {
-		_, _ = w.Write(body)
+	err = bw.Flush()
+	if gz != nil && err == nil {
+		err = gz.Close()
+	}
+	if err != nil {
+		x.log.Debug("writing /metrics", "err", err)
 	}
 	x.tel.scrape.Observe(time.Since(start).Seconds())
 }
