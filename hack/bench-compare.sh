@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 BASE=${BASE:-HEAD~1}
 COUNT=${COUNT:-6}
-BENCH=${BENCH:-'Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPods'}
-PKGS=(./pkg/indexers/... ./pkg/query/... ./pkg/exporter/...)
+BENCH=${BENCH:-'Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPods|DecodePod'}
+PKGS=(./pkg/indexers/... ./pkg/query/... ./pkg/exporter/... ./pkg/factory/...)
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 out=$(mktemp -d)

@@ -111,6 +111,14 @@ func run(o options) error {
 		}
 		rows = append(rows, r)
 	}
+	var cache cacheResult
+	if o.queries {
+		fmt.Fprintln(os.Stderr, "measuring a query's cache once steady…")
+		cache, err = benchCache(o.plugin, []string{"query", kc, "pods", "-A", "--where", where, "-o", "name"}, 3, 3*time.Second)
+		if err != nil {
+			return fmt.Errorf("query --watch: %w", err)
+		}
+	}
 	fmt.Fprintln(os.Stderr, "measuring the exporter…")
 	const ksm = "examples/kube-state-metrics-pods.yaml"
 	exp, err := benchExporter(o.plugin, kubeconfig, ksm, cfg, []int{100, 1000}, 30*time.Second, 15*time.Second)
@@ -126,7 +134,7 @@ func run(o options) error {
 			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
-	report := render(o, sum, rows, goBench, exp.render(ksm, o.pods))
+	report := render(o, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), goBench, exp.render(ksm, o.pods))
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
@@ -216,8 +224,8 @@ func (r row) rss() (int64, int64, int64) {
 // runGoBenchmarks runs the Go benchmarks that carry targets and returns
 // their output lines.
 func runGoBenchmarks() (string, error) {
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPods", "-benchmem", "-count", "1",
-		"./pkg/indexers/...", "./pkg/query/...", "./pkg/exporter/...")
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPods|DecodePod", "-benchmem", "-count", "1",
+		"./pkg/indexers/...", "./pkg/query/...", "./pkg/exporter/...", "./pkg/factory/...")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -238,7 +246,7 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-func render(o options, sum workload.Summary, rows []row, goBench, exporter string) string {
+func render(o options, sum workload.Summary, rows []row, cache, goBench, exporter string) string {
 	var b strings.Builder
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	cpu := cpuModel()
@@ -270,6 +278,7 @@ func render(o options, sum workload.Summary, rows []row, goBench, exporter strin
 				wm.Seconds()/raw.Seconds(), mib(rm), target)
 		}
 	}
+	b.WriteString(cache)
 	b.WriteString(exporter)
 	if goBench != "" {
 		fmt.Fprintf(&b, "\n## Go benchmarks\n\n```text\n%s\n```\n", goBench)
