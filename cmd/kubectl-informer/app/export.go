@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -30,6 +32,9 @@ type ExportOptions struct {
 	TotalShards        int
 	MaxSeriesPerMetric int
 	Check              bool
+	PrintRBAC          bool
+	RBACName           string
+	RBACNamespace      string
 	Verbosity          int
 	LogFormat          string
 }
@@ -50,14 +55,33 @@ file reloads it; a config that fails to load leaves the running one in place.
 With --check, the config is compiled and validated, the metric families it would
 expose are printed, and nothing else happens.
 
+With --print-rbac, the resources the config reads (its entries and those its
+expressions read with get() and byIndex()) are resolved through the API server's
+discovery, and least-privilege RBAC for the exporter is printed as YAML: a
+ServiceAccount, and list and watch on exactly those resources, one rule per API
+group. A resource watched in every namespace, a cluster-scoped one and one read
+with get() or byIndex() are granted by a ClusterRole; a namespaced resource
+watched only in the namespaces of its entry is granted by a Role in each of those
+namespaces. No informer starts and nothing is served.
+
 ` + exitCodesHelp,
 		Example: `  # Check a config without a cluster
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --check
+
+  # Print the RBAC it needs, and apply it
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml --print-rbac -n monitoring | kubectl apply -f -
 
   # Serve it
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !o.PrintRBAC {
+				for _, name := range []string{"rbac-name", "rbac-namespace"} {
+					if cmd.Flags().Changed(name) {
+						return usageErrorf("--%s is only for --print-rbac", name)
+					}
+				}
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -73,9 +97,16 @@ expose are printed, and nothing else happens.
 	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
 	f.IntVar(&o.MaxSeriesPerMetric, "max-series-per-metric", 100000, "series per metric beyond which series are dropped and counted")
 	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
+	f.BoolVar(&o.PrintRBAC, "print-rbac", false, "print least-privilege RBAC for the config's resources as YAML, and exit")
+	f.StringVar(&o.RBACName, "rbac-name", "kubectl-informer-exporter", "with --print-rbac: the name of the ServiceAccount, roles and bindings")
+	f.StringVar(&o.RBACNamespace, "rbac-namespace", "", "with --print-rbac: the ServiceAccount's namespace (default: the namespace of -n or the kubeconfig's context)")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
 	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
 	registerExportCompletions(cmd, o)
+	noFiles(cmd, "rbac-name")
+	mustRegister(cmd, "rbac-namespace", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeNamespaces(o.ConfigFlags, toComplete), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -93,6 +124,17 @@ func (o *ExportOptions) Validate() error {
 	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
+	}
+	if o.PrintRBAC {
+		if o.Check {
+			errs = append(errs, errors.New("--check and --print-rbac: give one"))
+		}
+		if msgs := validation.IsDNS1123Subdomain(o.RBACName); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--rbac-name %q: %s", o.RBACName, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsDNS1123Label(o.RBACNamespace); o.RBACNamespace != "" && len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--rbac-namespace %q: %s", o.RBACNamespace, strings.Join(msgs, "; ")))
+		}
 	}
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
@@ -134,6 +176,9 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		}
 		return exporter.Describe(o.Out, c)
 	}
+	if o.PrintRBAC {
+		return o.printRBAC()
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -169,4 +214,40 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		log.Warn("config changes will not be noticed; SIGHUP still reloads", "err", err)
 	}
 	return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.ListenAddresses, WebConfigFile: o.WebConfigFile}, log)
+}
+
+// printRBAC resolves the resources of the config through discovery and
+// prints the RBAC the exporter needs for them. It starts no informer.
+func (o *ExportOptions) printRBAC() error {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return err
+	}
+	c, err := exporter.Load(o.ConfigFile, env)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	namespace := o.RBACNamespace
+	if namespace == "" {
+		if namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
+			return err
+		}
+	}
+	resolver, err := factory.NewResolverFor(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	resolved, err := exporter.ResolveRBACResources(c, resolver)
+	if err != nil {
+		var serverErr *factory.ServerError
+		if errors.As(err, &serverErr) {
+			return err
+		}
+		return &UsageError{Err: err}
+	}
+	objs, err := exporter.RBAC(c, resolved, exporter.RBACOptions{Name: o.RBACName, Namespace: namespace})
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	return objs.WriteYAML(o.Out)
 }

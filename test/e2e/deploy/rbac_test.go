@@ -1,0 +1,582 @@
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
+)
+
+// printRBAC runs "kubectl informer export --config CONFIG --print-rbac
+// ARGS" in process against the test cluster as the user of kubeconfig and
+// returns what it printed. The command must exit 0 by itself, printing
+// nothing on stderr: it starts no informer and serves nothing.
+func printRBAC(t *testing.T, kubeconfig, config string, args ...string) string {
+	t.Helper()
+	out, errOut := &framework.SyncBuffer{}, &framework.SyncBuffer{}
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
+	cmd := app.NewRootCommand(streams)
+	cmd.SetArgs(append([]string{"export", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir(), "--config", config, "--print-rbac"}, args...))
+	done := make(chan int, 1)
+	go func() { done <- app.Execute(cmd, streams) }()
+	select {
+	case code := <-done:
+		if code != app.ExitOK || errOut.String() != "" {
+			t.Fatalf("export --print-rbac of %s: exit %d\nstderr:\n%s", config, code, errOut)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("export --print-rbac of %s did not exit within a minute\nstdout:\n%s\nstderr:\n%s", config, out, errOut)
+	}
+	return out.String()
+}
+
+// rbacAccess is what a ServiceAccount may list and watch, as
+// resource.group (the resource alone in the core group).
+type rbacAccess struct {
+	// everywhere: granted in every namespace (cluster-scoped resources
+	// included) by the ClusterRole.
+	everywhere []string
+	// namespaces: granted in one namespace only by a Role there.
+	namespaces map[string][]string
+}
+
+// in returns what the ServiceAccount may list and watch in namespace, as
+// resource.group/verb, sorted.
+func (a rbacAccess) in(namespace string) []string {
+	var out []string
+	for _, r := range append(slices.Clone(a.everywhere), a.namespaces[namespace]...) {
+		out = append(out, r+"/list", r+"/watch")
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// checkPrintedRBAC checks the objects --print-rbac printed: a ServiceAccount
+// name in namespace, then the ClusterRole and its binding when anything is
+// granted everywhere, then a Role and a RoleBinding per namespace, in the
+// order of their namespaces; every rule grants exactly list and watch on
+// the resources of one API group, sorted, and the rules are sorted by
+// group; together they grant want.
+func checkPrintedRBAC(t *testing.T, objs []*unstructured.Unstructured, name, namespace string, want rbacAccess) {
+	t.Helper()
+	wantKeys := []string{"ServiceAccount/" + namespace + "/" + name}
+	if len(want.everywhere) > 0 {
+		wantKeys = append(wantKeys, "ClusterRole//"+name, "ClusterRoleBinding//"+name)
+	}
+	for _, ns := range slices.Sorted(func(yield func(string) bool) {
+		for ns := range want.namespaces {
+			if !yield(ns) {
+				return
+			}
+		}
+	}) {
+		wantKeys = append(wantKeys, "Role/"+ns+"/"+name, "RoleBinding/"+ns+"/"+name)
+	}
+	var gotKeys []string
+	for _, u := range objs {
+		gotKeys = append(gotKeys, key(u))
+	}
+	if !slices.Equal(gotKeys, wantKeys) {
+		t.Fatalf("printed %q, want %q", gotKeys, wantKeys)
+	}
+	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: namespace}}
+	checkRules := func(what string, rules []rbacv1.PolicyRule, want []string) {
+		t.Helper()
+		var got, groups []string
+		for _, r := range rules {
+			if len(r.APIGroups) != 1 || !slices.Equal(r.Verbs, []string{"list", "watch"}) ||
+				!slices.IsSorted(r.Resources) || len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
+				t.Errorf("%s: rule %+v: want one API group, sorted resources and exactly the verbs list and watch", what, r)
+				continue
+			}
+			groups = append(groups, r.APIGroups[0])
+			for _, res := range r.Resources {
+				got = append(got, qualified(res, r.APIGroups[0]))
+			}
+		}
+		if !slices.IsSorted(groups) || len(slices.Compact(slices.Clone(groups))) != len(groups) {
+			t.Errorf("%s: rules of the API groups %q: want one rule per group, sorted by group", what, groups)
+		}
+		slices.Sort(got)
+		if want := slices.Sorted(slices.Values(want)); !slices.Equal(got, want) {
+			t.Errorf("%s grants list and watch on %q, want %q", what, got, want)
+		}
+	}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ClusterRole":
+			var cr rbacv1.ClusterRole
+			fromUnstructured(t, u, &cr)
+			checkRules("ClusterRole "+cr.Name, cr.Rules, want.everywhere)
+		case "Role":
+			var r rbacv1.Role
+			fromUnstructured(t, u, &r)
+			checkRules("Role "+r.Namespace+"/"+r.Name, r.Rules, want.namespaces[r.Namespace])
+		case "ClusterRoleBinding":
+			var b rbacv1.ClusterRoleBinding
+			fromUnstructured(t, u, &b)
+			if b.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}) || !reflect.DeepEqual(b.Subjects, subject) {
+				t.Errorf("ClusterRoleBinding %s binds %+v to %+v, want the ClusterRole %s to %+v", b.Name, b.RoleRef, b.Subjects, name, subject)
+			}
+		case "RoleBinding":
+			var b rbacv1.RoleBinding
+			fromUnstructured(t, u, &b)
+			if b.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}) || !reflect.DeepEqual(b.Subjects, subject) {
+				t.Errorf("RoleBinding %s/%s binds %+v to %+v, want the Role %s to %+v", b.Namespace, b.Name, b.RoleRef, b.Subjects, name, subject)
+			}
+		}
+	}
+}
+
+// applyRBAC applies the manifests of --print-rbac: first in a server-side
+// dry run, which must pass without a warning, then for real, until the
+// test ends.
+func applyRBAC(t *testing.T, manifests string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "rbac.yaml")
+	if err := os.WriteFile(file, []byte(manifests), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := kubectl("apply", "--dry-run=server", "--validate=strict", "-f", file, "-o", "json")
+	if err != nil || stderr != "" {
+		t.Fatalf("kubectl apply --dry-run=server of the printed RBAC: %v\n%s", err, stderr)
+	}
+	admitted := 0
+	check := func(u *unstructured.Unstructured) {
+		admitted++
+		if u.GetUID() == "" {
+			t.Errorf("%s came back without a UID: not admitted by the server", key(u))
+		}
+	}
+	for _, u := range decodeAll(t, []byte(out)) {
+		if !u.IsList() {
+			check(u)
+			continue
+		}
+		if err := u.EachListItem(func(o runtime.Object) error {
+			check(o.(*unstructured.Unstructured))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := len(decodeAll(t, []byte(manifests))); admitted != want {
+		t.Errorf("the dry run returned %d objects, want %d", admitted, want)
+	}
+	if _, stderr, err := kubectl("apply", "--server-side", "--validate=strict", "-f", file); err != nil || stderr != "" {
+		t.Fatalf("kubectl apply --server-side of the printed RBAC: %v\n%s", err, stderr)
+	}
+	t.Cleanup(func() {
+		if _, stderr, err := kubectl("delete", "--ignore-not-found", "--wait=false", "-f", file); err != nil {
+			t.Errorf("deleting the printed RBAC: %v\n%s", err, stderr)
+		}
+	})
+}
+
+// serviceAccountUser is the user name of a ServiceAccount.
+func serviceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// impersonating returns a clientset acting as user; the API server adds a
+// ServiceAccount's groups.
+func impersonating(t *testing.T, user string) kubernetes.Interface {
+	t.Helper()
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// grantedIn returns what the client's user may do on resources in
+// namespace, as resource.group/verb, sorted, leaving out what every
+// authenticated user may do: create reviews of its own access.
+func grantedIn(ctx context.Context, client kubernetes.Interface, namespace string) ([]string, error) {
+	review, err := client.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
+		Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: namespace},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if review.Status.Incomplete {
+		return nil, fmt.Errorf("incomplete rules review: %s", review.Status.EvaluationError)
+	}
+	var out []string
+	for _, r := range review.Status.ResourceRules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if v == "create" && strings.HasPrefix(res, "selfsubject") {
+						continue
+					}
+					out = append(out, qualified(res, g)+"/"+v)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// checkAccess checks, once the applied RBAC has reached the API server's
+// authorizer, that the ServiceAccount may do exactly what want says in each
+// of namespaces (and in a namespace of its own it has no Role in), with a
+// rules review, and with access reviews that it cannot get what it may
+// list, nor list secrets, nor list outside their namespaces what its Roles
+// grant.
+func checkAccess(t *testing.T, user string, want rbacAccess, namespaces ...string) {
+	t.Helper()
+	client := impersonating(t, user)
+	namespaces = append(namespaces, "default")
+	for ns := range want.namespaces {
+		namespaces = append(namespaces, ns)
+	}
+	slices.Sort(namespaces)
+	namespaces = slices.Compact(namespaces)
+	// The authorizer sees new roles and bindings a moment after they are
+	// written.
+	for _, ns := range namespaces {
+		var got []string
+		var lastErr error
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			granted, err := grantedIn(ctx, client, ns)
+			if err != nil {
+				lastErr = err
+				return false, nil
+			}
+			got = granted
+			return slices.Equal(got, want.in(ns)), nil
+		})
+		if err != nil {
+			t.Errorf("%s in namespace %s may %q, want %q (last error: %v)", user, ns, got, want.in(ns), lastErr)
+		}
+	}
+	ctx := context.Background()
+
+	allowed := func(verb, resource, namespace string) bool {
+		t.Helper()
+		res, group, _ := strings.Cut(resource, ".")
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   user,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + strings.Split(user, ":")[2], "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: group, Resource: res, Namespace: namespace,
+			},
+		}}
+		got, err := cluster.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.Allowed
+	}
+	for _, verb := range []string{"list", "watch"} {
+		for _, r := range want.everywhere {
+			if !allowed(verb, r, "") {
+				t.Errorf("%s may not %s %s in all namespaces", user, verb, r)
+			}
+		}
+		for ns, rs := range want.namespaces {
+			for _, r := range rs {
+				if !allowed(verb, r, ns) {
+					t.Errorf("%s may not %s %s in %s", user, verb, r, ns)
+				}
+				if !slices.Contains(want.everywhere, r) && allowed(verb, r, "") {
+					t.Errorf("%s may %s %s in all namespaces, want only in %s", user, verb, r, ns)
+				}
+			}
+		}
+	}
+	for _, r := range append(slices.Clone(want.everywhere), "secrets") {
+		if allowed("get", r, "default") {
+			t.Errorf("%s may get %s", user, r)
+		}
+	}
+	for _, ns := range []string{"", "default"} {
+		if allowed("list", "secrets", ns) {
+			t.Errorf("%s may list secrets in namespace %q", user, ns)
+		}
+	}
+}
+
+// exportAs runs the exporter with config as user and waits until it is
+// ready with every request succeeding ("ok" alone), which it cannot be
+// unless it may list and watch everything it reads. It returns the
+// exporter's URL.
+func exportAs(t *testing.T, user, config string) string {
+	t.Helper()
+	addr := framework.ClosedPort(t)
+	run := cluster.StartPlugin(t, "export", "--as", user, "--cache-dir", t.TempDir(), "--config", config, "--web.listen-address", addr)
+	url := "http://" + addr
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, body := httpGet(url + "/readyz")
+		if code == http.StatusOK && body == "ok\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exporter running as %s is not ready after a minute: %d %s\nstderr:\n%s", user, code, body, run.ErrOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Contains(strings.ToLower(run.ErrOut.String()), "forbidden") {
+		t.Errorf("the exporter running as %s was forbidden something:\n%s", user, run.ErrOut)
+	}
+	return url
+}
+
+// httpGet returns the status and body of a GET, or 0 and the error.
+func httpGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestPrintRBACKubeStateMetricsPods prints the RBAC of the example that
+// deploy/base ships, as a user who may list and watch nothing, with the
+// default name and the namespace of -n; applies it; and checks that the
+// ServiceAccount may list and watch pods and nothing else, and that the
+// exporter runs on that alone.
+func TestPrintRBACKubeStateMetricsPods(t *testing.T) {
+	ns := cluster.NewNamespace(t, "rbac-ksm")
+	config := filepath.Join(cluster.Root, exampleFile)
+	printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, "-n", ns)
+	const name = "kubectl-informer-exporter"
+	want := rbacAccess{everywhere: []string{"pods"}}
+	checkPrintedRBAC(t, decodeAll(t, []byte(printed)), name, ns, want)
+	applyRBAC(t, printed)
+	user := serviceAccountUser(ns, name)
+	checkAccess(t, user, want, ns)
+	exportAs(t, user, config)
+}
+
+// TestPrintRBACCustomResourceAndLookups prints the RBAC of a config that
+// watches a custom resource under its short name, reads nodes with get()
+// and deployments with byIndex(), and watches configmaps in one namespace
+// only: a ClusterRole for the first three, a Role in that namespace for
+// configmaps. Applied, the ServiceAccount may do that and no more, and the
+// exporter running as it serves the series of a Database and a ConfigMap.
+func TestPrintRBACCustomResourceAndLookups(t *testing.T) {
+	installDatabaseCRD(t)
+	saNamespace := cluster.NewNamespace(t, "rbac-sa")
+	watched := cluster.NewNamespace(t, "rbac-watched")
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	text := `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+prefix: rbac_
+resources:
+- resource: db
+  metrics:
+  - name: database_info
+    help: A database, with the zone of a node and the deployments of its namespace.
+    type: info
+    labels:
+      namespace: object.metadata.namespace
+      database: object.metadata.name
+      zone: >-
+        get("nodes", "node-001") != null
+          ? get("nodes", "node-001").metadata.?labels[?"topology.kubernetes.io/zone"].orValue("")
+          : ""
+      deployments: size(byIndex("deployments.apps", "namespace", object.metadata.namespace))
+- resource: configmaps
+  namespaces: [` + watched + `]
+  metrics:
+  - name: configmap_info
+    help: A configmap of the watched namespace.
+    type: info
+    labels:
+      namespace: object.metadata.namespace
+      configmap: object.metadata.name
+`
+	if err := os.WriteFile(config, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const name = "rbac-crd-exporter"
+	printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, "--rbac-name", name, "--rbac-namespace", saNamespace)
+	want := rbacAccess{
+		everywhere: []string{"databases." + workload.DatabaseGroup, "deployments.apps", "nodes"},
+		namespaces: map[string][]string{watched: {"configmaps"}},
+	}
+	checkPrintedRBAC(t, decodeAll(t, []byte(printed)), name, saNamespace, want)
+	applyRBAC(t, printed)
+	user := serviceAccountUser(saNamespace, name)
+	checkAccess(t, user, want, saNamespace)
+
+	ctx := context.Background()
+	if _, err := cluster.Client.CoreV1().ConfigMaps(watched).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "db.yaml")
+	if err := os.WriteFile(db, []byte(`apiVersion: `+workload.DatabaseGroup+`/v1
+kind: Database
+metadata:
+  name: orders
+  namespace: `+watched+`
+spec:
+  engine: postgres
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cluster.Kubectl("create", "-f", db); err != nil {
+		t.Fatalf("creating a Database: %v\n%s", err, out)
+	}
+	url := exportAs(t, user, config)
+	wantSeries := []string{
+		`rbac_configmap_info{configmap="probe",namespace="` + watched + `"} 1`,
+		`rbac_database_info{database="orders",deployments="0",namespace="` + watched + `",zone=""} 1`,
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := httpGet(url + "/metrics")
+		missing := slices.DeleteFunc(slices.Clone(wantSeries), func(s string) bool { return strings.Contains(body, s+"\n") })
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics lacks %q:\n%s", missing, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestDeployBaseRBACIsPrintRBAC checks that the RBAC of deploy/base is
+// exactly what --print-rbac prints for the config its ConfigMap holds,
+// for its ServiceAccount: no more, so that the manifests stay
+// least-privilege, and no less, so that the exporter runs.
+func TestDeployBaseRBACIsPrintRBAC(t *testing.T) {
+	out, stderr, err := kubectl("kustomize", filepath.Join(cluster.Root, "deploy/base"))
+	if err != nil {
+		t.Fatalf("kubectl kustomize deploy/base: %v\n%s", err, stderr)
+	}
+	rendered := decodeAll(t, []byte(out))
+	var config string
+	var sa *unstructured.Unstructured
+	rbacKinds := map[string]bool{"ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
+	renderedRBAC := map[string]*unstructured.Unstructured{}
+	for _, u := range rendered {
+		switch kind := u.GetKind(); {
+		case kind == "ConfigMap":
+			if c, ok, _ := unstructured.NestedString(u.Object, "data", "config.yaml"); ok {
+				config = c
+			}
+		case kind == "ServiceAccount":
+			sa = u
+		case rbacKinds[kind]:
+			renderedRBAC[key(u)] = u
+		}
+	}
+	if config == "" || sa == nil {
+		t.Fatal("deploy/base renders no ConfigMap with a config.yaml, or no ServiceAccount")
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	printed := decodeAll(t, []byte(printRBAC(t, cluster.Kubeconfig, file, "--rbac-name", sa.GetName(), "--rbac-namespace", sa.GetNamespace())))
+	type grants struct {
+		Rules    []rbacv1.PolicyRule `json:"rules,omitempty"`
+		RoleRef  *rbacv1.RoleRef     `json:"roleRef,omitempty"`
+		Subjects []rbacv1.Subject    `json:"subjects,omitempty"`
+	}
+	for _, u := range printed {
+		if !rbacKinds[u.GetKind()] {
+			continue
+		}
+		r, ok := renderedRBAC[key(u)]
+		if !ok {
+			t.Errorf("deploy/base has no %s; --print-rbac prints\n%s", key(u), toYAML(t, u))
+			continue
+		}
+		delete(renderedRBAC, key(u))
+		var got, want grants
+		fromUnstructured(t, r, &got)
+		fromUnstructured(t, u, &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("deploy/base's %s differs from what --print-rbac prints:\n%s\nwant:\n%s", key(u), toYAML(t, r), toYAML(t, u))
+		}
+	}
+	for k := range renderedRBAC {
+		t.Errorf("deploy/base has %s, which --print-rbac does not print", k)
+	}
+}
+
+func toYAML(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	b, err := yaml.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// installDatabaseCRD installs the workload's Database CRD, once, and waits
+// until kubectl's discovery sees it.
+func installDatabaseCRD(t *testing.T) {
+	t.Helper()
+	client, err := apiextensionsclient.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	crd := workload.DatabaseCRD()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the Database CRD to be established: %v", err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		out, err := cluster.Kubectl("api-resources", "--api-group="+workload.DatabaseGroup, "-o", "name")
+		return err == nil && strings.Contains(out, "databases"), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for discovery to serve the Database CRD: %v", err)
+	}
+}
