@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/getprint"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/kubectl/pkg/cmd/get"
 	"k8s.io/kubectl/pkg/scheme"
 )
 
@@ -127,7 +127,7 @@ func NewPrinter(output string, opts PrintOptions) (*Printer, error) {
 // AllowedFormats returns the -o values NewPrinter accepts (those that take a
 // template as FORMAT=TEMPLATE are listed by their FORMAT), sorted.
 func AllowedFormats() []string {
-	formats := get.NewGetPrintFlags().AllowedFormats()
+	formats := getprint.NewGetPrintFlags().AllowedFormats()
 	slices.Sort(formats)
 	return formats
 }
@@ -141,7 +141,7 @@ func (p *Printer) HumanReadable() bool { return p.isTable }
 // the prefix of names in tables with ShowKind. It is built per Print: several
 // kubectl printers remember what they printed last.
 func (p *Printer) resourcePrinter(kind schema.GroupKind) (printers.ResourcePrinter, error) {
-	flags := get.NewGetPrintFlags()
+	flags := getprint.NewGetPrintFlags()
 	*flags.OutputFormat = p.output
 	*flags.NoHeaders = p.opts.NoHeaders
 	*flags.TemplateFlags.TemplateArgument = p.opts.Template
