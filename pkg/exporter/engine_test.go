@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
@@ -82,7 +84,9 @@ func testEngine(t *testing.T, opts EngineOptions) *Engine {
 			family(t, env, "bad_value", TypeGauge, "A value that is a string.", nsPod, "object.metadata.name", "", ""),
 		},
 	}}}
-	return NewEngine(c, opts)
+	e := NewEngine(c, opts)
+	t.Cleanup(e.Close)
+	return e
 }
 
 func exposition(e *Engine, openMetrics bool) string {
@@ -250,5 +254,180 @@ func TestLabelsSizeIsExact(t *testing.T) {
 	}
 	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"})), `{a="2\n",b="1",c="x\"y"}`; got != want {
 		t.Errorf("appendLabels = %s, want %s", got, want)
+	}
+}
+
+// intList is a CEL list literal of the integers 0 to n-1.
+func intList(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = strconv.Itoa(i)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+// podWithContainers is a pod of n containers.
+func podWithContainers(name string, n int) *unstructured.Unstructured {
+	p := pod("ns", name, "uid-"+name, "n1", "Running")
+	containers := make([]any, n)
+	for i := range containers {
+		containers[i] = map[string]any{"name": fmt.Sprintf("c%d", i)}
+	}
+	p.Object["spec"].(map[string]any)["containers"] = containers
+	return p
+}
+
+// waitIdle waits until the engine has computed every event handed to it.
+func waitIdle(t *testing.T, e *Engine) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !e.Idle(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events still pending after a minute", e.Pending())
+		}
+	}
+}
+
+// TestCostLimitIsAnEvaluationError checks that an expression whose
+// evaluation runs away (nested comprehensions over long lists, one of them
+// the object's) is loaded, since what it costs depends on the objects, and
+// is stopped by the cost limit on each object: the failures are counted
+// with the limit's message, the family exposes nothing, and the exporter
+// goes on computing its other families, for later events too.
+func TestCostLimitIsAnEvaluationError(t *testing.T) {
+	list := intList(1000)
+	config := configHead + `resources:
+- resource: pods
+  metrics:
+  - name: pod_info
+    help: One series per pod.
+    type: info
+    labels:
+      pod: object.metadata.name
+  - name: pod_runaway
+    help: A million comparisons per container.
+    type: gauge
+    labels:
+      pod: object.metadata.name
+    value: 'object.spec.containers.map(c, ` + list + `.map(x, ` + list + `.filter(y, x + y > 0).size()).sum()).sum()'
+`
+	c, err := Compile("c.yaml", []byte(config), testConfigEnv(t))
+	if err != nil {
+		t.Fatalf("the config is refused: %v", err)
+	}
+	e := NewEngine(c, EngineOptions{Workers: 2})
+	t.Cleanup(e.Close)
+	h := e.Handler(0)
+	for _, name := range []string{"a", "b", "c"} {
+		h.OnAdd(podWithContainers(name, 2), true)
+	}
+	waitIdle(t, e)
+	info, runaway := e.resources[0].families[0], e.resources[0].families[1]
+	if series, _, errs := runaway.stats(); series != 0 || errs != 3 {
+		t.Errorf("pod_runaway: %d series, %d errors; want 0 and 3 (one per pod)", series, errs)
+	}
+	runaway.mu.Lock()
+	last := runaway.lastError
+	runaway.mu.Unlock()
+	const want = `metric "pod_runaway" value: cost limit exceeded: evaluation stopped after 1000000 cost units; simplify the expression or raise the limit`
+	if last != want {
+		t.Errorf("last error %q, want %q", last, want)
+	}
+	// Later events are still computed.
+	h.OnAdd(podWithContainers("d", 1), false)
+	waitIdle(t, e)
+	if series, _, errs := info.stats(); series != 4 || errs != 0 {
+		t.Errorf("pod_info: %d series, %d errors; want 4 and 0", series, errs)
+	}
+	if series, _, errs := runaway.stats(); series != 0 || errs != 4 {
+		t.Errorf("pod_runaway after a fourth pod: %d series, %d errors; want 0 and 4", series, errs)
+	}
+	var telemetry bool
+	for _, fs := range e.familyStats() {
+		if fs.name == "pod_runaway" && fs.errors == 4 {
+			telemetry = true
+		}
+	}
+	if !telemetry {
+		t.Errorf("the telemetry does not count the failures: %+v", e.familyStats())
+	}
+	got := exposition(e, false)
+	if n := strings.Count(got, "\npod_info{"); n != 4 || strings.Contains(got, "\npod_runaway{") {
+		t.Errorf("exposition with %d pod_info series, want 4 and no pod_runaway series:\n%s", n, got)
+	}
+}
+
+// TestRunawaySeriesAreCapped checks that label expressions that give every
+// object (or every element of a long each list) a series of its own are
+// held to --max-series-per-metric: the series beyond it are dropped and
+// counted, and what a family keeps does not grow with the objects.
+func TestRunawaySeriesAreCapped(t *testing.T) {
+	const limit, pods, elements = 50, 400, 1000
+	config := configHead + `resources:
+- resource: pods
+  metrics:
+  - name: pod_uid_info
+    help: A series per pod, by a label unique to each.
+    type: info
+    labels:
+      id: object.metadata.uid + "/" + string(size(object.metadata.name))
+  - name: pod_elements
+    help: A thousand series per pod.
+    type: gauge
+    each: '` + intList(elements) + `.map(i, object.metadata.name + "-" + string(i))'
+    labels:
+      element: each
+  - name: pods_by_uid
+    help: A group per pod.
+    type: gauge
+    aggregate: count
+    labels:
+      uid: object.metadata.uid
+`
+	c, err := Compile("c.yaml", []byte(config), testConfigEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(c, EngineOptions{MaxSeriesPerMetric: limit, Workers: 2})
+	t.Cleanup(e.Close)
+	h := e.Handler(0)
+	for i := range pods {
+		h.OnAdd(pod("ns", fmt.Sprintf("p%03d", i), fmt.Sprintf("uid-%03d", i), "n1", "Running"), true)
+	}
+	waitIdle(t, e)
+	exp := exposition(e, false)
+	for i, want := range []struct {
+		name    string
+		dropped uint64
+	}{
+		{"pod_uid_info", pods - limit},
+		{"pod_elements", pods*elements - limit},
+		{"pods_by_uid", pods - limit},
+	} {
+		fs := e.resources[0].families[i]
+		series, dropped, errs := fs.stats()
+		if series != limit || dropped != want.dropped || errs != 0 {
+			t.Errorf("%s: %d series, %d dropped, %d errors; want %d, %d and 0", want.name, series, dropped, errs, limit, want.dropped)
+		}
+		if n := strings.Count(exp, "\n"+want.name+"{"); n != limit {
+			t.Errorf("%s: %d series exposed, want %d", want.name, n, limit)
+		}
+		// What the family holds is bounded by the cap, not by the objects.
+		fs.mu.Lock()
+		held, bytes := len(fs.groups), 0
+		for _, b := range fs.lines {
+			bytes += len(b)
+		}
+		if fs.f.Aggregate == AggregateNone {
+			held = len(fs.lines)
+		}
+		fs.mu.Unlock()
+		if held > limit || bytes > limit*100 {
+			t.Errorf("%s holds %d entries and %d bytes of series for %d series", want.name, held, bytes, limit)
+		}
+	}
+	for _, fs := range e.familyStats() {
+		if fs.series != limit || fs.dropped == 0 {
+			t.Errorf("telemetry of %s: %d series, %d dropped", fs.name, fs.series, fs.dropped)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -369,6 +370,30 @@ type Conn struct {
 	Config *rest.Config
 	// Resolver maps resource arguments to resources.
 	Resolver *factory.Resolver
+	// Bound, when not nil, is told how long the requests of Resolver
+	// (discovery and OpenAPI schemas) may take while a plan fills its
+	// caches: it is called with a context that ends limit (the
+	// Request.SyncTimeout) after the plan began, and the function it
+	// returns is called once the caches have synced or the attempt has
+	// failed. Resolver's requests take no context of their own, so without
+	// it a server that never answers holds resolution up for as long as
+	// its client's timeouts allow, whatever the sync timeout.
+	Bound func(ctx context.Context, limit time.Duration) (release func())
+}
+
+// bound starts the contact phase of a plan filling its caches: the
+// returned context ends limit from now (or with ctx), and Resolver's
+// requests are held to it until release is called (once or more).
+func (c Conn) bound(ctx context.Context, limit time.Duration) (context.Context, func()) {
+	bctx, cancel := context.WithTimeout(ctx, limit)
+	if c.Bound == nil {
+		return bctx, cancel
+	}
+	release := sync.OnceFunc(c.Bound(bctx, limit))
+	return bctx, func() {
+		release()
+		cancel()
+	}
 }
 
 // Execute resolves the resources, fills the caches, answers the query and
@@ -584,7 +609,13 @@ func (p *Plan) configIndexesFor(r *factory.Resolver, res factory.Resource) map[s
 // (and those of the resources get() and byIndex() read), and waits until
 // every cache has synced. It returns the queried resources' informers and
 // the factory that runs them all.
+//
+// Everything it asks the server, from resolving the resources to the last
+// initial list, is bounded by one deadline: Request.SyncTimeout after it
+// starts. The informers themselves run until ctx ends.
 func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factory.Informer, *factory.Factory, error) {
+	syncCtx, release := conn.bound(ctx, p.req.SyncTimeout)
+	defer release()
 	resources, err := conn.Resolver.Resolve(p.req.Resources)
 	if err != nil {
 		if factory.IsUnknownResource(err) {
@@ -632,7 +663,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	if err := f.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
+	if err := f.WaitForSync(syncCtx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
 		return nil, nil, err
 	}
 	for _, line := range stats.Summary() {

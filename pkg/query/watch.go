@@ -503,8 +503,22 @@ func Watch(ctx context.Context, conn Conn, req WatchRequest, out, errOut io.Writ
 // ctx has ended. A resource the server does not have is a *UsageError; a
 // cache that does not sync (forbidden, unreachable, timeout) is an error,
 // as for a query. Run may be called once.
+//
+// Everything it asks the server until the initial lists are complete is
+// bounded by Request.SyncTimeout, as for a query. When ctx ends before
+// then, Run returns nil too: Ctrl-C ends a watch at any time.
 func (w *Watcher) Run(ctx context.Context, conn Conn, out, errOut io.Writer) error {
+	err := w.run(ctx, conn, out, errOut)
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) error {
 	p := w.plan
+	syncCtx, release := conn.bound(ctx, p.req.SyncTimeout)
+	defer release()
 	resources, err := conn.Resolver.Resolve(p.req.Resources)
 	if err != nil {
 		if factory.IsUnknownResource(err) {
@@ -554,12 +568,10 @@ func (w *Watcher) Run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 		}
 		inf.OnRelist(func(r factory.Relist) { em.relist(inf.Resource, r) })
 	}
-	if err := f.WaitForSync(ctx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
+	if err := f.WaitForSync(syncCtx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
 		return err
 	}
+	release()
 	select {
 	case <-ctx.Done():
 	case <-em.failed:

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -253,29 +257,233 @@ func (o *QueryOptions) Run(ctx context.Context) error {
 
 // withCluster connects with the kubeconfig and flags and calls run with a
 // context that ends on Ctrl-C or SIGTERM. Errors are mapped to the exit
-// codes: a query.UsageError becomes a UsageError.
+// codes: a query.UsageError becomes a UsageError, an interruption an
+// InterruptedError, and a server that did not answer in time gets a
+// message that names the flag bounding the wait.
+//
+// The requests of resource resolution (discovery, OpenAPI schemas) end
+// when the context does, and while a plan fills its caches, when its sync
+// timeout runs out (see query.Conn.Bound): they take no context of their
+// own, so a silent server would otherwise hold the command for as long as
+// client-go's timeouts allow, and Ctrl-C could not stop it.
 func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run func(context.Context, query.Conn) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
+	// The informers' config: its requests have contexts of their own.
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return err
+	}
+	requests := &boundRequests{base: ctx, requestTimeout: cfg.Timeout}
+	wrap := flags.WrapConfigFn
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		c.Wrap(requests.wrap)
+		return c
 	}
 	resolver, err := factory.NewResolverFor(flags)
 	if err != nil {
 		return err
 	}
-	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver})
+	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound})
+	return clusterError(ctx, cfg.Timeout, err)
+}
+
+// clusterError maps the error of a command that contacted the cluster to
+// what the user is told; ctx is the command's.
+func clusterError(ctx context.Context, requestTimeout time.Duration, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		var ie *InterruptedError
+		if errors.As(context.Cause(ctx), &ie) {
+			return ie
+		}
+		return &InterruptedError{}
+	}
 	var qe *query.UsageError
 	if errors.As(err, &qe) {
 		return &UsageError{Err: err}
 	}
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return errors.New("interrupted")
+	const check = "check that it is running and healthy and that --kubeconfig, --context or --server point at it"
+	var na *noAnswerError
+	switch {
+	case errors.As(err, &na):
+		return &timeoutError{err: err, hint: fmt.Sprintf("the API server did not answer within %s (%s): %s; raise %s if it is only slow", na.flag, na.limit, check, na.flag)}
+	case !isTimeout(err):
+		return err
+	case requestTimeout > 0:
+		return &timeoutError{err: err, hint: fmt.Sprintf("the API server did not answer in time (--request-timeout %s): %s; raise --request-timeout if it is only slow", requestTimeout, check)}
+	default:
+		return &timeoutError{err: err, hint: "the API server did not answer in time: " + check}
 	}
+}
+
+// isTimeout reports whether err is a request that got no answer in time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// timeoutError is the first line of a request's error (what failed), then
+// a hint saying what bounded the wait and what to do.
+type timeoutError struct {
+	err  error
+	hint string
+}
+
+func (e *timeoutError) Error() string {
+	msg, _, _ := strings.Cut(e.err.Error(), "\n")
+	return msg + "\n" + e.hint
+}
+
+func (e *timeoutError) Unwrap() error { return e.err }
+
+// noAnswerError is the error of a request cut short by the time flag
+// gave it: --sync-timeout or --request-timeout.
+type noAnswerError struct {
+	limit time.Duration
+	flag  string
+}
+
+func (e *noAnswerError) Error() string { return fmt.Sprintf("no answer within %s", e.limit) }
+
+// interruptible returns a context that ends, with an *InterruptedError as
+// its cause, at the first SIGINT or SIGTERM. Signals are then no longer
+// caught: a second Ctrl-C ends the process at once, however the command
+// winds down. stop releases the signals and ends the context.
+func interruptible(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case sig := <-sigs:
+			signal.Stop(sigs)
+			cancel(&InterruptedError{Signal: sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		wg.Wait()
+		cancel(context.Canceled)
+	}
+}
+
+// boundRequests bounds the requests of a transport it wraps: each ends
+// when base does, and while a contact phase is open (see bound), when the
+// phase's context does. In a phase, a request that got no answer in time
+// makes the ones after it fail at once with the same error: asking a
+// silent server again only multiplies the wait (client-go's REST mapper
+// asks for the same discovery document twice before it gives up).
+type boundRequests struct {
+	base context.Context
+	// requestTimeout is --request-timeout, for messages; 0 when not given.
+	requestTimeout time.Duration
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// phase is the context of the open phase; nil when none is.
+	phase context.Context
+	// limit is the time the phase was given, for messages.
+	limit time.Duration
+	// failed is the first timeout of the phase.
+	failed error
+}
+
+// bound opens a contact phase bounded by ctx, which ends limit after the
+// phase began (query.Conn.Bound); the function returned closes it.
+func (b *boundRequests) bound(ctx context.Context, limit time.Duration) func() {
+	b.mu.Lock()
+	b.phase, b.limit, b.failed = ctx, limit, nil
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.phase == ctx {
+			b.phase, b.failed = nil, nil
+		}
+	}
+}
+
+func (b *boundRequests) wrap(rt http.RoundTripper) http.RoundTripper {
+	return &boundTransport{b: b, rt: rt}
+}
+
+type boundTransport struct {
+	b  *boundRequests
+	rt http.RoundTripper
+}
+
+func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b := t.b
+	b.mu.Lock()
+	phase, limit, failed := b.phase, b.limit, b.failed
+	b.mu.Unlock()
+	if failed != nil {
+		return nil, failed
+	}
+	bound := b.base
+	if phase != nil {
+		bound = phase
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(bound, cancel)
+	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		stop()
+		cancel()
+		if phase == nil {
+			return nil, err
+		}
+		// The request's own timeout ended it: client-go's context, or the
+		// HTTP client's timer, which cancels it as "net/http: request
+		// canceled" without a context error.
+		ownTimeout := errors.Is(req.Context().Err(), context.DeadlineExceeded) ||
+			(phase.Err() == nil && b.base.Err() == nil && strings.HasPrefix(err.Error(), "net/http: request canceled"))
+		switch {
+		case phase.Err() != nil && b.base.Err() == nil:
+			err = &noAnswerError{limit: limit, flag: "--sync-timeout"}
+		case ownTimeout && b.requestTimeout > 0:
+			err = &noAnswerError{limit: b.requestTimeout, flag: "--request-timeout"}
+		}
+		if _, ok := err.(*noAnswerError); ok || ownTimeout || isTimeout(err) {
+			b.mu.Lock()
+			if b.phase == phase && b.failed == nil {
+				b.failed = err
+			}
+			b.mu.Unlock()
+		}
+		return nil, err
+	}
+	resp.Body = &boundBody{ReadCloser: resp.Body, release: func() {
+		stop()
+		cancel()
+	}}
+	return resp, nil
+}
+
+// boundBody releases the bound of its request when closed.
+type boundBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *boundBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
 	return err
 }
 

@@ -6,7 +6,9 @@ package app
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -22,7 +24,37 @@ const (
 	ExitRuntime = 1
 	// ExitUsage: a usage or expression error, found before any cluster contact.
 	ExitUsage = 2
+	// ExitInterrupted: Ctrl-C (SIGINT) stopped a command before it was done,
+	// such as a query waiting for the server or its caches. It is 128 + the
+	// signal's number, as shells report a command a signal ended; SIGTERM
+	// gives 143. A watch, query --watch or export that Ctrl-C stops once
+	// running has done its work and exits with ExitOK.
+	ExitInterrupted = 130
 )
+
+// InterruptedError ends a command that Ctrl-C or SIGTERM stopped before it
+// was done; it exits with ExitCode.
+type InterruptedError struct {
+	// Signal is the signal received; nil when the command's context was
+	// cancelled by its caller.
+	Signal os.Signal
+}
+
+func (e *InterruptedError) Error() string {
+	if e.Signal == nil || e.Signal == os.Interrupt {
+		return "interrupted"
+	}
+	return e.Signal.String()
+}
+
+// ExitCode returns 128 + the signal's number, or ExitInterrupted without a
+// signal.
+func (e *InterruptedError) ExitCode() int {
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return ExitInterrupted
+}
 
 // UsageError marks an error as the user's input being wrong; it exits with ExitUsage.
 type UsageError struct{ Err error }
@@ -36,9 +68,10 @@ func usageErrorf(format string, args ...any) error {
 }
 
 const exitCodesHelp = `Exit codes:
-  0  success (also when nothing matched)
-  1  runtime or cluster error (unreachable server, forbidden, sync timeout)
-  2  usage or expression error (bad flag, invalid CEL), reported before any cluster contact`
+  0  success (also when nothing matched, and a watch, query --watch or export stopped by Ctrl-C)
+  1  runtime or cluster error (unreachable or silent server, forbidden, sync timeout)
+  2  usage or expression error (bad flag, invalid CEL), reported before any cluster contact
+  130  interrupted by Ctrl-C before the command was done (143: by SIGTERM)`
 
 func init() {
 	// client-go reports retried list and watch failures through klog; the
@@ -82,6 +115,10 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 		return ExitOK
 	}
 	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	var interrupted *InterruptedError
+	if errors.As(err, &interrupted) {
+		return interrupted.ExitCode()
+	}
 	var usage *UsageError
 	if errors.As(err, &usage) || isCobraUsageError(err) {
 		return ExitUsage

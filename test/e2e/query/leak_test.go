@@ -1,0 +1,99 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
+)
+
+// TestNoGoroutineLeaks runs query, query --watch, watch and indexes in
+// process against the cluster, ends them every way they end (answered,
+// stopped as Ctrl-C stops them, failed, timed out, interrupted) and checks
+// that no goroutine they started is left: the informers, their reflectors
+// and handlers, the watch loops, the signal handling and the bounds on
+// discovery requests all end with the command.
+//
+// Only the goroutines of connections kept open by client-go are ignored:
+// client-go caches its HTTP transports for the whole process (keyed by TLS
+// configuration) so that every client of a cluster shares its connections,
+// and an idle connection keeps its reader goroutine until the transport
+// closes it (after 90 seconds). They belong to the process, not to a
+// command, and the next command reuses them.
+func TestNoGoroutineLeaks(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	ns := workload.NamespaceName(0)
+	t.Run("query", func(t *testing.T) {
+		query(t, "pods", "-A", "--count").ok(t)
+		// get() starts an informer of nodes besides that of pods.
+		query(t, "pods", "-n", ns, "--where", `has(object.spec.nodeName) && get("nodes", object.spec.nodeName) != null`, "-o", "name").ok(t)
+		// -i with its input at its end answers nothing and ends.
+		query(t, "pods", "-n", ns, "-i").ok(t)
+	})
+	t.Run("indexes", func(t *testing.T) {
+		run(t, "indexes", "--kubeconfig", cluster.Kubeconfig, "pods", "-A", "--index", "byPhase=object.status.phase").ok(t)
+	})
+	t.Run("query --watch", func(t *testing.T) {
+		r := cluster.StartPlugin(t, "query", "pods", "-n", ns, "--count", "--watch")
+		r.WaitLines(t, 1)
+		if code := r.Stop(t); code != 0 {
+			t.Errorf("exit code %d, want 0", code)
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		r := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--diff")
+		r.WaitLines(t, 1)
+		if code := r.Stop(t); code != 0 {
+			t.Errorf("exit code %d, want 0", code)
+		}
+	})
+	t.Run("failures", func(t *testing.T) {
+		if r := run(t, "query", "--kubeconfig", cluster.UnprivilegedKubeconfig, "pods", "-n", ns); r.code != 1 {
+			t.Errorf("forbidden: exit code %d, want 1", r.code)
+		}
+		if r := query(t, "podz"); r.code != 2 {
+			t.Errorf("unknown resource: exit code %d, want 2", r.code)
+		}
+		kubeconfig, stalled := stallingProxy(t, podRequests)
+		if r := runTimed(t, context.Background(), "query", "--kubeconfig", kubeconfig, "pods", "-A", "--sync-timeout", "1s"); r.code != 1 {
+			t.Errorf("sync timeout: exit code %d, want 1", r.code)
+		}
+		if r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.Kubeconfig, "--server", "https://"+framework.SilentServer(t), "pods", "--request-timeout", "1s"); r.code != 1 {
+			t.Errorf("request timeout: exit code %d, want 1", r.code)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan timed, 1)
+		go func() { done <- runTimed(t, ctx, "watch", "--kubeconfig", kubeconfig, "pods", "-A") }()
+		<-stalled
+		cancel()
+		if r := <-done; r.code != 0 {
+			t.Errorf("watch interrupted while listing: exit code %d, want 0", r.code)
+		}
+	})
+	verifyNoLeaks(t, before,
+		// The reader of an HTTP/2 connection of client-go's transport cache
+		// to the API server, which serves HTTP/2 over TLS. It waits in the
+		// network poller, so the function to ignore is not at the top of
+		// its stack.
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+	)
+}
+
+// verifyNoLeaks fails the test if goroutines other than those opts ignore
+// are still running after 5 seconds: informers stop asynchronously once
+// their context ends.
+func verifyNoLeaks(t *testing.T, opts ...goleak.Option) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for goleak.Find(opts...) != nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := goleak.Find(opts...); err != nil {
+		t.Error(fmt.Errorf("goroutines left behind: %w", err))
+	}
+}
