@@ -104,6 +104,7 @@ func NewSession(ctx context.Context, conn Conn, p *Plan, out, errOut io.Writer, 
 	if _, _, err := p.sync(ctx, conn, errOut); err != nil {
 		return nil, err
 	}
+	releaseMemory()
 	s := &Session{out: out, errOut: errOut, opts: opts, plan: p}
 	if opts.Prompt != "" {
 		var counts []string

@@ -517,6 +517,7 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	if _, err := io.WriteString(out, last); err != nil {
 		return err
 	}
+	releaseMemory()
 	changed := make(chan struct{}, 1)
 	signal := func() {
 		select {

@@ -572,6 +572,7 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 		return err
 	}
 	release()
+	releaseMemory()
 	select {
 	case <-ctx.Done():
 	case <-em.failed:
