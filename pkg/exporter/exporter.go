@@ -127,6 +127,7 @@ func (x *Exporter) Start(ctx context.Context) error {
 		return err
 	}
 	go x.logErrors(ctx, 30*time.Second)
+	go x.logHealth(ctx, time.Second)
 	go x.settle(ctx, gcPercent)
 	return nil
 }
@@ -480,35 +481,170 @@ func (x *Exporter) stopUnused(prev, next *activeConfig) {
 	}
 }
 
-// Ready returns nil when every informer has synced and the engine has
-// computed the series of every cached object, or an error naming what has
-// not.
+// Ready returns nil when /readyz answers 200, or the error /readyz
+// answers 503 with:
+//
+//   - until every informer has synced once and the engine has computed the
+//     series of every cached object, an error naming what has not;
+//   - while the list and watch requests of every informer fail (the API
+//     server unreachable, say), an error naming each with the reason.
+//
+// Once synced, an informer whose requests fail while others succeed leaves
+// the exporter ready: the others' series are current and keep being
+// scraped, and the failing resource is reported (see Failing).
 func (x *Exporter) Ready() error {
-	return x.synced()
+	_, err := x.readiness()
+	return err
 }
 
+// Failing returns one line per informer whose list and watch requests fail,
+// sorted: "pods in shop: watch failing for 3s: …connection refused". The
+// series of its resource stay as the informer last saw them until a
+// request succeeds.
+func (x *Exporter) Failing() []string {
+	failing, _ := x.readiness()
+	return failing
+}
+
+// readiness returns what Failing and Ready do, from one look at the
+// informers.
+func (x *Exporter) readiness() (failing []string, err error) {
+	st, err := x.state()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(st.pending) > 0:
+		err = fmt.Errorf("not synced: %s", strings.Join(st.pending, ", "))
+	case len(st.failing) > 0 && len(st.failing) == st.informers:
+		err = fmt.Errorf("the list and watch requests of every resource fail; the series are as last seen\n%s", strings.Join(st.failing, "\n"))
+	case !st.idle:
+		err = errors.New("synced; computing the series of the objects received")
+	}
+	return st.failing, err
+}
+
+// synced returns nil once every informer has synced and the engine has
+// computed the series of every cached object, or an error naming what has
+// not.
 func (x *Exporter) synced() error {
+	st, err := x.state()
+	switch {
+	case err != nil:
+		return err
+	case len(st.pending) > 0:
+		return fmt.Errorf("not synced: %s", strings.Join(st.pending, ", "))
+	case !st.idle:
+		return errors.New("synced; computing the series of the objects received")
+	}
+	return nil
+}
+
+// informerState is one look at the informers of the active config.
+type informerState struct {
+	// informers is how many distinct informers the config reads.
+	informers int
+	// pending names the informers (or their handlers) not synced yet,
+	// with why their requests fail if they do; sorted.
+	pending []string
+	// failing names the informers whose requests fail, with why; sorted.
+	failing []string
+	// idle is whether the engine has computed every event received,
+	// looked at after the informers.
+	idle bool
+}
+
+func (x *Exporter) state() (informerState, error) {
 	x.mu.RLock()
 	a := x.active
 	x.mu.RUnlock()
 	if a == nil {
-		return errors.New("no config loaded")
+		return informerState{}, errors.New("no config loaded")
 	}
-	var pending []string
+	var st informerState
+	health := map[*factory.Informer]error{}
 	for _, r := range a.regs {
+		name := informerName(r.inf)
+		err, seen := health[r.inf]
+		if !seen {
+			err = r.inf.Healthy()
+			health[r.inf] = err
+			if err != nil {
+				st.failing = append(st.failing, name+": "+err.Error())
+			}
+		}
 		if !r.inf.Informer.HasSynced() || !r.reg.HasSynced() {
-			pending = append(pending, r.inf.Resource.String()+namespaceSuffix(r.inf.Scope))
+			if err != nil {
+				name += " (" + err.Error() + ")"
+			}
+			st.pending = append(st.pending, name)
 		}
 	}
-	if len(pending) > 0 {
-		slices.Sort(pending)
-		pending = slices.Compact(pending)
-		return fmt.Errorf("not synced: %s", strings.Join(pending, ", "))
+	// After HasSynced: the initial events count as pending once delivered.
+	st.idle = a.engine.Idle()
+	st.informers = len(health)
+	slices.Sort(st.failing)
+	slices.Sort(st.pending)
+	st.pending = slices.Compact(st.pending)
+	return st, nil
+}
+
+// informerNames returns the distinct informers of a, with their names.
+func (a *activeConfig) informerNames() map[*factory.Informer]string {
+	out := map[*factory.Informer]string{}
+	for _, r := range a.regs {
+		out[r.inf] = informerName(r.inf)
 	}
-	if !a.engine.Idle() {
-		return errors.New("synced; computing the series of the objects received")
+	return out
+}
+
+// informerName is the name /readyz and the logs give an informer: its
+// resource, and its namespace if it has one ("pods in shop").
+func informerName(inf *factory.Informer) string {
+	return inf.Resource.String() + namespaceSuffix(inf.Scope)
+}
+
+// logHealth logs, looking every interval, when the list and watch requests
+// of an informer start failing, fail for another reason, and succeed again.
+func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
+	type failure struct {
+		reason string
+		since  time.Time
 	}
-	return nil
+	logged := map[*factory.Informer]failure{} // what was logged of the informers failing
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		x.mu.RLock()
+		a := x.active
+		x.mu.RUnlock()
+		if a == nil {
+			continue
+		}
+		now := map[*factory.Informer]failure{}
+		for inf, name := range a.informerNames() {
+			var re *factory.RequestError
+			if !errors.As(inf.Healthy(), &re) {
+				if f, was := logged[inf]; was {
+					x.log.Info("list and watch requests succeed again; the series of the resource are current",
+						"resource", name, "failed_for", time.Since(f.since).Round(time.Millisecond))
+				}
+				continue
+			}
+			f := failure{reason: re.Request + ": " + re.Reason(), since: re.Since}
+			if logged[inf] != f {
+				x.log.Warn("list and watch requests fail; the series of the resource are as last seen until they succeed",
+					"resource", name, "request", re.Request, "failing_for", time.Since(re.Since).Round(time.Millisecond), "err", re.Reason())
+			}
+			now[inf] = f
+		}
+		logged = now
+	}
 }
 
 func namespaceSuffix(s factory.Scope) string {

@@ -28,15 +28,7 @@ func (x *Exporter) Handler() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if err := x.Ready(); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, err)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
+	mux.HandleFunc("/readyz", x.serveReadyz)
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "kubectl-informer exporter",
 		Description: "Prometheus metrics computed by CEL from Kubernetes informer caches",
@@ -52,6 +44,28 @@ func (x *Exporter) Handler() (http.Handler, error) {
 	}
 	mux.Handle("/", landing)
 	return mux, nil
+}
+
+// serveReadyz answers 200 when the exporter is ready (see Ready), "ok"
+// followed by a line per resource whose requests fail, if any; otherwise
+// 503 with why.
+func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	failing, err := x.readiness()
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, err)
+		return
+	}
+	if len(failing) == 0 {
+		fmt.Fprintln(w, "ok")
+		return
+	}
+	what := "the list and watch requests of 1 resource fail; its series are as last seen:"
+	if len(failing) > 1 {
+		what = fmt.Sprintf("the list and watch requests of %d resources fail; their series are as last seen:", len(failing))
+	}
+	fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
 }
 
 var (

@@ -75,6 +75,7 @@ var (
 	descBuildInfo    = desc("build_info", "Build information of the running binary; always 1.", "version", "revision", "goversion")
 	descObjects      = desc("resource_objects", "Objects in the informer cache of a configured resource.", "resource", "namespace")
 	descSynced       = desc("resource_synced", "Whether the informer cache of a resource has synced (1) or not (0).", "resource", "namespace")
+	descHealthy      = desc("resource_healthy", "Whether the list and watch requests of a resource's informer succeed (1) or have been failing since the last success (0); its series are as last seen while they fail.", "resource", "namespace")
 	descEvents       = desc("resource_events_total", "Informer events handled, by resource and type (add, update, delete).", "resource", "type")
 	descLastEvent    = desc("resource_last_event_timestamp_seconds", "Unix time of the newest event of a resource.", "resource")
 	descLists        = desc("list_requests_total", "List requests made for a resource's informer.", "resource", "namespace")
@@ -95,7 +96,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descEvents, descLastEvent, descLists, descListErrors,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descHealthy, descEvents, descLastEvent, descLists, descListErrors,
 		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
 		ch <- d
 	}
@@ -138,6 +139,11 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(len(inf.Informer.GetStore().ListKeys())), rs.name, ns)
 			ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, synced, rs.name, ns)
+			healthy := 1.0
+			if inf.Healthy() != nil {
+				healthy = 0
+			}
+			ch <- prometheus.MustNewConstMetric(descHealthy, prometheus.GaugeValue, healthy, rs.name, ns)
 			ch <- prometheus.MustNewConstMetric(descLists, prometheus.CounterValue, float64(inf.Requests.Lists.Load()), rs.name, ns)
 			ch <- prometheus.MustNewConstMetric(descListErrors, prometheus.CounterValue, float64(inf.Requests.ListErrors.Load()), rs.name, ns)
 			ch <- prometheus.MustNewConstMetric(descWatches, prometheus.CounterValue, float64(inf.Requests.Watches.Load()), rs.name, ns)

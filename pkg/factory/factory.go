@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -13,8 +14,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -98,10 +101,23 @@ type Informer struct {
 	// fields are the JSON paths objects are pruned to; nil: whole objects.
 	// Fixed when the informer starts; guarded by the Factory's lock before.
 	fields *jsonval.Paths
-	// errLock guards lastErr.
+	// errLock guards lastErr and health.
 	errLock sync.Mutex
 	lastErr error
+	health  health
 	started time.Time
+}
+
+// health is how the API server has been answering an informer's requests.
+type health struct {
+	// err is the error of the last failed request; nil once a request
+	// succeeds.
+	err error
+	// request is the kind of the last failed request: "list" or "watch".
+	request string
+	// since is when the first of the requests failing since the last
+	// success failed.
+	since time.Time
 }
 
 // OnRelist registers fn to be called with each list the informer makes
@@ -127,18 +143,147 @@ func (i *Informer) Objects() int64 {
 
 // LastError returns the last list or watch error the reflector reported.
 // The reflector does not report successes: use HasSynced to know whether
-// the cache is usable.
+// the cache is usable, and Healthy whether it keeps following the cluster.
 func (i *Informer) LastError() error {
 	i.errLock.Lock()
 	defer i.errLock.Unlock()
 	return i.lastErr
 }
 
-func (i *Informer) setErr(err error) {
+// setErr records an error the reflector reported: ListAndWatch failed.
+// The request that failed was recorded already; an informer that still
+// counts as healthy failed after its request succeeded (a list it could not
+// decode, say), and fails until the next request succeeds.
+func (i *Informer) setErr(ctx context.Context, err error) {
 	i.errLock.Lock()
 	defer i.errLock.Unlock()
 	i.lastErr = err
+	if i.health.err == nil && ctx.Err() == nil && !asksForList(err) {
+		i.health = health{err: err, request: "list", since: time.Now()}
+	}
 }
+
+// Healthy returns nil while the informer's requests to the API server
+// succeed, and a *RequestError from the first request that fails until one
+// succeeds again: the API server unreachable, the resource forbidden, or no
+// longer served (its CRD deleted). Meanwhile the cache keeps what it held:
+// the reflector retries by itself, with a backoff of up to 30 seconds, and
+// the first list or watch request answered brings the cache up to date.
+// An informer that has not synced yet is healthy while its first list is in
+// progress.
+func (i *Informer) Healthy() error {
+	i.errLock.Lock()
+	defer i.errLock.Unlock()
+	if i.health.err == nil {
+		return nil
+	}
+	return &RequestError{Request: i.health.request, Since: i.health.since, Err: i.health.err}
+}
+
+// recordRequest records the outcome of a list or watch request (request
+// names which). A request that ended because the informer stops is not
+// recorded, nor is an answer that only asks for a list again (410 Gone,
+// a resourceVersion the server has not reached): neither says anything of
+// the server's health.
+func (i *Informer) recordRequest(ctx context.Context, request string, err error) {
+	if ctx.Err() != nil || asksForList(err) {
+		return
+	}
+	i.errLock.Lock()
+	defer i.errLock.Unlock()
+	switch {
+	case err == nil:
+		i.health = health{}
+	case i.health.err == nil:
+		i.health = health{err: err, request: request, since: time.Now()}
+	default:
+		i.health.err, i.health.request = err, request
+	}
+}
+
+// asksForList reports whether err is an answer that makes the reflector
+// list again: the resourceVersion it asked for is gone (410) or not reached
+// yet.
+func asksForList(err error) bool {
+	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
+		apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge))
+}
+
+// RequestError is an informer whose list and watch requests fail.
+type RequestError struct {
+	// Request is the kind of the last request that failed: "list" or "watch".
+	Request string
+	// Since is when the first request failed since the last success.
+	Since time.Time
+	// Err is the error of the last request that failed.
+	Err error
+}
+
+// Error says what fails, for how long and why, on one line:
+// "watch failing for 3s: dial tcp 127.0.0.1:6443: connect: connection refused".
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("%s failing for %s: %s", e.Request, time.Since(e.Since).Truncate(time.Second), e.Reason())
+}
+
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// Reason is why the last request failed, on one line: the API server's
+// message, or the network error without the request's URL.
+func (e *RequestError) Reason() string {
+	err := e.Err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	msg := strings.ReplaceAll(apiMessage(err), "\n", " ")
+	if apierrors.IsNotFound(e.Err) {
+		msg += " (the resource type is no longer served: its CRD deleted?)"
+	}
+	return msg
+}
+
+// healthTracking is an informer's ListerWatcher that records the outcome of
+// each request (see Informer.Healthy).
+type healthTracking struct {
+	lw  cache.ListerWatcherWithContext
+	inf *Informer
+	// watchListUnsupported is what the wrapped ListerWatcher says of
+	// WatchList semantics (see watchlist.DoesClientNotSupportWatchListSemantics).
+	watchListUnsupported bool
+}
+
+func newHealthTracking(lw cache.ListerWatcher, inf *Informer) *healthTracking {
+	h := &healthTracking{lw: cache.ToListerWatcherWithContext(lw), inf: inf}
+	if u, ok := lw.(interface{ IsWatchListSemanticsUnSupported() bool }); ok {
+		h.watchListUnsupported = u.IsWatchListSemanticsUnSupported()
+	}
+	return h
+}
+
+func (h *healthTracking) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	obj, err := h.lw.ListWithContext(ctx, o)
+	h.inf.recordRequest(ctx, "list", err)
+	return obj, err
+}
+
+func (h *healthTracking) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	w, err := h.lw.WatchWithContext(ctx, o)
+	h.inf.recordRequest(ctx, "watch", err)
+	return w, err
+}
+
+// List and Watch make healthTracking a cache.ListerWatcher; the reflector
+// calls the WithContext methods.
+func (h *healthTracking) List(o metav1.ListOptions) (runtime.Object, error) {
+	return h.ListWithContext(context.Background(), o)
+}
+
+func (h *healthTracking) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return h.WatchWithContext(context.Background(), o)
+}
+
+// IsWatchListSemanticsUnSupported passes on what the wrapped ListerWatcher says.
+func (h *healthTracking) IsWatchListSemanticsUnSupported() bool { return h.watchListUnsupported }
 
 // New returns a Factory that lists and watches through restConfig.
 func New(restConfig *rest.Config, cfg Config) (*Factory, error) {
@@ -271,7 +416,7 @@ func (f *Factory) startLocked(inf *Informer) error {
 	if err != nil {
 		return err
 	}
-	si := cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
+	si := cache.NewSharedIndexInformerWithOptions(newHealthTracking(lw, inf), example, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.cfg.ResyncPeriod,
 		Indexers:          inf.indexers,
 		ObjectDescription: inf.Resource.String(),
@@ -279,8 +424,8 @@ func (f *Factory) startLocked(inf *Informer) error {
 	if err := si.SetTransform(transform(inf.Resource.GVK)); err != nil {
 		return err
 	}
-	if err := si.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		inf.setErr(err)
+	if err := si.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
+		inf.setErr(ctx, err)
 	}); err != nil {
 		return err
 	}

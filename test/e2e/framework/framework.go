@@ -29,7 +29,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -41,6 +44,8 @@ type Cluster struct {
 	env *envtest.Environment
 	// certDir holds the API server's certificates; removed by Stop.
 	certDir string
+	// etcdDir is etcd's data directory; removed by Stop.
+	etcdDir string
 
 	// Dir holds the kubeconfigs; removed by Stop.
 	Dir string
@@ -104,15 +109,28 @@ func Start() (*Cluster, error) {
 	apiserver := env.ControlPlane.GetAPIServer()
 	apiserver.CertDir = certDir
 	// Allow enough concurrent requests for tests that load many objects.
+	// Pod templates are served without a watch cache, as every resource is
+	// with --watch-cache=false: their watches are etcd's, and a watch from
+	// a compacted revision fails with 410 Gone (see EtcdCompact).
 	apiserver.Configure().
 		Set("max-requests-inflight", "1000").
-		Set("max-mutating-requests-inflight", "500")
+		Set("max-mutating-requests-inflight", "500").
+		Set("watch-cache-sizes", "podtemplates#0")
+	// So is etcd's data directory, so that RestartEtcd brings it back with
+	// its data.
+	etcdDir, err := os.MkdirTemp("", "kubectl-informer-e2e-etcd-")
+	if err != nil {
+		_ = os.RemoveAll(certDir)
+		return nil, err
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	cfg, err := env.Start()
 	if err != nil {
 		_ = os.RemoveAll(certDir)
+		_ = os.RemoveAll(etcdDir)
 		return nil, fmt.Errorf("starting the control plane from %s: %w", bin, err)
 	}
-	c := &Cluster{env: env, Config: cfg, Root: root, BinDir: bin, certDir: certDir}
+	c := &Cluster{env: env, Config: cfg, Root: root, BinDir: bin, certDir: certDir, etcdDir: etcdDir}
 	if err := c.init(); err != nil {
 		_ = c.Stop()
 		return nil, err
@@ -146,6 +164,19 @@ func (c *Cluster) init() error {
 	return err
 }
 
+// AddUser adds a user authenticated as name, in groups, and writes its
+// kubeconfig into Dir. RBAC grants it nothing: bind it to roles.
+func (c *Cluster) AddUser(name string, groups ...string) (kubeconfig string, cfg *rest.Config, err error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return "", nil, fmt.Errorf("adding the user %s: %w", name, err)
+	}
+	if kubeconfig, err = writeKubeconfig(u, filepath.Join(c.Dir, name+".kubeconfig")); err != nil {
+		return "", nil, err
+	}
+	return kubeconfig, u.Config(), nil
+}
+
 func writeKubeconfig(u *envtest.AuthenticatedUser, path string) (string, error) {
 	b, err := u.KubeConfig()
 	if err != nil {
@@ -160,25 +191,30 @@ func (c *Cluster) Stop() error {
 		_ = os.RemoveAll(c.Dir)
 	}
 	err := c.env.Stop()
-	if c.certDir != "" {
-		_ = os.RemoveAll(c.certDir)
+	for _, dir := range []string{c.certDir, c.etcdDir} {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	return err
 }
 
-// RestartAPIServer kills the kube-apiserver (SIGKILL, as a crash would:
-// a graceful stop waits for open watches to end), runs during (if not nil)
-// while it is down, and starts it again on the same address with the same
-// certificates and users; it returns once the new one is healthy. etcd
-// keeps running, so the objects stay, and clients see a server that went
-// away and came back. Watches made before cannot be resumed: the new
-// server's watch cache starts at etcd's current revision.
+// RestartAPIServer kills the kube-apiserver (SIGKILL, as a crash would),
+// runs during (if not nil) while it is down, and starts it again on the
+// same address with the same certificates and users; it returns once the
+// new one is healthy. etcd keeps running, so the objects stay, and clients
+// see a server that went away and came back. A client resumes its watches
+// from the resourceVersion each had reached, if the new server can: one
+// served by a watch cache cannot (410 Gone: the cache starts at etcd's
+// current revision), and the client lists again; one served by etcd, such
+// as that of pod templates here (see Start), can from any revision not
+// compacted (see EtcdCompact).
 func (c *Cluster) RestartAPIServer(during func() error) error {
 	apiserver := c.env.ControlPlane.GetAPIServer()
 	if err := killProcess("--cert-dir=" + c.certDir); err != nil {
 		return fmt.Errorf("killing the kube-apiserver: %w", err)
 	}
-	if err := apiserver.Stop(); err != nil {
+	if err := stopKilled(apiserver.Stop); err != nil {
 		return fmt.Errorf("stopping the kube-apiserver: %w", err)
 	}
 	var duringErr error
@@ -189,6 +225,40 @@ func (c *Cluster) RestartAPIServer(during func() error) error {
 		return fmt.Errorf("starting the kube-apiserver again: %w", err)
 	}
 	return duringErr
+}
+
+// RestartEtcd kills etcd (SIGKILL, as a crash would), runs during (if not
+// nil) while it is down, and starts it again on the same address with the
+// same data; it returns once the new one is healthy. The kube-apiserver
+// keeps running: its requests to etcd fail, or wait, until etcd is back.
+func (c *Cluster) RestartEtcd(during func() error) error {
+	etcd := c.env.ControlPlane.Etcd
+	if err := killProcess("--data-dir=" + c.etcdDir); err != nil {
+		return fmt.Errorf("killing etcd: %w", err)
+	}
+	if err := stopKilled(etcd.Stop); err != nil {
+		return fmt.Errorf("stopping etcd: %w", err)
+	}
+	var duringErr error
+	if during != nil {
+		duringErr = during()
+	}
+	if err := etcd.Start(); err != nil {
+		return fmt.Errorf("starting etcd again: %w", err)
+	}
+	return duringErr
+}
+
+// stopKilled calls the Stop of a process killProcess killed, which
+// envtest may not know yet has exited: until it does, Stop signals the
+// process and fails, as it is gone, without changing anything.
+func stopKilled(stop func() error) error {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		err := stop()
+		if !errors.Is(err, syscall.ESRCH) || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
 
 // killProcess kills the process whose command line has arg and waits
@@ -220,11 +290,8 @@ func killProcess(arg string) error {
 	return fmt.Errorf("no process with %s on its command line", arg)
 }
 
-// EtcdDelete deletes key from etcd directly, behind the API server's back:
-// while the API server is down (see RestartAPIServer), this is a change that
-// no watch sees. Keys are those of the API server's storage, such as
-// /registry/pods/NAMESPACE/NAME.
-func (c *Cluster) EtcdDelete(ctx context.Context, key string) error {
+// etcd runs fn with a client of etcd.
+func (c *Cluster) etcd(fn func(*clientv3.Client) error) error {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{c.env.ControlPlane.Etcd.URL.String()},
 		DialTimeout: 10 * time.Second,
@@ -234,14 +301,93 @@ func (c *Cluster) EtcdDelete(ctx context.Context, key string) error {
 		return fmt.Errorf("connecting to etcd: %w", err)
 	}
 	defer cli.Close()
-	resp, err := cli.Delete(ctx, key)
+	return fn(cli)
+}
+
+// EtcdDelete deletes key from etcd directly, behind the API server's back:
+// while the API server is down (see RestartAPIServer), this is a change that
+// no watch served by a watch cache sees; a client learns of it by listing
+// again. Keys are those of the API server's storage, such as
+// /registry/pods/NAMESPACE/NAME.
+func (c *Cluster) EtcdDelete(ctx context.Context, key string) error {
+	return c.etcd(func(cli *clientv3.Client) error {
+		resp, err := cli.Delete(ctx, key)
+		if err != nil {
+			return fmt.Errorf("deleting %s from etcd: %w", key, err)
+		}
+		if resp.Deleted != 1 {
+			return fmt.Errorf("deleting %s from etcd: %d keys deleted, want 1", key, resp.Deleted)
+		}
+		return nil
+	})
+}
+
+// EtcdGet reads the object stored at key, as EtcdDelete names keys, and
+// decodes it into a client-go type such as *corev1.Pod. Its
+// resourceVersion is empty: the API server sets it from etcd's revision.
+func (c *Cluster) EtcdGet(ctx context.Context, key string) (runtime.Object, error) {
+	var obj runtime.Object
+	err := c.etcd(func(cli *clientv3.Client) error {
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("reading %s from etcd: %w", key, err)
+		}
+		if len(resp.Kvs) != 1 {
+			return fmt.Errorf("reading %s from etcd: %d keys, want 1", key, len(resp.Kvs))
+		}
+		obj, _, err = scheme.Codecs.UniversalDeserializer().Decode(resp.Kvs[0].Value, nil, nil)
+		if err != nil {
+			return fmt.Errorf("decoding %s: %w", key, err)
+		}
+		return nil
+	})
+	return obj, err
+}
+
+// EtcdPut stores obj, a client-go type such as *corev1.Pod, at key as the
+// API server stores it (protobuf), behind its back: EtcdDelete's
+// counterpart to create or change an object while the API server is down.
+// The object's name and namespace must be those of the key; its
+// resourceVersion must be empty.
+func (c *Cluster) EtcdPut(ctx context.Context, key string, obj runtime.Object) error {
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 	if err != nil {
-		return fmt.Errorf("deleting %s from etcd: %w", key, err)
+		return err
 	}
-	if resp.Deleted != 1 {
-		return fmt.Errorf("deleting %s from etcd: %d keys deleted, want 1", key, resp.Deleted)
+	obj = obj.DeepCopyObject()
+	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	var b bytes.Buffer
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(obj, &b); err != nil {
+		return fmt.Errorf("encoding %s: %w", key, err)
 	}
-	return nil
+	return c.etcd(func(cli *clientv3.Client) error {
+		if _, err := cli.Put(ctx, key, b.String()); err != nil {
+			return fmt.Errorf("writing %s to etcd: %w", key, err)
+		}
+		return nil
+	})
+}
+
+// EtcdCompact compacts etcd's history at its current revision, as the API
+// server does every 5 minutes with what is older than 5 minutes: a watch
+// that resumes from an earlier revision gets 410 Gone, and its informer
+// lists again. Only watches served by etcd itself see it, such as those of
+// pod templates here (see Start): a watch cache serves its watches from the
+// events it holds, whatever etcd compacted. It returns the revision.
+func (c *Cluster) EtcdCompact(ctx context.Context) (int64, error) {
+	var rev int64
+	err := c.etcd(func(cli *clientv3.Client) error {
+		resp, err := cli.Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return fmt.Errorf("reading etcd's revision: %w", err)
+		}
+		rev = resp.Header.Revision
+		if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+			return fmt.Errorf("compacting etcd at revision %d: %w", rev, err)
+		}
+		return nil
+	})
+	return rev, err
 }
 
 // Main runs a test package against a fresh control plane, stored in *c for
