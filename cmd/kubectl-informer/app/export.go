@@ -48,8 +48,9 @@ func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `export runs a Prometheus exporter: it watches the resources of the config file
 into informer caches and serves the metric families the config declares with CEL,
 computed when objects change, on /metrics (text and OpenMetrics, gzip). /healthz
-answers while the process runs; /readyz answers 200 once every cache has synced
-and names the resources that have not otherwise. SIGHUP or a change of the config
+answers while the process runs; /readyz answers 503 until every cache has synced
+and while every resource's requests fail, and 200 otherwise, naming any resource
+whose requests fail (forbidden, CRD deleted): it keeps its last series. SIGHUP or a change of the config
 file reloads it; a config that fails to load leaves the running one in place.
 
 With --check, the config is compiled and validated, the metric families it would
