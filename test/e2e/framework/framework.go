@@ -405,6 +405,9 @@ func Main(m *testing.M, c **Cluster, setup ...func(*Cluster) error) int {
 	os.Setenv("KUBECONFIG", cl.Kubeconfig)
 	// Nor can a developer's own config file change what tests see.
 	os.Setenv("XDG_CONFIG_HOME", cl.Dir)
+	// Discovery is cached by host and port, which the next package's
+	// cluster may reuse: each cluster has a cache of its own.
+	os.Setenv("KUBECACHEDIR", filepath.Join(cl.Dir, "cache"))
 	for _, s := range setup {
 		if err := s(cl); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: setup: %v\n", err)
