@@ -89,11 +89,16 @@ test-e2e: controlplane ## End-to-end tests against a real kube-apiserver + etcd
 	KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
 
 .PHONY: lint
-lint: ## go vet and gofmt, for both modules
+lint: ## go vet, gofmt and govulncheck, for both modules
 	go vet ./...
 	cd hack/controlplane && go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_output/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	hack/vulncheck.sh
+
+.PHONY: vulncheck
+vulncheck: ## govulncheck for both modules; fails when its database cannot be reached
+	VULNCHECK=required hack/vulncheck.sh
 
 .PHONY: clean
 clean: cluster-down ## Remove build output (including the control plane binaries)
