@@ -66,6 +66,8 @@ type Exporter struct {
 	// mu guards active.
 	mu     sync.RWMutex
 	active *activeConfig
+	// started is set once a config has been loaded; guarded by reloadMu.
+	started bool
 }
 
 // activeConfig is a running config: its engine, the informers it reads and
@@ -175,10 +177,17 @@ func (x *Exporter) Reload() error {
 		err = x.switchTo(compiled)
 	}
 	x.tel.reloaded(compiled, err)
-	if err != nil {
+	switch {
+	case err != nil && x.ctx != nil && x.ctx.Err() != nil:
+		return err // stopping: nothing to report
+	case err != nil && !x.started:
+		x.log.Error("config not loaded", "path", x.opts.ConfigPath, "err", err)
+		return err
+	case err != nil:
 		x.log.Error("config not loaded; the previous config keeps running", "path", x.opts.ConfigPath, "err", err)
 		return err
 	}
+	x.started = true
 	x.log.Info("config loaded", "path", x.opts.ConfigPath, "sha256", compiled.Hash, "resources", len(compiled.Resources), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -18,6 +16,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // ExportOptions runs the Prometheus exporter.
@@ -180,41 +179,32 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	if o.PrintRBAC {
 		return o.printRBAC()
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	log := o.logger()
-	cfg, err := o.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	resolver, err := factory.NewResolverFor(o.ConfigFlags)
-	if err != nil {
-		return err
-	}
-	x, err := exporter.New(cfg, resolver, exporter.Options{
-		ConfigPath:         o.ConfigFile,
-		MaxSeriesPerMetric: o.MaxSeriesPerMetric,
-		Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
-		Logger:             log,
-		StartupGCPercent:   startupGCPercent(),
-	})
-	if err != nil {
-		return err
-	}
-	if err := x.Start(ctx); err != nil {
-		var le *exporter.LoadError
-		if errors.As(err, &le) {
-			return &UsageError{Err: err}
+	// Resolving the config's resources (discovery) ends with Ctrl-C too, as
+	// in query; once serving, Ctrl-C or SIGTERM stops the exporter with 0.
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+		log := o.logger()
+		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
+			ConfigPath:         o.ConfigFile,
+			MaxSeriesPerMetric: o.MaxSeriesPerMetric,
+			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
+			Logger:             log,
+			StartupGCPercent:   startupGCPercent(),
+		})
+		if err != nil {
+			return err
 		}
-		return err
-	}
-	if err := x.WatchReloads(ctx); err != nil {
-		log.Warn("config changes will not be noticed; SIGHUP still reloads", "err", err)
-	}
-	return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.ListenAddresses, WebConfigFile: o.WebConfigFile}, log)
+		if err := x.Start(ctx); err != nil {
+			var le *exporter.LoadError
+			if errors.As(err, &le) {
+				return &UsageError{Err: err}
+			}
+			return err
+		}
+		if err := x.WatchReloads(ctx); err != nil {
+			log.Warn("config changes will not be noticed; SIGHUP still reloads", "err", err)
+		}
+		return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.ListenAddresses, WebConfigFile: o.WebConfigFile}, log)
+	})
 }
 
 // printRBAC resolves the resources of the config through discovery and

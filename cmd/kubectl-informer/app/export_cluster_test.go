@@ -1,0 +1,49 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestExportInterruptedWhileResolving cancels export while the server it
+// resolves the config's resources with never answers: it ends at once,
+// as interrupted, instead of waiting for client-go's timeouts.
+func TestExportInterruptedWhileResolving(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte(`apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: test_pod_info
+    help: Pods.
+    type: gauge
+    labels:
+      pod: object.metadata.name
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	server, requests := askedServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		done <- runCtx(t, ctx, "export", "--kubeconfig", kubeconfigFor(t, server), "--config", config, "--web.listen-address", "127.0.0.1:0")
+	}()
+	waitRequests(t, requests, 1)
+	cancel()
+	stopped := time.Now()
+	select {
+	case r := <-done:
+		if r.code != ExitInterrupted || r.errOut != "error: interrupted\n" {
+			t.Errorf("exit code %d, stderr %q; want %d and the interruption", r.code, r.errOut, ExitInterrupted)
+		}
+		if d := time.Since(stopped); d > time.Second {
+			t.Errorf("ended %s after the cancellation", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("export did not end within 5s of its cancellation")
+	}
+}
