@@ -86,9 +86,11 @@ type Engine struct {
 	// always goes to the same worker, so its events stay in order.
 	queues []chan event
 	// pending counts events queued and not yet computed.
-	pending   atomic.Int64
-	computed  func(time.Duration)
-	closeOnce sync.Once
+	pending  atomic.Int64
+	computed func(time.Duration)
+	// closeMu guards closed and the queues' closing against enqueue.
+	closeMu sync.RWMutex
+	closed  bool
 }
 
 // event is an informer event for the workers.
@@ -137,6 +139,11 @@ func (e *Engine) enqueue(ev event) {
 	}
 	h := fnv.New32a()
 	h.Write([]byte(objectUID(obj)))
+	e.closeMu.RLock()
+	defer e.closeMu.RUnlock()
+	if e.closed {
+		return // a handler still running as the engine was closed
+	}
 	e.pending.Add(1)
 	ev.at = time.Now()
 	e.queues[h.Sum32()%uint32(len(e.queues))] <- ev
@@ -150,14 +157,19 @@ func (e *Engine) Idle() bool { return e.pending.Load() == 0 }
 // not computed yet.
 func (e *Engine) Pending() int64 { return e.pending.Load() }
 
-// Close stops the workers once the events queued are computed. Call it
-// after the engine's handlers are removed from their informers.
+// Close stops the workers once the events queued are computed; events
+// handed to the engine's handlers afterwards are ignored. Calling it again
+// does nothing.
 func (e *Engine) Close() {
-	e.closeOnce.Do(func() {
-		for _, q := range e.queues {
-			close(q)
-		}
-	})
+	e.closeMu.Lock()
+	defer e.closeMu.Unlock()
+	if e.closed {
+		return
+	}
+	e.closed = true
+	for _, q := range e.queues {
+		close(q)
+	}
 }
 
 // NewEngine returns an Engine for c, with no series yet.

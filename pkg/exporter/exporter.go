@@ -37,6 +37,9 @@ type Options struct {
 	// target spends less CPU collecting it, for a higher peak of memory
 	// during the sync. Zero leaves the collector alone.
 	StartupGCPercent int `json:"startupGCPercent,omitempty" yaml:"startupGCPercent,omitempty"`
+	// ErrorLogInterval is how often each metric's new evaluation errors
+	// are logged, at most: their count and the last message. Default 30s.
+	ErrorLogInterval time.Duration `json:"errorLogInterval,omitempty" yaml:"errorLogInterval,omitempty"`
 }
 
 // LoadError is a config file that could not be loaded: unreadable,
@@ -66,8 +69,9 @@ type Exporter struct {
 	// mu guards active.
 	mu     sync.RWMutex
 	active *activeConfig
-	// started is set once a config has been loaded; guarded by reloadMu.
-	started bool
+	// started is set once a config has been loaded, closed once the
+	// exporter has stopped; both guarded by reloadMu.
+	started, closed bool
 }
 
 // activeConfig is a running config: its engine, the informers it reads and
@@ -128,10 +132,33 @@ func (x *Exporter) Start(ctx context.Context) error {
 		}
 		return err
 	}
-	go x.logErrors(ctx, 30*time.Second)
+	interval := x.opts.ErrorLogInterval
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	go x.logErrors(ctx, interval)
+	go func() {
+		<-ctx.Done()
+		x.close()
+	}()
 	go x.logHealth(ctx, time.Second)
 	go x.settle(ctx, gcPercent)
 	return nil
+}
+
+// close stops the engine of the running config, once ctx has ended: its
+// informers are stopped, and the series already computed can still be
+// served.
+func (x *Exporter) close() {
+	x.reloadMu.Lock()
+	defer x.reloadMu.Unlock()
+	x.closed = true
+	x.mu.RLock()
+	a := x.active
+	x.mu.RUnlock()
+	if a != nil {
+		a.engine.Close()
+	}
 }
 
 // settle waits for the first sync, restores the garbage collector's target
@@ -169,6 +196,9 @@ func (x *Exporter) settle(ctx context.Context, gcPercent int) {
 func (x *Exporter) Reload() error {
 	x.reloadMu.Lock()
 	defer x.reloadMu.Unlock()
+	if x.closed {
+		return errors.New("the exporter has stopped")
+	}
 	start := time.Now()
 	compiled, err := Load(x.opts.ConfigPath, x.env)
 	if err != nil {

@@ -533,6 +533,9 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	for _, inf := range f.Informers() {
 		reg, err := inf.Informer.AddEventHandler(handler)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped once answered: the informer is too
+			}
 			return err
 		}
 		defer func() { _ = inf.Informer.RemoveEventHandler(reg) }()

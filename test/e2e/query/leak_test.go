@@ -3,6 +3,9 @@ package query_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +15,29 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
-// TestNoGoroutineLeaks runs query, query --watch, watch and indexes in
-// process against the cluster, ends them every way they end (answered,
+// exportConfig exports a family of pods, one with a node lookup and an
+// aggregate, so that the exporter runs every kind of goroutine it has.
+const exportConfig = `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: test_pod_info
+    help: Pods.
+    type: gauge
+    labels:
+      pod: object.metadata.name
+      scheduled: 'string(has(object.spec.nodeName) && get("nodes", object.spec.nodeName) != null)'
+  - name: test_pods_per_phase
+    help: Pods per phase.
+    type: gauge
+    aggregate: count
+    labels:
+      phase: object.status.?phase.orValue("")
+`
+
+// TestNoGoroutineLeaks runs query, query --watch, watch, indexes and export
+// in process against the cluster, ends them every way they end (answered,
 // stopped as Ctrl-C stops them, failed, timed out, interrupted) and checks
 // that no goroutine they started is left: the informers, their reflectors
 // and handlers, the watch loops, the signal handling and the bounds on
@@ -50,6 +74,23 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		r.WaitLines(t, 1)
 		if code := r.Stop(t); code != 0 {
 			t.Errorf("exit code %d, want 0", code)
+		}
+	})
+	t.Run("export", func(t *testing.T) {
+		config := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(config, []byte(exportConfig), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := cluster.StartPlugin(t, "export", "--config", config, "--web.listen-address", "127.0.0.1:0")
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(r.ErrOut.String(), "ready: caches synced") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the exporter was not ready within a minute:\n%s", r.ErrOut)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if code := r.Stop(t); code != 0 {
+			t.Errorf("exit code %d, want 0\n%s", code, r.ErrOut)
 		}
 	})
 	t.Run("failures", func(t *testing.T) {
