@@ -58,6 +58,23 @@ func (r *Run) Stop(t *testing.T) int {
 	return r.code
 }
 
+// Wait waits up to a minute for a command that ends by itself (a query)
+// and returns its exit code.
+func (r *Run) Wait(t *testing.T) int {
+	t.Helper()
+	if r.stopped {
+		return r.code
+	}
+	select {
+	case r.code = <-r.done:
+		r.stopped = true
+		r.cancel()
+	case <-time.After(time.Minute):
+		t.Fatalf("the command did not end within a minute\nstdout:\n%s\nstderr:\n%s", r.Out, r.ErrOut)
+	}
+	return r.code
+}
+
 // WaitLines waits up to 30 seconds until the command has printed at least
 // n lines and returns every line printed so far.
 func (r *Run) WaitLines(t *testing.T, n int) []string {
