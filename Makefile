@@ -128,8 +128,10 @@ bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) 
 FUZZTIME ?= 20s
 
 .PHONY: fuzz
+# New interesting inputs are minimised for at most 2s each: the default
+# minute, spent on a config file of a few KiB, would be most of FUZZTIME.
 fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
-	go test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) ./pkg/exporter
-	go test -run '^$$' -fuzz '^FuzzExpression$$' -fuzztime $(FUZZTIME) ./pkg/indexers
-	go test -run '^$$' -fuzz '^FuzzPodView$$' -fuzztime $(FUZZTIME) ./pkg/indexers/jsonval
-	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) ./cmd/kubectl-informer/app
+	go test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/exporter
+	go test -run '^$$' -fuzz '^FuzzExpression$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers
+	go test -run '^$$' -fuzz '^FuzzPodView$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers/jsonval
+	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./cmd/kubectl-informer/app
