@@ -348,7 +348,9 @@ func startExporter(plugin, kubeconfig, config string) (*exec.Cmd, string, time.D
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr)
+	// No series may be dropped: at 100,000 pods the KSM config has 500,000
+	// phase series, over the default cap of 100,000 per metric.
+	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
 	cmd.Stderr = io.Discard
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
