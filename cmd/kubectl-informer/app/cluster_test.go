@@ -187,6 +187,13 @@ func TestInterrupted(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- runCtx(t, ctx, "query", "--kubeconfig", kubeconfigFor(t, server), "pods") }()
 	waitRequests(t, requests, 1)
+	expectInterrupted(t, cancel, done)
+}
+
+// expectInterrupted cancels a command's context and checks that it ends
+// within a second, as interrupted.
+func expectInterrupted(t *testing.T, cancel context.CancelFunc, done <-chan result) {
+	t.Helper()
 	cancel()
 	stopped := time.Now()
 	select {
@@ -198,7 +205,7 @@ func TestInterrupted(t *testing.T) {
 			t.Errorf("ended %s after the cancellation", d)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("the query did not end within 5s of its cancellation")
+		t.Fatal("the command did not end within 5s of its cancellation")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // TestExportInterruptedWhileResolving cancels export while the server it
@@ -33,17 +32,5 @@ resources:
 		done <- runCtx(t, ctx, "export", "--kubeconfig", kubeconfigFor(t, server), "--config", config, "--web.listen-address", "127.0.0.1:0")
 	}()
 	waitRequests(t, requests, 1)
-	cancel()
-	stopped := time.Now()
-	select {
-	case r := <-done:
-		if r.code != ExitInterrupted || r.errOut != "error: interrupted\n" {
-			t.Errorf("exit code %d, stderr %q; want %d and the interruption", r.code, r.errOut, ExitInterrupted)
-		}
-		if d := time.Since(stopped); d > time.Second {
-			t.Errorf("ended %s after the cancellation", d)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("export did not end within 5s of its cancellation")
-	}
+	expectInterrupted(t, cancel, done)
 }
