@@ -153,9 +153,7 @@ func (x *Exporter) close() {
 	x.reloadMu.Lock()
 	defer x.reloadMu.Unlock()
 	x.closed = true
-	x.mu.RLock()
-	a := x.active
-	x.mu.RUnlock()
+	a := x.current()
 	if a != nil {
 		a.engine.Close()
 	}
@@ -594,9 +592,7 @@ type informerState struct {
 }
 
 func (x *Exporter) state() (informerState, error) {
-	x.mu.RLock()
-	a := x.active
-	x.mu.RUnlock()
+	a := x.current()
 	if a == nil {
 		return informerState{}, errors.New("no config loaded")
 	}
@@ -659,9 +655,7 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		x.mu.RLock()
-		a := x.active
-		x.mu.RUnlock()
+		a := x.current()
 		if a == nil {
 			continue
 		}
@@ -693,14 +687,19 @@ func namespaceSuffix(s factory.Scope) string {
 	return " in " + s.Namespace
 }
 
-// engine returns the active engine.
-func (x *Exporter) engine() *Engine {
+// current returns the running config, nil before the first is loaded.
+func (x *Exporter) current() *activeConfig {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.active == nil {
-		return nil
+	return x.active
+}
+
+// engine returns the active engine.
+func (x *Exporter) engine() *Engine {
+	if a := x.current(); a != nil {
+		return a.engine
 	}
-	return x.active.engine
+	return nil
 }
 
 // logErrors logs, at most once per interval and family, the evaluation

@@ -122,9 +122,7 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	}
 	t.mu.Unlock()
 
-	t.x.mu.RLock()
-	a := t.x.active
-	t.x.mu.RUnlock()
+	a := t.x.current()
 	if a == nil {
 		return
 	}
