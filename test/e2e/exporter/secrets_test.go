@@ -1,12 +1,10 @@
 package exporter_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
-
-// lockedBuffer is a bytes.Buffer that logs can be written to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLogsHoldNoObjectContents runs the exporter, logging at debug level,
 // on a config whose expressions fail on the data of a Secret and of a
@@ -77,7 +58,7 @@ resources:
       configmap: object.metadata.name
     value: object.data.token
 `
-	var logs lockedBuffer
+	var logs framework.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	_, srv, _ := startWith(t, config, exporter.Options{Logger: logger, ErrorLogInterval: 100 * time.Millisecond})
 

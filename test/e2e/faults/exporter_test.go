@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,11 +23,7 @@ func TestExporterRelist(t *testing.T) {
 	for _, name := range []string{"a", "b", "c"} {
 		cluster.CreatePod(t, ns, name, nil)
 	}
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	err := os.WriteFile(config, []byte(`apiVersion: kubectl-informer.io/v1alpha1
-kind: ExporterConfig
-resources:
-- resource: pods
+	x, url := startExporter(t, `- resource: pods
   namespaces: [`+ns+`]
   metrics:
   - name: test_pod_info
@@ -37,22 +31,12 @@ resources:
     type: gauge
     labels:
       pod: object.metadata.name
-`), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := framework.ClosedPort(t)
-	x := cluster.StartPlugin(t, "export", "--config", config, "--web.listen-address", addr)
-	url := "http://" + addr
-	waitFor(t, x, 30*time.Second, "the exporter to be ready", func() bool {
-		code, _ := get(url + "/readyz")
-		return code == http.StatusOK
-	})
+`)
 	if got := pods(t, url); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Fatalf("series before the restart: %v", got)
 	}
 
-	err = cluster.RestartAPIServer(func() error {
+	err := cluster.RestartAPIServer(func() error {
 		return cluster.EtcdDelete(context.Background(), "/registry/pods/"+ns+"/b")
 	})
 	if err != nil {
