@@ -606,10 +606,27 @@ func (d *dependencies) recorder(resource int, uid string, obj any) *recordingLoo
 		return nil
 	}
 	key, _ := cache.MetaNamespaceKeyFunc(obj)
-	return &recordingLookup{ref: objectRef{resource, uid}, key: key, inner: d.inner}
+	return &recordingLookup{ref: objectRef{resource, uid}, key: key, deps: d}
 }
 
-// commit replaces what the object depends on by what rec recorded.
+// add registers one key that an evaluation of ref is about to read. It is
+// called before the read, so that a change of what the key names is either
+// seen by the read or, since the informer stores an object before it
+// notifies its handlers, finds ref among the dependents and recomputes it.
+// Registering only at commit would miss a change that lands between the
+// read and the commit: a pod evaluated while its node is not yet cached
+// would keep its error for good.
+func (d *dependencies) add(ref objectRef, key string, k depKey) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byKey[k] == nil {
+		d.byKey[k] = map[objectRef]string{}
+	}
+	d.byKey[k][ref] = key
+}
+
+// commit replaces what the object depends on by what rec recorded (and
+// registered as it read, see add).
 func (d *dependencies) commit(rec *recordingLookup) {
 	if rec == nil {
 		return
@@ -659,12 +676,18 @@ func (d *dependencies) dependents(keys []depKey) map[objectRef]string {
 	return out
 }
 
-// recordingLookup forwards to the engine's Lookup and records the keys read.
+// recordingLookup forwards to the engine's Lookup and records the keys read,
+// registering each with deps before reading it.
 type recordingLookup struct {
-	ref   objectRef
-	key   string // the dependent object's cache key
-	inner indexers.Lookup
-	read  []depKey
+	ref  objectRef
+	key  string // the dependent object's cache key
+	deps *dependencies
+	read []depKey
+}
+
+func (r *recordingLookup) record(k depKey) {
+	r.read = append(r.read, k)
+	r.deps.add(r.ref, r.key, k)
 }
 
 func (r *recordingLookup) Get(resource, namespace, name string) (any, bool, error) {
@@ -672,11 +695,11 @@ func (r *recordingLookup) Get(resource, namespace, name string) (any, bool, erro
 	if namespace != "" {
 		key = namespace + "/" + name
 	}
-	r.read = append(r.read, depKey{resource: resource, value: key})
-	return r.inner.Get(resource, namespace, name)
+	r.record(depKey{resource: resource, value: key})
+	return r.deps.inner.Get(resource, namespace, name)
 }
 
 func (r *recordingLookup) ByIndex(resource, index, value string) ([]any, error) {
-	r.read = append(r.read, depKey{resource: resource, index: index, value: value})
-	return r.inner.ByIndex(resource, index, value)
+	r.record(depKey{resource: resource, index: index, value: value})
+	return r.deps.inner.ByIndex(resource, index, value)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -429,5 +430,83 @@ func TestRunawaySeriesAreCapped(t *testing.T) {
 		if fs.series != limit || fs.dropped == 0 {
 			t.Errorf("telemetry of %s: %d series, %d dropped", fs.name, fs.series, fs.dropped)
 		}
+	}
+}
+
+// lookupFunc is an indexers.Lookup whose Get is a function.
+type lookupFunc func(resource, namespace, name string) (any, bool, error)
+
+func (f lookupFunc) Get(resource, namespace, name string) (any, bool, error) {
+	return f(resource, namespace, name)
+}
+
+func (f lookupFunc) ByIndex(resource, index, value string) ([]any, error) { return nil, nil }
+
+// TestLookupChangeDuringEvaluation checks the order in which a pod's series
+// and the node it reads can be computed at startup: the pod is evaluated
+// while its node is not cached yet (get() fails), and the node is cached
+// and its handler runs before that evaluation ends. The node's handler must
+// find the pod among its dependents, so that the pod is recomputed with
+// the node; otherwise the pod would keep its error until it changes.
+func TestLookupChangeDuringEvaluation(t *testing.T) {
+	config := configHead + `resources:
+- resource: pods
+  metrics:
+  - name: pod_zone_info
+    help: The zone of each pod's node.
+    type: info
+    labels:
+      pod: object.metadata.name
+      zone: get("nodes", object.spec.nodeName).metadata.labels["zone"]
+`
+	c, err := Compile("c.yaml", []byte(config), testConfigEnv(t))
+	if err != nil {
+		t.Fatalf("the config is refused: %v", err)
+	}
+	e := NewEngine(c, EngineOptions{Workers: 1})
+	t.Cleanup(e.Close)
+	p := pod("shop", "web-1", "u1", "n1", "Running")
+	node := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": "n1", "labels": map[string]any{"zone": "z1"}},
+	}}
+	var (
+		mu         sync.Mutex
+		cached     bool
+		recomputed = make(chan struct{})
+	)
+	e.Bind([]Getter{func(key string) (any, bool, error) { return p, key == "shop/web-1", nil }},
+		lookupFunc(func(resource, namespace, name string) (any, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if resource != "nodes" || name != "n1" {
+				return nil, false, nil
+			}
+			if cached {
+				return node, true, nil
+			}
+			// The node is not cached at this read. It is cached right
+			// after, and its handler looks for the dependents while the
+			// pod's evaluation goes on; recomputing them waits for it.
+			cached = true
+			refs := e.deps.dependents([]depKey{{resource: "nodes", value: "n1"}})
+			go func() {
+				defer close(recomputed)
+				e.recompute(refs)
+			}()
+			return nil, false, nil
+		}))
+	e.Update(0, p)
+	select {
+	case <-recomputed:
+	case <-time.After(time.Minute):
+		t.Fatal("the recomputation did not end within a minute")
+	}
+	got := exposition(e, false)
+	if !strings.Contains(got, `pod_zone_info{pod="web-1",zone="z1"} 1`) {
+		t.Errorf("the pod was not recomputed once its node was cached:\n%s", got)
+	}
+	if _, _, errs := e.resources[0].families[0].stats(); errs != 1 {
+		t.Errorf("%d evaluation errors, want 1 (the first evaluation)", errs)
 	}
 }
