@@ -95,6 +95,9 @@ type Program struct {
 	// fast evaluates the expression without the interpreter when it can;
 	// nil for expressions it does not handle.
 	fast fastExpr
+	// budget, when not nil, is charged the cost of every evaluation; see
+	// WithBudget.
+	budget *Budget
 }
 
 // Expr returns the expression as written.
@@ -127,6 +130,19 @@ func (p *Program) References() []Reference {
 func (p *Program) WithLookup(l Lookup) *Program {
 	c := *p
 	c.lookup = l
+	return &c
+}
+
+// WithBudget returns a copy of p whose evaluations are charged to b: each
+// fails at once, with an error wrapping [ErrBudgetExceeded] or the cause of
+// b's context, once b is spent or its context has ended, and otherwise
+// adds what it cost. Only a program whose Env tracks the cost of every
+// evaluation ([WithCostTracking]) is charged what it actually costs; the
+// others are charged nothing but still stop with b. p itself is not
+// changed.
+func (p *Program) WithBudget(b *Budget) *Program {
+	c := *p
+	c.budget = b
 	return &c
 }
 
@@ -208,7 +224,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
 	}
 	var fast fastExpr
-	if est.Max <= e.costLimit && len(refs) == 0 {
+	if est.Max <= e.costLimit && len(refs) == 0 && !e.trackAllCost {
 		fast = compileFast(checked.NativeRep().Expr())
 	}
 	return &Program{
@@ -220,7 +236,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		refs:      refs,
 		object:    e.objectFunc(),
 		costLimit: e.costLimit,
-		tracked:   est.Max > e.costLimit,
+		tracked:   est.Max > e.costLimit || e.trackAllCost,
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),

@@ -80,9 +80,19 @@ func DefaultConverter(obj any) ref.Val {
 type Option func(*options)
 
 type options struct {
-	costLimit uint64
-	converter Converter
-	version   *version.Version
+	costLimit    uint64
+	converter    Converter
+	version      *version.Version
+	trackAllCost bool
+}
+
+// WithCostTracking makes every program track the cost of its evaluations,
+// whatever its static estimate, so that a [Budget] can charge them what
+// they actually cost (see [Program.WithBudget]). Tracking makes a simple
+// expression several times slower: use it for expressions that strangers
+// send (a query server), not for index functions.
+func WithCostTracking() Option {
+	return func(o *options) { o.trackAllCost = true }
 }
 
 // WithCostLimit sets the cost limit of one evaluation; see [DefaultCostLimit].
@@ -119,6 +129,8 @@ type Env struct {
 	dyn       *cel.Env // base with object declared as dyn
 	dynEach   *cel.Env // dyn with each declared as dyn too
 	costLimit uint64
+	// trackAllCost: see WithCostTracking.
+	trackAllCost bool
 	// converter is the user-supplied converter, or nil for the default one
 	// (which has a faster path for unstructured objects).
 	converter Converter
@@ -151,11 +163,12 @@ func NewEnv(opts ...Option) (*Env, error) {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
 	e := &Env{
-		version:    o.version,
-		base:       base,
-		costLimit:  o.costLimit,
-		converter:  o.converter,
-		schemaEnvs: make(map[*spec.Schema]*schemaEnv),
+		version:      o.version,
+		base:         base,
+		costLimit:    o.costLimit,
+		trackAllCost: o.trackAllCost,
+		converter:    o.converter,
+		schemaEnvs:   make(map[*spec.Schema]*schemaEnv),
 	}
 	e.lookupDecorator = cel.CustomDecoratorV2(lookupDecorator(e.lookupConverter()))
 	if e.dyn, err = e.extend(cel.DynType, nil); err != nil {
@@ -246,7 +259,7 @@ func (e *Env) programOptions(est checker.CostEstimate) []cel.ProgramOption {
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 		e.lookupDecorator,
 	}
-	if est.Max > e.costLimit {
+	if est.Max > e.costLimit || e.trackAllCost {
 		opts = append(opts,
 			cel.CostLimit(e.costLimit),
 			cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),

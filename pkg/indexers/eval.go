@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -115,6 +116,9 @@ func (p *Program) Value(obj any) (any, error) {
 // A context that can never be cancelled costs nothing.
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 	object := p.objectValue(obj)
+	if p.budget != nil {
+		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup})
+	}
 	if p.fast != nil {
 		if v, ok := p.fast.eval(object, nil); ok {
 			return v, nil
@@ -144,39 +148,85 @@ func (p *Program) objectValue(obj any) any {
 // value or a plain Go value), for programs compiled with CompileEach.
 func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
 	object := p.objectValue(obj)
+	vars := &activation{object: object, lookup: p.lookup, each: each, hasEach: true}
+	if p.budget != nil {
+		v, err := p.budgetEval(ctx, vars)
+		if err != nil {
+			return nil, p.wrap(err)
+		}
+		return v, nil
+	}
 	if p.fast != nil {
 		if v, ok := p.fast.eval(object, each); ok {
 			return v, nil
 		}
 	}
-	v, err := p.evalVars(ctx, &activation{object: object, lookup: p.lookup, each: each, hasEach: true})
+	v, err := p.evalVars(ctx, vars)
 	if err != nil {
 		return nil, p.wrap(err)
 	}
 	return v, nil
 }
 
+// budgetEval evaluates with the interpreter (the fast path does not track
+// cost), bounded by the budget's context as well as ctx, and charges the
+// budget.
+func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, error) {
+	b := p.budget
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		ctx = b.ctx
+	}
+	v, cost, err := p.evalCost(ctx, vars)
+	b.used.Add(cost)
+	if err != nil && b.ctx.Err() != nil {
+		return nil, b.check()
+	}
+	return v, err
+}
+
 func (p *Program) evalVars(ctx context.Context, vars *activation) (ref.Val, error) {
+	v, _, err := p.evalCost(ctx, vars)
+	return v, err
+}
+
+// evalCost evaluates and returns the cost the evaluation tracked (0 for a
+// program that does not track it).
+func (p *Program) evalCost(ctx context.Context, vars *activation) (ref.Val, uint64, error) {
 	var (
 		v   ref.Val
+		det *cel.EvalDetails
 		err error
 	)
 	if ctx.Done() != nil {
-		v, _, err = p.prog.ContextEval(ctx, vars)
+		v, det, err = p.prog.ContextEval(ctx, vars)
 	} else {
-		v, _, err = p.prog.Eval(vars)
+		v, det, err = p.prog.Eval(vars)
+	}
+	var cost uint64
+	if det != nil {
+		if c := det.ActualCost(); c != nil {
+			cost = *c
+		}
 	}
 	if err == nil {
-		return v, nil
+		return v, cost, nil
 	}
+	return nil, cost, p.evalError(ctx, err)
+}
+
+// evalError explains the error of an interpreted evaluation.
+func (p *Program) evalError(ctx context.Context, err error) error {
 	var cancelled interpreter.EvalCancelledError
 	switch {
 	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-		return nil, fmt.Errorf("%w: evaluation stopped after %d cost units; simplify the expression or raise the limit", ErrCostLimitExceeded, p.costLimit)
+		return fmt.Errorf("%w: evaluation stopped after %d cost units; simplify the expression or raise the limit", ErrCostLimitExceeded, p.costLimit)
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("evaluation interrupted: %w", context.Cause(ctx))
+		return fmt.Errorf("evaluation interrupted: %w", context.Cause(ctx))
 	}
-	return nil, err
+	return err
 }
 
 func (p *Program) indexValues(obj any) ([]string, error) {

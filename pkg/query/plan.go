@@ -106,6 +106,9 @@ type Request struct {
 	// Names are the words messages use for the parts of the query; the
 	// zero value names them by their flags.
 	Names Names
+	// Remote: the request is answered by a query server, whose indexes By
+	// may name without the request defining them.
+	Remote bool
 }
 
 // UsageError is a mistake in the request itself: an invalid expression, an
@@ -209,7 +212,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		p.columns = append(p.columns, compile(c.Expr, indexers.KindValue, name(PartColumns)+" "+c.Name))
 	}
 	for _, s := range req.By {
-		if !slices.Contains(p.allIndexNames(), s.Index) {
+		if !req.Remote && !slices.Contains(p.allIndexNames(), s.Index) {
 			errs = append(errs, unknownIndex(s.Index, p.allIndexNames()))
 		}
 	}

@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -84,6 +85,21 @@ type Spec struct {
 	// Namespace restricts the query to one namespace; "" means every
 	// namespace the indexer holds (the informer may itself be scoped to one).
 	Namespace string
+
+	// Namespaces, when not nil, restricts the query to the objects of
+	// these namespaces as well (a caller's permissions): cluster-scoped
+	// objects are then excluded too. Nil: no restriction.
+	Namespaces []string
+
+	// Filter, when not nil, removes the candidates it returns false for
+	// before Where sees them (selectors applied from the cache rather than
+	// by the API server). It must only read obj.
+	Filter func(obj any) bool
+
+	// Stop, when not nil, reports whether an evaluation error ends the
+	// query: Run then returns it instead of counting it in a warning (an
+	// exhausted budget, a cancelled request).
+	Stop func(err error) bool
 }
 
 // Validate reports whether the Spec is consistent. It does not look at any
@@ -303,6 +319,17 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		return nil, err
 	}
 
+	if spec.Filter != nil {
+		kept := make([]any, 0, len(candidates))
+		for _, obj := range candidates {
+			if spec.Filter(obj) {
+				kept = append(kept, obj)
+			}
+		}
+		candidates = kept
+	}
+	stop := func(err error) bool { return spec.Stop != nil && spec.Stop(err) }
+
 	res := &Result{Indexers: indexers}
 	matched := candidates
 	if spec.Where != nil {
@@ -311,6 +338,9 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		for _, obj := range candidates {
 			ok, err := spec.Where(obj)
 			if err != nil {
+				if stop(err) {
+					return nil, err
+				}
 				fails.add(obj, err)
 				continue
 			}
@@ -328,7 +358,10 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	switch {
 	case spec.Count && spec.GroupBy != nil:
 		res.Mode = ModeGroups
-		groups, w, failed := groupObjects(matched, spec.GroupBy, spec.Names.Of(PartGroupBy))
+		groups, w, failed, err := groupObjects(matched, spec.GroupBy, spec.Names.Of(PartGroupBy), stop)
+		if err != nil {
+			return nil, err
+		}
 		if failed {
 			res.Warnings = append(res.Warnings, w)
 		}
@@ -352,6 +385,9 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		if spec.SortBy != nil {
 			v, err := spec.SortBy(obj)
 			if err != nil {
+				if stop(err) {
+					return nil, err
+				}
 				sortFails.add(obj, err)
 				v = nil
 			}
@@ -394,6 +430,9 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 			}
 			v, err := col.Value(res.Items[i].Object)
 			if err != nil {
+				if stop(err) {
+					return nil, err
+				}
 				fails.add(res.Items[i].Object, err)
 				v = &EvalError{Err: err}
 			}
@@ -466,6 +505,9 @@ func selectObjects(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any
 		}
 	}
 
+	if spec.Namespaces != nil {
+		return inNamespaces(idx, indexers, spec)
+	}
 	var objs []any
 	switch len(spec.Selectors) {
 	case 0:
@@ -495,6 +537,42 @@ func selectObjects(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any
 	kept := objs[:0:0]
 	for _, obj := range objs {
 		if m, err := meta.Accessor(obj); err == nil && m.GetNamespace() == spec.Namespace {
+			kept = append(kept, obj)
+		}
+	}
+	return kept, nil
+}
+
+// inNamespaces returns the candidates of a query restricted to
+// spec.Namespaces: those its selectors and namespace admit, in one of
+// them.
+func inNamespaces(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any, error) {
+	allowed := make(map[string]bool, len(spec.Namespaces))
+	for _, ns := range spec.Namespaces {
+		if ns != "" && (spec.Namespace == "" || ns == spec.Namespace) {
+			allowed[ns] = true
+		}
+	}
+	if _, ok := indexers[cache.NamespaceIndex]; ok && len(spec.Selectors) == 0 {
+		var objs []any
+		for _, ns := range slices.Sorted(maps.Keys(allowed)) {
+			in, err := idx.ByIndex(cache.NamespaceIndex, ns)
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, in...)
+		}
+		return objs, nil
+	}
+	unrestricted := spec
+	unrestricted.Namespaces = nil
+	objs, err := selectObjects(idx, indexers, unrestricted)
+	if err != nil {
+		return nil, err
+	}
+	kept := objs[:0:0]
+	for _, obj := range objs {
+		if m, err := meta.Accessor(obj); err == nil && allowed[m.GetNamespace()] && m.GetNamespace() != "" {
 			kept = append(kept, obj)
 		}
 	}
@@ -558,7 +636,8 @@ func unknownIndexError(name string, indexers cache.Indexers) error {
 }
 
 // groupObjects counts objs per formatted GroupBy value and orders the groups.
-func groupObjects(objs []any, groupBy ValueFunc, source string) ([]Group, Warning, bool) {
+// An error that stop accepts ends it and is returned.
+func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error) bool) ([]Group, Warning, bool, error) {
 	type group struct {
 		value any // a representative value, for ordering ties
 		count int
@@ -576,6 +655,9 @@ func groupObjects(objs []any, groupBy ValueFunc, source string) ([]Group, Warnin
 	for _, obj := range objs {
 		v, err := groupBy(obj)
 		if err != nil {
+			if stop(err) {
+				return nil, Warning{}, false, err
+			}
 			fails.add(obj, err)
 			continue
 		}
@@ -615,7 +697,7 @@ func groupObjects(objs []any, groupBy ValueFunc, source string) ([]Group, Warnin
 		return strings.Compare(a.Value, b.Value)
 	})
 	w, failed := fails.warning(len(objs))
-	return groups, w, failed
+	return groups, w, failed, nil
 }
 
 // objectKey names an object in messages: namespace/name, or name.

@@ -23,6 +23,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
 )
 
 const queryExample = `  # Pending pods in every namespace
@@ -71,17 +72,26 @@ type QueryOptions struct {
 	ConfigFile        string
 	Watch             bool
 	Interactive       bool
+	// QueryServer, when set, is the URL of a query server (kubectl informer
+	// serve) that answers instead of local caches; ServerCA verifies it.
+	QueryServer string
+	ServerCA    string
 
 	// Set by Complete.
 	resources []string
 	namespace string
 	config    *query.Config
-	plan      *query.Plan
+	// Set by Validate.
+	request query.Request
+	plan    *query.Plan
 }
 
 // NewQueryCommand returns the "query" verb.
 func NewQueryCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &QueryOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	// --server names a query server here; the API server is the
+	// kubeconfig's (--kubeconfig, --context, --cluster).
+	o.ConfigFlags.APIServer = nil
 	cmd := &cobra.Command{
 		Use:   "query RESOURCE[,RESOURCE...] [flags]",
 		Short: "Answer a query from informer caches, with CEL filters and indexes",
@@ -97,6 +107,12 @@ history and tab completion of fields when the input is a terminal.
 In every expression the variable object is the object as its JSON (as in a
 ValidatingAdmissionPolicy), and get("nodes", name), get("configmaps", ns, name)
 and byIndex("pods", "byNode", value) read other cached resources.
+
+With --server URL the query is sent to a query server (kubectl informer serve)
+and answered from its warm caches, with the credentials of the kubeconfig's
+context, which the server checks with the API server: the output is what the
+local query prints. Here --server names that query server; the API server is
+the kubeconfig's (--kubeconfig, --context, --cluster).
 
 ` + exitCodesHelp,
 		Example: queryExample,
@@ -125,6 +141,8 @@ and byIndex("pods", "byNode", value) read other cached resources.
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after the answer, print it again each time it changes (for --count and --group-by, only the new numbers)")
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "after the caches sync, answer queries typed line by line: a CEL filter or a command such as :count or :by (:help lists them); takes precedence over --watch")
+	f.StringVar(&o.QueryServer, "server", "", "send the query to this query server (https://HOST:PORT, see kubectl informer serve) instead of filling local caches")
+	f.StringVar(&o.ServerCA, "server-ca", "", "with --server: the certificate authority that signed the query server's certificate (default: the kubeconfig's)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
 	registerQueryCompletions(cmd, o)
 	return cmd
@@ -190,6 +208,7 @@ func (o *QueryOptions) Validate() error {
 		Output:        o.Output,
 		SyncTimeout:   o.SyncTimeout,
 		WholeObjects:  o.Interactive,
+		Remote:        o.QueryServer != "",
 
 		ResourceIndexes: o.config.ResourceIndexes(),
 		ConfigPath:      o.config.Path(),
@@ -217,11 +236,21 @@ func (o *QueryOptions) Validate() error {
 	}
 	req.Columns, more = parseColumns(o.Columns)
 	errs = append(errs, more...)
+	if o.QueryServer != "" {
+		switch {
+		case o.Interactive || o.Watch:
+			errs = append(errs, errors.New("--server answers one query: -i and --watch need local caches"))
+		case o.ShowManagedFields:
+			errs = append(errs, errors.New("--server: a query server does not keep metadata.managedFields; query without --server"))
+		}
+	} else if o.ServerCA != "" {
+		errs = append(errs, errors.New("--server-ca is only for --server"))
+	}
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	plan, err := compilePlan(req, o.ErrOut)
-	o.plan = plan
+	o.plan, o.request = plan, req
 	return err
 }
 
@@ -242,8 +271,12 @@ func compilePlan(req query.Request, errOut io.Writer) (*query.Plan, error) {
 	return plan, nil
 }
 
-// Run connects to the cluster, fills the caches and prints the answer.
+// Run connects to the cluster, fills the caches and prints the answer; or,
+// with --server, prints the query server's answer.
 func (o *QueryOptions) Run(ctx context.Context) error {
+	if o.QueryServer != "" {
+		return o.runRemote(ctx)
+	}
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
 		if o.Interactive {
 			return o.runInteractive(ctx, conn)
@@ -253,6 +286,31 @@ func (o *QueryOptions) Run(ctx context.Context) error {
 		}
 		return o.plan.Execute(ctx, conn, o.Out, o.ErrOut)
 	})
+}
+
+// runRemote sends the query to the query server with the kubeconfig's
+// credentials and prints its answer. A query the server finds wrong is a
+// usage error, as it would be locally.
+func (o *QueryOptions) runRemote(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	client, err := queryserver.NewClient(cfg, o.QueryServer, o.ServerCA)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	err = client.Query(ctx, queryserver.FromRequest(o.request), o.Out, o.ErrOut)
+	var se *queryserver.StatusError
+	if errors.As(err, &se) && se.Code == http.StatusBadRequest {
+		return &UsageError{Err: errors.New(se.Status.Message)}
+	}
+	return clusterError(ctx, cfg.Timeout, err)
 }
 
 // withCluster connects with the kubeconfig and flags and calls run with a

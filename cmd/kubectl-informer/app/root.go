@@ -103,6 +103,7 @@ serves Prometheus metrics computed from them by CEL.
 	cmd.AddCommand(NewWatchCommand(streams))
 	cmd.AddCommand(NewIndexesCommand(streams))
 	cmd.AddCommand(NewExportCommand(streams))
+	cmd.AddCommand(NewServeCommand(streams))
 	cmd.AddCommand(NewCompletionCommand(streams))
 	return cmd
 }

@@ -1,0 +1,270 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
+)
+
+// ServeOptions runs a query server.
+type ServeOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	scopeFlags
+	Indexes            []string
+	ConfigFile         string
+	SyncTimeout        time.Duration
+	ListenAddress      string
+	TLSCertFile        string
+	TLSKeyFile         string
+	CertDir            string
+	TLSSANs            []string
+	ClientCAFile       string
+	Anonymous          bool
+	MaxInflightPerUser int
+	MaxCostPerRequest  uint64
+	MaxRequestDuration time.Duration
+	AuthnCacheTTL      time.Duration
+	AuthzCacheTTL      time.Duration
+	Verbosity          int
+	LogFormat          string
+
+	// Set by Complete.
+	resources []string
+	namespace string
+	config    *query.Config
+	request   query.Request
+	// ready, when not nil, is called with the address served once the
+	// caches have synced (for tests).
+	ready func(addr string)
+}
+
+// NewServeCommand returns the "serve" verb.
+func NewServeCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ServeOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "serve RESOURCE[,RESOURCE...] [flags]",
+		Short: "Answer queries of many users from one warm cache, over HTTPS",
+		Long: `serve lists and watches the named resources into informer caches, with the
+indexes of --index and --config, and answers queries sent with
+"kubectl informer query ... --server URL" from them, for as long as it runs:
+each query costs the API server nothing, however many users ask.
+
+Callers are authenticated and authorized by the API server, as it would
+authenticate and authorize them: a bearer token is validated with a
+TokenReview, a client certificate against the cluster's client CA, and a
+query reads only what its caller may list, asked with SubjectAccessReviews
+(list on each resource it reads, at the cluster scope or, failing that, in each
+namespace; a query across namespaces by a caller who may list only some gets
+the objects of those). Answers are cached for --authentication-cache-ttl and
+--authorization-cache-ttl. Requests without credentials get 401 unless
+--anonymous-auth is set. The server's service account needs list and watch on
+the served resources, create on tokenreviews and subjectaccessreviews, and get
+on the ConfigMap kube-system/extension-apiserver-authentication (the client
+CA).
+
+The server speaks HTTPS only: with --tls-cert-file and --tls-private-key-file,
+or a self-signed certificate generated in --cert-dir, which clients trust with
+--server-ca. Each user runs at most --max-inflight-per-user queries at a time,
+each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
+/healthz and /readyz (200 once the caches have synced) need no credentials.
+
+` + exitCodesHelp,
+		Example: `  # Serve pods and nodes, with an index, on :8443 with a self-signed certificate
+  kubectl informer serve pods,nodes -A --index byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
+
+  # Then ask it, as any user of the cluster
+  kubectl informer query pods -A --by byNode=node-001 --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: runE(o),
+	}
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	o.addScopeFlags(f)
+	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL on every served resource (repeatable)")
+	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource (default: "+configDefaultHelp()+" when present)")
+	f.DurationVar(&o.SyncTimeout, "sync-timeout", 5*time.Minute, "give up when the caches have not synced within this time")
+	f.StringVar(&o.ListenAddress, "listen-address", ":8443", "address to serve HTTPS on")
+	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serving certificate (PEM), read again when it changes")
+	f.StringVar(&o.TLSKeyFile, "tls-private-key-file", "", "the serving certificate's private key (PEM)")
+	f.StringVar(&o.CertDir, "cert-dir", "", "without --tls-cert-file: where the self-signed certificate is kept ("+queryserver.SelfSignedCertFile+", "+queryserver.SelfSignedKeyFile+"); default: a new temporary directory")
+	f.StringSliceVar(&o.TLSSANs, "tls-san", nil, "names and IP addresses the self-signed certificate is valid for, besides localhost (repeatable)")
+	f.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates (default: the cluster's, from kube-system/extension-apiserver-authentication)")
+	f.BoolVar(&o.Anonymous, "anonymous-auth", false, "accept requests without credentials as system:anonymous (then authorized as such)")
+	f.IntVar(&o.MaxInflightPerUser, "max-inflight-per-user", queryserver.DefaultMaxInflightPerUser, "queries one user may run at a time; more get 429")
+	f.Uint64Var(&o.MaxCostPerRequest, "max-cost-per-request", queryserver.DefaultMaxCostPerRequest, "CEL cost units one query may spend over all the objects it evaluates; more get 429")
+	f.DurationVar(&o.MaxRequestDuration, "max-request-duration", queryserver.DefaultMaxRequestDuration, "time one query may evaluate")
+	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
+	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
+	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
+	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	return cmd
+}
+
+// Complete reads the config file and resolves the namespace.
+func (o *ServeOptions) Complete(_ *cobra.Command, args []string) error {
+	o.resources = args
+	cfg, err := loadConfig(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	o.config = cfg
+	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
+	return err
+}
+
+// Validate checks the flags and compiles the indexes, before any contact
+// with the cluster.
+func (o *ServeOptions) Validate() error {
+	errs := scopeErrors(o.ConfigFlags, o.AllNamespaces, o.SyncTimeout)
+	indexes, more := parseIndexes(o.Indexes)
+	errs = append(errs, more...)
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	if o.TLSCertFile != "" && (o.CertDir != "" || len(o.TLSSANs) > 0) {
+		errs = append(errs, errors.New("--cert-dir and --tls-san are for the self-signed certificate: not with --tls-cert-file"))
+	}
+	if o.MaxInflightPerUser < 1 {
+		errs = append(errs, fmt.Errorf("--max-inflight-per-user must be positive, got %d", o.MaxInflightPerUser))
+	}
+	if o.MaxCostPerRequest < 1 {
+		errs = append(errs, errors.New("--max-cost-per-request must be positive"))
+	}
+	if o.MaxRequestDuration <= 0 {
+		errs = append(errs, fmt.Errorf("--max-request-duration must be positive, got %s", o.MaxRequestDuration))
+	}
+	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
+	}
+	if _, _, err := net.SplitHostPort(o.ListenAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--listen-address %q: want HOST:PORT or :PORT", o.ListenAddress))
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	o.request = query.Request{
+		Resources: o.resources, Namespace: o.namespace,
+		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
+		Indexes: indexes, ResourceIndexes: o.config.ResourceIndexes(), ConfigPath: o.config.Path(),
+		SyncTimeout: o.SyncTimeout,
+	}
+	// Compiled here for the errors, with a caret, before any contact.
+	_, err := compilePlan(o.request, o.ErrOut)
+	return err
+}
+
+func (o *ServeOptions) logger() *slog.Logger {
+	level := slog.LevelInfo
+	if o.Verbosity > 0 {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if o.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(o.ErrOut, opts))
+	}
+	return slog.New(slog.NewTextHandler(o.ErrOut, opts))
+}
+
+// Run fills the caches and serves queries until SIGINT or SIGTERM, then
+// exits 0.
+func (o *ServeOptions) Run(ctx context.Context) error {
+	log := o.logger()
+	certDir := o.CertDir
+	if o.TLSCertFile == "" && certDir == "" {
+		dir, err := os.MkdirTemp("", "kubectl-informer-serving-")
+		if err != nil {
+			return err
+		}
+		certDir = dir
+	}
+	tlsConfig, certFile, err := queryserver.ServingTLS(o.TLSCertFile, o.TLSKeyFile, certDir, o.TLSSANs)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if o.TLSCertFile == "" {
+		abs, _ := filepath.Abs(certFile)
+		log.Info("serving a self-signed certificate: clients pass --server-ca with it", "certificate", abs)
+	}
+	ln, err := net.Listen("tcp", o.ListenAddress)
+	if err != nil {
+		return fmt.Errorf("--listen-address %s: %w", o.ListenAddress, err)
+	}
+	defer ln.Close()
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+		client, err := kubernetes.NewForConfig(conn.Config)
+		if err != nil {
+			return err
+		}
+		authn, authz, err := queryserver.NewDelegated(ctx, client, queryserver.AuthOptions{
+			ClientCAFile: o.ClientCAFile, Anonymous: o.Anonymous,
+			TokenCacheTTL: o.AuthnCacheTTL, AllowCacheTTL: o.AuthzCacheTTL, DenyCacheTTL: o.AuthzCacheTTL,
+		}, log)
+		if err != nil {
+			return err
+		}
+		env, err := indexers.NewEnv(indexers.WithCostTracking())
+		if err != nil {
+			return err
+		}
+		req := o.request
+		if isTerminal(o.ErrOut) {
+			req.Progress = o.ErrOut
+		}
+		served, err := query.Serve(ctx, env, conn, req, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		names := make([]string, 0)
+		for _, r := range served.Resources() {
+			names = append(names, r.String())
+		}
+		srv, err := queryserver.New(queryserver.Options{
+			Answerer: served, Authenticator: authn, Authorizer: authz,
+			MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
+			MaxRequestDuration: o.MaxRequestDuration, Logger: log,
+		})
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{
+			Handler:           srv.Handler(),
+			TLSConfig:         tlsConfig,
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- hs.ServeTLS(ln, "", "") }()
+		log.Info("serving queries", "address", ln.Addr().String(), "resources", strings.Join(names, ","))
+		if o.ready != nil {
+			o.ready(ln.Addr().String())
+		}
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shutdown)
+		// Stopped by a signal once serving: a clean end.
+		return nil
+	})
+}

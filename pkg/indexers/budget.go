@@ -1,0 +1,69 @@
+package indexers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// ErrBudgetExceeded is wrapped by the error of an evaluation refused because
+// its [Budget] was spent.
+var ErrBudgetExceeded = errors.New("CEL cost budget exceeded")
+
+// ErrInterrupted is wrapped, with the context's cause, by the error of an
+// evaluation stopped because its [Budget]'s context ended.
+var ErrInterrupted = errors.New("evaluation interrupted")
+
+// Budget bounds the evaluations of one piece of work (a query server's
+// request) as a whole: the sum of their costs, in the cost units of
+// Kubernetes' CEL cost model, and the time they may run, through a
+// context. Programs are tied to it with [Program.WithBudget]. A Budget is
+// safe for concurrent use.
+//
+// The evaluation that spends the last of a budget completes (each one is
+// still held to the Env's per-evaluation limit); the evaluations after it
+// fail. An evaluation under way when the context ends stops within 100
+// iterations of a comprehension.
+type Budget struct {
+	ctx   context.Context
+	limit uint64
+	used  atomic.Uint64
+}
+
+// NewBudget returns a budget of limit cost units (0: no limit on cost)
+// whose evaluations also stop when ctx ends.
+func NewBudget(ctx context.Context, limit uint64) *Budget {
+	return &Budget{ctx: ctx, limit: limit}
+}
+
+// Used returns the cost charged so far.
+func (b *Budget) Used() uint64 { return b.used.Load() }
+
+// Context returns the context the budget's evaluations stop with.
+func (b *Budget) Context() context.Context { return b.ctx }
+
+// Err returns the error an evaluation charged to b would fail with now, or
+// nil.
+func (b *Budget) Err() error { return b.check() }
+
+// Limit returns the budget's cost limit; 0 means none.
+func (b *Budget) Limit() uint64 { return b.limit }
+
+// check returns the error of an evaluation that may not start: the
+// context's cause once it ended, or an error wrapping ErrBudgetExceeded.
+func (b *Budget) check() error {
+	if b.ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(b.ctx))
+	}
+	if used := b.used.Load(); b.limit > 0 && used > b.limit {
+		return fmt.Errorf("%w: the expressions cost %d units, more than the %d allowed per request", ErrBudgetExceeded, used, b.limit)
+	}
+	return nil
+}
+
+// IsBudgetStop reports whether err ended an evaluation because of its
+// budget: spent, or its context ended.
+func IsBudgetStop(err error) bool {
+	return errors.Is(err, ErrBudgetExceeded) || errors.Is(err, ErrInterrupted)
+}

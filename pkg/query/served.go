@@ -1,0 +1,622 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// Served is the set of caches of a query server: the informers of the
+// resources it serves, filled once and following the cluster, from which
+// [Served.Answer] answers any number of requests, concurrently.
+type Served struct {
+	// env compiles the requests' expressions: it tracks the cost of every
+	// evaluation so that a Budget bounds a request.
+	env  *indexers.Env
+	base *Plan
+	conn Conn
+	// infs are the served informers, in the order of the resources served.
+	infs  []*factory.Informer
+	byGVR map[schema.GroupVersionResource]*factory.Informer
+	// exprs are the expressions of each served informer's indexes.
+	exprs map[schema.GroupVersionResource]map[string]string
+	// schemas are the OpenAPI schemas of the served kinds; nil when the
+	// server publishes none.
+	schemas map[schema.GroupVersionKind]*spec.Schema
+
+	// mu guards names.
+	mu sync.Mutex
+	// names caches the resolution of the resource names requests use.
+	names map[string][]factory.Resource
+}
+
+// Serve resolves the resources of req, fills their caches with the indexes
+// of req.Indexes and req.ResourceIndexes, and returns once every cache has
+// synced. The informers run until ctx ends. Only Resources, Namespace,
+// LabelSelector, FieldSelector, Indexes, ResourceIndexes, ConfigPath,
+// SyncTimeout and Progress of req are used; progress and warnings go to
+// errOut. Request expressions are compiled with env, which should track
+// cost ([indexers.WithCostTracking]); req's own with an Env of their own.
+func Serve(ctx context.Context, env *indexers.Env, conn Conn, req Request, errOut io.Writer) (*Served, error) {
+	indexEnv, err := indexers.NewEnv()
+	if err != nil {
+		return nil, err
+	}
+	base := Request{
+		Resources: req.Resources, Namespace: req.Namespace,
+		LabelSelector: req.LabelSelector, FieldSelector: req.FieldSelector,
+		Indexes: req.Indexes, ResourceIndexes: req.ResourceIndexes, ConfigPath: req.ConfigPath,
+		SyncTimeout: req.SyncTimeout, Progress: req.Progress, WholeObjects: true,
+	}
+	p, err := Compile(indexEnv, base)
+	if err != nil {
+		return nil, err
+	}
+	queried, _, err := p.sync(ctx, conn, errOut)
+	if err != nil {
+		return nil, err
+	}
+	s := &Served{
+		env: env, base: p, conn: conn, infs: queried,
+		byGVR:   map[schema.GroupVersionResource]*factory.Informer{},
+		exprs:   map[schema.GroupVersionResource]map[string]string{},
+		schemas: map[schema.GroupVersionKind]*spec.Schema{},
+		names:   map[string][]factory.Resource{},
+	}
+	for _, inf := range queried {
+		s.byGVR[inf.Resource.GVR] = inf
+		exprs := map[string]string{}
+		for name, prog := range p.queriedIndexes(p.configIndexesFor(conn.Resolver, inf.Resource)) {
+			exprs[name] = prog.Expr()
+		}
+		s.exprs[inf.Resource.GVR] = exprs
+		if _, done := s.schemas[inf.Resource.GVK]; !done {
+			sch, err := indexers.ResolveSchema(conn.Resolver.Discovery(), inf.Resource.GVK)
+			if err != nil {
+				sch = nil // checked dynamically, as a local query would
+			}
+			s.schemas[inf.Resource.GVK] = sch
+		}
+	}
+	return s, nil
+}
+
+// Resources returns the served resources.
+func (s *Served) Resources() []factory.Resource {
+	out := make([]factory.Resource, len(s.infs))
+	for i, inf := range s.infs {
+		out[i] = inf.Resource
+	}
+	return out
+}
+
+// Synced reports whether every served cache has synced; false while one
+// relists after a failure.
+func (s *Served) Synced() bool {
+	for _, inf := range s.infs {
+		if !inf.Informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// Access reports whether the caller of a request may list res in
+// namespace, or at the cluster scope when namespace is "".
+type Access func(ctx context.Context, res factory.Resource, namespace string) (bool, error)
+
+// ForbiddenError is a request reading a resource its caller may not list:
+// at all for a cluster-scoped resource, in Namespace, or in any namespace
+// holding objects of it for a query across namespaces.
+type ForbiddenError struct {
+	Resource  factory.Resource
+	Namespace string
+	// Reason says which part of the request reads Resource, for get() and
+	// byIndex(); "" for a queried resource.
+	Reason string
+	// User names the caller in the message; "" says "the caller".
+	User string
+}
+
+func (e *ForbiddenError) Error() string {
+	who := "the caller"
+	if e.User != "" {
+		who = fmt.Sprintf("User %q", e.User)
+	}
+	what := fmt.Sprintf("%s is forbidden: %s cannot list resource %q in API group %q", e.Resource, who, e.Resource.GVR.Resource, e.Resource.GVR.Group)
+	switch {
+	case e.Namespace != "":
+		what += fmt.Sprintf(" in the namespace %q", e.Namespace)
+	case e.Resource.Namespaced:
+		what += " at the cluster scope, nor in any namespace that holds some"
+	default:
+		what += " at the cluster scope"
+	}
+	if e.Reason != "" {
+		what += " (read by " + e.Reason + ")"
+	}
+	return what
+}
+
+// Answer answers req from the served caches as [Plan.Execute] would answer
+// it with its own caches, and prints the answer on out exactly as the
+// command line prints it; warnings and notes ("No resources found") go to
+// errOut.
+//
+// What the caller may read is decided with may before anything is
+// evaluated: each queried resource, and each resource that get() and
+// byIndex() read, in the request's namespace, or, for a request across
+// namespaces by a caller who may not list the resource at the cluster
+// scope, in the namespaces holding its objects that the caller may list;
+// the objects of the others are not seen, by the query or by its lookups.
+// A resource the caller may not list at all is a *ForbiddenError.
+//
+// Label and field selectors are applied from the cache: a field selector
+// compares the field at its path, as a string ("" when missing), so any
+// field may be used. --by on an index the server does not have, but that
+// the request defines (Request.Indexes, ResourceIndexes), evaluates the
+// definition on each candidate instead.
+//
+// Every evaluation is charged to budget (which may be nil); once it is
+// spent, or its context ends, Answer returns an error for which
+// indexers.IsBudgetStop is true, before printing anything. Mistakes in the
+// request are *UsageError.
+func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
+	ctx := context.Background()
+	if budget != nil {
+		ctx = budget.Context()
+	}
+	queried, err := s.resolve(req.Resources, "")
+	if err != nil {
+		return err
+	}
+	// --by on indexes the server lacks become predicates; the plan itself
+	// sees only the server's indexes.
+	served := req
+	served.By = nil
+	fallback := map[string]*indexers.Program{}
+	defined := map[string]string{}
+	for _, ix := range req.Indexes {
+		defined[ix.Name] = ix.Expr
+	}
+	var errs []error
+	for _, sel := range req.By {
+		for _, inf := range queried {
+			have, expr := s.exprs[inf.Resource.GVR][sel.Index], defined[sel.Index]
+			if expr == "" {
+				expr = s.configIndex(req, inf.Resource, sel.Index)
+			}
+			_, builtIn := inf.Informer.GetIndexer().GetIndexers()[sel.Index]
+			switch {
+			case builtIn && (expr == "" || expr == have):
+			case builtIn:
+				errs = append(errs, fmt.Errorf("index %q of %s on this server is %q, not %q: use another name for yours", sel.Index, inf.Resource, have, expr))
+			case expr != "":
+				if _, done := fallback[sel.Index]; !done {
+					prog, err := s.env.Compile(expr, indexers.KindIndex, fmt.Sprintf("index %q", sel.Index))
+					if err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					fallback[sel.Index] = prog
+				}
+			default:
+				err := unknownIndex(sel.Index, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())))
+				if len(queried) > 1 {
+					err = fmt.Errorf("for %s: %w", inf.Resource, err)
+				}
+				errs = append(errs, err)
+			}
+		}
+		if fallback[sel.Index] == nil {
+			served.By = append(served.By, sel)
+		}
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	// The checks of --by above replace Compile's.
+	selectors := served.By
+	served.By, served.Indexes, served.ResourceIndexes = nil, nil, nil
+	np, err := Compile(s.env, served)
+	if err != nil {
+		return err
+	}
+	// What the request reads, and where the caller may read it.
+	lookup := &scopedLookup{s: s, scopes: map[schema.GroupVersionResource]*nsScope{}}
+	namespaced := req.Namespace != "" && slices.ContainsFunc(queried, func(inf *factory.Informer) bool { return inf.Resource.Namespaced })
+	for _, prog := range np.queryPrograms() {
+		for _, ref := range prog.References() {
+			res, err := s.resolve([]string{ref.Resource}, fmt.Sprintf("%s: get()/byIndex() resource %q", prog.Context(), ref.Resource))
+			if err != nil {
+				return err
+			}
+			if len(res) != 1 {
+				return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
+			}
+			inf := res[0]
+			idx := inf.Informer.GetIndexer().GetIndexers()
+			for _, ix := range ref.Indexes {
+				if _, ok := idx[ix]; !ok && ix != cache.NamespaceIndex {
+					return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", ref.Resource, ix, factory.UnknownIndexError(inf.Resource, ix, idx))}
+				}
+			}
+			lookup.byName.Store(ref.Resource, inf)
+			if _, done := lookup.scopes[inf.Resource.GVR]; done {
+				continue
+			}
+			ns := ""
+			if namespaced && inf.Resource.Namespaced {
+				ns = req.Namespace
+			}
+			scope, err := s.scope(ctx, may, inf, ns, prog.Context())
+			if err != nil {
+				return err
+			}
+			lookup.scopes[inf.Resource.GVR] = scope
+		}
+	}
+	scopes := make([]*nsScope, len(queried))
+	for i, inf := range queried {
+		ns := ""
+		if inf.Resource.Namespaced {
+			ns = req.Namespace
+		}
+		if scopes[i], err = s.scope(ctx, may, inf, ns, ""); err != nil {
+			return err
+		}
+	}
+	for _, inf := range queried {
+		if err := s.checkSchema(np, inf.Resource, len(queried) > 1); err != nil {
+			return err
+		}
+	}
+	if np.readsOtherResources() {
+		np.bind(lookup)
+	}
+	if budget != nil {
+		np.withBudget(budget)
+		for n, prog := range fallback {
+			fallback[n] = prog.WithBudget(budget)
+		}
+	}
+	for n, prog := range fallback {
+		fallback[n] = prog.WithLookup(lookup)
+	}
+	filter, err := s.filter(req, req.By, fallback)
+	if err != nil {
+		return err
+	}
+	spec := np.spec()
+	spec.Selectors = selectors
+	spec.Filter = filter
+	spec.Stop = indexers.IsBudgetStop
+	var results []*Result
+	var warnings []string
+	for i, inf := range queried {
+		sp := spec
+		sp.Namespace = ""
+		if inf.Resource.Namespaced {
+			sp.Namespace = req.Namespace
+		}
+		if !scopes[i].all {
+			sp.Namespaces = scopes[i].namespaces
+		}
+		res, err := Run(inf.Informer.GetIndexer(), sp)
+		if err != nil {
+			return err
+		}
+		for _, w := range res.Warnings {
+			if len(queried) > 1 {
+				warnings = append(warnings, fmt.Sprintf("warning: %s: %s", inf.Resource, w))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("warning: %s", w))
+			}
+		}
+		results = append(results, res)
+	}
+	if budget != nil {
+		if err := budget.Err(); err != nil {
+			return err
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(errOut, w)
+	}
+	return np.print(out, errOut, queried, results)
+}
+
+// resolve maps resource names to the served informers. A name the server
+// does not serve is a *UsageError naming those it does; context prefixes
+// it for names read by expressions.
+func (s *Served) resolve(args []string, context string) ([]*factory.Informer, error) {
+	var out []*factory.Informer
+	for _, arg := range args {
+		s.mu.Lock()
+		res, ok := s.names[arg]
+		s.mu.Unlock()
+		if !ok {
+			var err error
+			res, err = s.conn.Resolver.Resolve([]string{arg})
+			if err != nil {
+				if context != "" {
+					err = fmt.Errorf("%s: %w", context, err)
+				}
+				return nil, &UsageError{Err: err}
+			}
+			s.mu.Lock()
+			s.names[arg] = res
+			s.mu.Unlock()
+		}
+		for _, r := range res {
+			inf, ok := s.byGVR[r.GVR]
+			if !ok {
+				served := make([]string, len(s.infs))
+				for i, inf := range s.infs {
+					served[i] = inf.Resource.String()
+				}
+				msg := fmt.Sprintf("this server does not serve %s; it serves %s", r, strings.Join(served, ", "))
+				if context != "" {
+					msg = context + ": " + msg
+				}
+				return nil, &UsageError{Err: errors.New(msg)}
+			}
+			out = append(out, inf)
+		}
+	}
+	return out, nil
+}
+
+// configIndex returns the expression of index name for res in the
+// request's config indexes, or "".
+func (s *Served) configIndex(req Request, res factory.Resource, name string) string {
+	for arg, ixs := range req.ResourceIndexes {
+		rs, err := s.resolve([]string{arg}, "")
+		if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {
+			continue
+		}
+		for _, ix := range ixs {
+			if ix.Name == name {
+				return ix.Expr
+			}
+		}
+	}
+	return ""
+}
+
+// nsScope is where a caller may read a resource: everywhere, or in
+// namespaces (sorted).
+type nsScope struct {
+	all        bool
+	namespaces []string
+	allowed    map[string]bool
+}
+
+func (sc *nsScope) admits(namespace string) bool { return sc.all || sc.allowed[namespace] }
+
+// scope decides where the caller may read inf's resource: in namespace
+// when it is not "", else everywhere or in the namespaces holding objects
+// it may list there. reason names the expression reading it, for errors.
+func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, namespace, reason string) (*nsScope, error) {
+	res := inf.Resource
+	if namespace != "" {
+		ok, err := may(ctx, res, namespace)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, &ForbiddenError{Resource: res, Namespace: namespace, Reason: reason}
+		}
+		return &nsScope{namespaces: []string{namespace}, allowed: map[string]bool{namespace: true}}, nil
+	}
+	ok, err := may(ctx, res, "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return &nsScope{all: true}, nil
+	}
+	if !res.Namespaced {
+		return nil, &ForbiddenError{Resource: res, Reason: reason}
+	}
+	sc := &nsScope{allowed: map[string]bool{}}
+	held := inf.Informer.GetIndexer().ListIndexFuncValues(cache.NamespaceIndex)
+	slices.Sort(held)
+	for _, ns := range held {
+		if ns == "" {
+			continue
+		}
+		ok, err := may(ctx, res, ns)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			sc.namespaces = append(sc.namespaces, ns)
+			sc.allowed[ns] = true
+		}
+	}
+	if len(sc.namespaces) == 0 {
+		return nil, &ForbiddenError{Resource: res, Reason: reason}
+	}
+	return sc, nil
+}
+
+// checkSchema checks the request's expressions against the schema of res,
+// as a local query does, with the schemas resolved when the server
+// started.
+func (s *Served) checkSchema(np *Plan, res factory.Resource, name bool) error {
+	sch := s.schemas[res.GVK]
+	if sch == nil {
+		return nil
+	}
+	var errs []error
+	for _, prog := range np.queryPrograms() {
+		if _, err := s.env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), sch); err != nil {
+			if name {
+				err = fmt.Errorf("for %s: %w", res, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// filter returns the predicate that applies from the cache what a local
+// query asks the API server for (label and field selectors) and the --by
+// selectors on indexes the server lacks (fallback); nil when there is
+// none.
+func (s *Served) filter(req Request, by []Selector, fallback map[string]*indexers.Program) (func(any) bool, error) {
+	var checks []func(obj any) bool
+	if req.LabelSelector != "" {
+		sel, err := labels.Parse(req.LabelSelector)
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("label selector %q: %w", req.LabelSelector, err)}
+		}
+		checks = append(checks, func(obj any) bool {
+			m, err := meta.Accessor(obj)
+			return err == nil && sel.Matches(labels.Set(m.GetLabels()))
+		})
+	}
+	if req.FieldSelector != "" {
+		sel, err := fields.ParseSelector(req.FieldSelector)
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("field selector %q: %w", req.FieldSelector, err)}
+		}
+		var conds []string
+		for _, r := range sel.Requirements() {
+			path := "object"
+			for _, part := range strings.Split(r.Field, ".") {
+				path += ".?" + part
+			}
+			op := "=="
+			if r.Operator == "!=" {
+				op = "!="
+			}
+			conds = append(conds, fmt.Sprintf("string(%s.orValue(\"\")) %s %q", path, op, r.Value))
+		}
+		if len(conds) > 0 {
+			prog, err := s.env.Compile(strings.Join(conds, " && "), indexers.KindPredicate, "field selector "+req.FieldSelector)
+			if err != nil {
+				return nil, &UsageError{Err: fmt.Errorf("field selector %q: %w", req.FieldSelector, err)}
+			}
+			checks = append(checks, func(obj any) bool {
+				ok, err := prog.Match(obj)
+				return err == nil && ok
+			})
+		}
+	}
+	for _, sel := range by {
+		prog := fallback[sel.Index]
+		if prog == nil {
+			continue
+		}
+		checks = append(checks, func(obj any) bool {
+			values, err := prog.IndexValues(obj)
+			return err == nil && slices.Contains(values, sel.Value)
+		})
+	}
+	if len(checks) == 0 {
+		return nil, nil
+	}
+	return func(obj any) bool {
+		for _, c := range checks {
+			if !c(obj) {
+				return false
+			}
+		}
+		return true
+	}, nil
+}
+
+// scopedLookup is the Lookup of one request: the served informers, by the
+// names the request's expressions use, restricted to where the caller may
+// read them.
+type scopedLookup struct {
+	s      *Served
+	scopes map[schema.GroupVersionResource]*nsScope
+	byName sync.Map // resource name as written → *factory.Informer
+}
+
+func (l *scopedLookup) informer(resource string) (*factory.Informer, *nsScope, error) {
+	v, ok := l.byName.Load(resource)
+	if !ok {
+		return nil, nil, fmt.Errorf("no informer for %q", resource)
+	}
+	inf := v.(*factory.Informer)
+	return inf, l.scopes[inf.Resource.GVR], nil
+}
+
+func (l *scopedLookup) Get(resource, namespace, name string) (any, bool, error) {
+	inf, sc, err := l.informer(resource)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case inf.Resource.Namespaced && namespace == "":
+		return nil, false, fmt.Errorf("%s is namespaced: use get(%q, namespace, name)", inf.Resource, resource)
+	case !inf.Resource.Namespaced && namespace != "":
+		return nil, false, fmt.Errorf("%s is cluster-scoped: use get(%q, name)", inf.Resource, resource)
+	case inf.Resource.Namespaced && !sc.admits(namespace):
+		return nil, false, nil
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	return inf.Informer.GetIndexer().GetByKey(key)
+}
+
+func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
+	inf, sc, err := l.informer(resource)
+	if err != nil {
+		return nil, err
+	}
+	idx := inf.Informer.GetIndexer()
+	if _, ok := idx.GetIndexers()[index]; !ok {
+		return nil, factory.UnknownIndexError(inf.Resource, index, idx.GetIndexers())
+	}
+	objs, err := idx.ByIndex(index, value)
+	if err != nil || sc.all || !inf.Resource.Namespaced {
+		return objs, err
+	}
+	kept := objs[:0:0]
+	for _, obj := range objs {
+		if m, err := meta.Accessor(obj); err == nil && sc.admits(m.GetNamespace()) {
+			kept = append(kept, obj)
+		}
+	}
+	return kept, nil
+}
+
+// withBudget charges every evaluation of p's request programs to b.
+func (p *Plan) withBudget(b *indexers.Budget) {
+	one := func(prog **indexers.Program) {
+		if *prog != nil {
+			*prog = (*prog).WithBudget(b)
+		}
+	}
+	one(&p.where)
+	one(&p.sortBy)
+	one(&p.groupBy)
+	for i := range p.columns {
+		one(&p.columns[i])
+	}
+}

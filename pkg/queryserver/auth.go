@@ -1,0 +1,116 @@
+package queryserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/kubernetes"
+)
+
+// AuthOptions configures the delegated authentication and authorization
+// of NewDelegated.
+type AuthOptions struct {
+	// ClientCAFile, when set, is the CA bundle client certificates are
+	// verified with (reloaded when it changes). Default: the cluster's
+	// client CA, read from the ConfigMap
+	// kube-system/extension-apiserver-authentication as aggregated API
+	// servers read it (and followed); when it cannot be read, client
+	// certificates are not accepted and a warning is logged.
+	ClientCAFile string
+	// Anonymous accepts requests without credentials as the user
+	// system:anonymous (which the authorizer then judges). Default false:
+	// they get 401.
+	Anonymous bool
+	// TokenCacheTTL is how long a TokenReview's answer is reused;
+	// AllowCacheTTL and DenyCacheTTL how long a SubjectAccessReview's.
+	// Defaults: 10s each.
+	TokenCacheTTL, AllowCacheTTL, DenyCacheTTL time.Duration
+}
+
+// defaultCacheTTL is the default of the AuthOptions TTLs: short, so that a
+// revoked token or permission stops working quickly.
+const defaultCacheTTL = 10 * time.Second
+
+// webhookBackoff is k8s.io/apiserver's default retry backoff for
+// TokenReviews and SubjectAccessReviews.
+var webhookBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
+
+// NewDelegated returns the authenticator and the authorizer of a query
+// server that delegates both to the API server client talks to, with
+// k8s.io/apiserver's delegating implementations: bearer tokens are checked
+// with TokenReviews, client certificates against the client CA, and each
+// decision with a SubjectAccessReview; answers are cached for the TTLs.
+// The client CA, when read from the cluster, is followed until ctx ends.
+func NewDelegated(ctx context.Context, client kubernetes.Interface, o AuthOptions, log *slog.Logger) (authenticator.Request, authorizer.Authorizer, error) {
+	ttl := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return defaultCacheTTL
+		}
+		return d
+	}
+	ca, err := clientCA(ctx, client, o.ClientCAFile, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	backoff := webhookBackoff
+	authn := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: o.Anonymous},
+		TokenAccessReviewClient:            client.AuthenticationV1(),
+		TokenAccessReviewTimeout:           10 * time.Second,
+		WebhookRetryBackoff:                &backoff,
+		CacheTTL:                           ttl(o.TokenCacheTTL),
+		ClientCertificateCAContentProvider: ca,
+	}
+	an, _, err := authn.New()
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the authenticator: %w", err)
+	}
+	authz := authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: client.AuthorizationV1(),
+		AllowCacheTTL:             ttl(o.AllowCacheTTL),
+		DenyCacheTTL:              ttl(o.DenyCacheTTL),
+		WebhookRetryBackoff:       &backoff,
+	}
+	az, err := authz.New()
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the authorizer: %w", err)
+	}
+	return an, az, nil
+}
+
+// clientCA returns the provider of the CA bundle client certificates are
+// verified with, or nil when there is none.
+func clientCA(ctx context.Context, client kubernetes.Interface, file string, log *slog.Logger) (dynamiccertificates.CAContentProvider, error) {
+	if file != "" {
+		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", file)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+		go ca.Run(ctx, 1)
+		return ca, nil
+	}
+	const ns, name, key = "kube-system", "extension-apiserver-authentication", "client-ca-file"
+	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("client-ca", ns, name, key, client)
+	if err == nil {
+		err = ca.RunOnce(ctx)
+	}
+	if err == nil && len(ca.CurrentCABundleContent()) == 0 {
+		err = fmt.Errorf("it has no %s", key)
+	}
+	if err != nil {
+		log.Warn("client certificates are not accepted: the cluster's client CA could not be read; give it with --client-ca-file",
+			"configmap", ns+"/"+name, "error", err)
+		return nil, nil
+	}
+	go ca.Run(ctx, 1)
+	return ca, nil
+}

@@ -1,0 +1,126 @@
+package queryserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+// Client sends queries to a query server with the credentials of a
+// kubeconfig.
+type Client struct {
+	url  string
+	http *http.Client
+}
+
+// NewClient returns a client of the query server at server (an https://
+// URL) that authenticates as cfg does with the API server: its bearer
+// token, exec plugin or client certificate. The server's certificate is
+// verified with caFile, or when caFile is "", with cfg's certificate
+// authority (a server whose certificate the cluster's CA signed).
+func NewClient(cfg *rest.Config, server, caFile string) (*Client, error) {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("--server %q is not a URL: want https://HOST:PORT", server)
+	}
+	if u.Scheme != "https" {
+		return nil, fmt.Errorf("--server %q: the query server speaks HTTPS only: want https://%s", server, u.Host)
+	}
+	c := rest.CopyConfig(cfg)
+	c.Host, c.APIPath = u.Scheme+"://"+u.Host, ""
+	c.TLSClientConfig.ServerName = ""
+	if caFile != "" {
+		c.TLSClientConfig.CAFile, c.TLSClientConfig.CAData = caFile, nil
+	}
+	// The query server is not the API server: no proxy rewriting,
+	// rate limits or content negotiation of client-go apply.
+	c.RateLimiter, c.QPS, c.Burst = nil, 0, 0
+	hc, err := rest.HTTPClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(u.String(), "/")
+	return &Client{url: base + QueryPath, http: hc}, nil
+}
+
+// StatusError is a query the server refused: its HTTP code and the status
+// it sent.
+type StatusError struct {
+	Code   int
+	Status metav1.Status
+}
+
+func (e *StatusError) Error() string {
+	msg := e.Status.Message
+	if msg == "" {
+		msg = http.StatusText(e.Code)
+	}
+	switch e.Code {
+	case http.StatusUnauthorized:
+		return "the query server refused the credentials of the kubeconfig (401 Unauthorized): " + msg +
+			"; check the context's user (kubectl auth whoami) or log in again"
+	case http.StatusForbidden:
+		return "Error from the query server (Forbidden): " + msg
+	case http.StatusTooManyRequests:
+		return "the query server refused the query (429 Too Many Requests): " + msg
+	}
+	return fmt.Sprintf("the query server answered %d %s: %s", e.Code, http.StatusText(e.Code), msg)
+}
+
+// Query sends q and copies the answer to out as it arrives, then what the
+// command line would print on standard error to errOut. A refused query is
+// a *StatusError.
+func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) error {
+	body, err := json.Marshal(q)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("sending the query to %s: %w", c.url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		se := &StatusError{Code: resp.StatusCode}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+		if err := json.Unmarshal(data, &se.Status); err != nil || se.Status.Kind != "Status" {
+			se.Status = metav1.Status{Message: strings.TrimSpace(string(data))}
+		}
+		return se
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		return fmt.Errorf("reading the answer from %s: %w", c.url, err)
+	}
+	if s := resp.Trailer.Get(StderrTrailer); s != "" {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return fmt.Errorf("the query server sent an invalid %s trailer: %w", StderrTrailer, err)
+		}
+		if _, err := errOut.Write(b); err != nil {
+			return err
+		}
+	}
+	if s := resp.Trailer.Get(ErrorTrailer); s != "" {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return fmt.Errorf("the query server sent an invalid %s trailer: %w", ErrorTrailer, err)
+		}
+		return errors.New(string(b))
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package queryserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+// Defaults of [Options].
+const (
+	DefaultMaxInflightPerUser = 4
+	DefaultMaxCostPerRequest  = 100 * indexers.DefaultCostLimit
+	DefaultMaxRequestDuration = time.Minute
+	// maxBodyBytes bounds the body of a request: a query is a few
+	// expressions.
+	maxBodyBytes = 1 << 20
+)
+
+// Answerer answers a query from warm caches; *query.Served is one.
+type Answerer interface {
+	Answer(req query.Request, may query.Access, budget *indexers.Budget, out, errOut io.Writer) error
+	Synced() bool
+}
+
+// Options configures a [Server].
+type Options struct {
+	// Answerer answers the queries.
+	Answerer Answerer
+	// Authenticator identifies the caller of each request; Authorizer
+	// decides what it may list (see NewDelegated).
+	Authenticator authenticator.Request
+	Authorizer    authorizer.Authorizer
+	// MaxInflightPerUser bounds the queries one user runs at a time; the
+	// next get 429. Default DefaultMaxInflightPerUser.
+	MaxInflightPerUser int
+	// MaxCostPerRequest bounds the CEL cost of one query, in Kubernetes'
+	// cost units, over every object it evaluates; a query that exceeds it
+	// gets 429. Default DefaultMaxCostPerRequest.
+	MaxCostPerRequest uint64
+	// MaxRequestDuration bounds the evaluation of one query. Default
+	// DefaultMaxRequestDuration.
+	MaxRequestDuration time.Duration
+	// Logger logs one line per request: who, what, the outcome, never an
+	// object. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server serves queries over HTTP; see the package documentation. Serve it
+// over TLS (see ServingTLS).
+type Server struct {
+	o  Options
+	mu sync.Mutex
+	// inflight counts the queries running per user.
+	inflight map[string]int
+}
+
+// New returns a Server. Options.Answerer, Authenticator and Authorizer
+// are required.
+func New(o Options) (*Server, error) {
+	if o.Answerer == nil || o.Authenticator == nil || o.Authorizer == nil {
+		return nil, errors.New("queryserver: an Answerer, an Authenticator and an Authorizer are required")
+	}
+	if o.MaxInflightPerUser <= 0 {
+		o.MaxInflightPerUser = DefaultMaxInflightPerUser
+	}
+	if o.MaxCostPerRequest == 0 {
+		o.MaxCostPerRequest = DefaultMaxCostPerRequest
+	}
+	if o.MaxRequestDuration <= 0 {
+		o.MaxRequestDuration = DefaultMaxRequestDuration
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{o: o, inflight: map[string]int{}}, nil
+}
+
+// Handler returns the server's handler: POST /v1/query, and /healthz and
+// /readyz, which need no authentication and say only "ok" or what is not
+// ready.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(QueryPath, s.serveQuery)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !s.o.Answerer.Synced() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "the caches have not synced\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	return mux
+}
+
+func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	log := s.o.Logger.With("remote", r.RemoteAddr)
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "use POST "+QueryPath)
+		return
+	}
+	resp, ok, err := s.o.Authenticator.AuthenticateRequest(r)
+	if err != nil || !ok {
+		msg := "Unauthorized: the request has no valid credentials (a bearer token or a client certificate the cluster accepts)"
+		if err != nil {
+			log.Info("authentication failed", "error", err)
+		}
+		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, msg)
+		return
+	}
+	u := resp.User
+	log = log.With("user", u.GetName())
+	if !s.acquire(u.GetName()) {
+		w.Header().Set("Retry-After", "1")
+		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
+			fmt.Sprintf("user %q already runs %d queries on this server, its limit: retry when one has ended", u.GetName(), s.o.MaxInflightPerUser))
+		log.Info("query refused", "code", http.StatusTooManyRequests, "reason", "inflight")
+		return
+	}
+	defer s.release(u.GetName())
+	if !s.o.Answerer.Synced() {
+		w.Header().Set("Retry-After", "1")
+		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "the server's caches have not synced yet: retry shortly")
+		return
+	}
+	var q Query
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "the body is not a query: "+err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.o.MaxRequestDuration)
+	defer cancel()
+	budget := indexers.NewBudget(ctx, s.o.MaxCostPerRequest)
+	may := func(ctx context.Context, res factory.Resource, namespace string) (bool, error) {
+		return s.may(ctx, u, res, namespace)
+	}
+	out := &lazyWriter{w: w, contentType: contentType(q.Output)}
+	var errOut bytes.Buffer
+	err = s.o.Answerer.Answer(q.Request(), may, budget, out, &errOut)
+	code := http.StatusOK
+	if !out.started {
+		if err != nil {
+			code = s.refuse(w, u, err)
+		} else {
+			out.start()
+		}
+	}
+	if out.started {
+		_ = out.flush()
+		w.Header().Set(StderrTrailer, base64.StdEncoding.EncodeToString(errOut.Bytes()))
+		if err != nil {
+			w.Header().Set(ErrorTrailer, base64.StdEncoding.EncodeToString([]byte(err.Error())))
+		}
+	}
+	attrs := []any{"resources", strings.Join(q.Resources, ","), "namespace", q.Namespace, "code", code,
+		"cost", budget.Used(), "duration", time.Since(start).Round(time.Microsecond)}
+	if err != nil {
+		attrs = append(attrs, "error", firstLine(err.Error()))
+	}
+	log.Info("query", attrs...)
+}
+
+// refuse writes the status of a query that failed before its answer
+// started and returns its code.
+func (s *Server) refuse(w http.ResponseWriter, u user.Info, err error) int {
+	var (
+		usage     *query.UsageError
+		forbidden *query.ForbiddenError
+	)
+	switch {
+	case errors.Is(err, indexers.ErrBudgetExceeded):
+		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
+			fmt.Sprintf("%s: narrow the query (--by, -n, a cheaper --where) or ask for a higher --max-cost-per-request", err))
+		return http.StatusTooManyRequests
+	case errors.Is(err, indexers.ErrInterrupted):
+		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonTimeout,
+			fmt.Sprintf("the query did not finish within the server's --max-request-duration (%s): narrow it", s.o.MaxRequestDuration))
+		return http.StatusServiceUnavailable
+	case errors.As(err, &forbidden):
+		forbidden.User = u.GetName()
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, forbidden.Error())
+		return http.StatusForbidden
+	case errors.As(err, &usage):
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		return http.StatusBadRequest
+	default:
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
+		return http.StatusInternalServerError
+	}
+}
+
+// may asks the authorizer whether u may list res in namespace ("" for the
+// cluster scope), as the API server would for a list request.
+func (s *Server) may(ctx context.Context, u user.Info, res factory.Resource, namespace string) (bool, error) {
+	decision, _, err := s.o.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: u, Verb: "list", Namespace: namespace,
+		APIGroup: res.GVR.Group, APIVersion: res.GVR.Version, Resource: res.GVR.Resource,
+		ResourceRequest: true,
+	})
+	if err != nil && decision != authorizer.DecisionAllow {
+		return false, fmt.Errorf("asking the API server whether %q may list %s: %w", u.GetName(), res, err)
+	}
+	return decision == authorizer.DecisionAllow, nil
+}
+
+func (s *Server) acquire(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[name] >= s.o.MaxInflightPerUser {
+		return false
+	}
+	s.inflight[name]++
+	return true
+}
+
+func (s *Server) release(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[name]--; s.inflight[name] <= 0 {
+		delete(s.inflight, name)
+	}
+}
+
+// writeStatus writes a metav1.Status, as the API server does for a failed
+// request.
+func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Message: msg, Reason: reason, Code: int32(code),
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(st)
+}
+
+func contentType(output string) string {
+	switch output {
+	case "json":
+		return "application/json"
+	case "yaml":
+		return "application/yaml"
+	}
+	return "text/plain; charset=utf-8"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// lazyWriter starts a 200 answer, with its trailers declared, at the first
+// write, so that a query that fails before printing can still get a status
+// of its own. Writes are buffered.
+type lazyWriter struct {
+	w           http.ResponseWriter
+	contentType string
+	started     bool
+	buf         *bufio.Writer
+}
+
+func (l *lazyWriter) start() {
+	h := l.w.Header()
+	h.Set("Content-Type", l.contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Trailer", StderrTrailer+", "+ErrorTrailer)
+	l.w.WriteHeader(http.StatusOK)
+	l.buf = bufio.NewWriterSize(l.w, 32<<10)
+	l.started = true
+}
+
+func (l *lazyWriter) Write(p []byte) (int, error) {
+	if !l.started {
+		l.start()
+	}
+	return l.buf.Write(p)
+}
+
+func (l *lazyWriter) flush() error {
+	if l.buf == nil {
+		return nil
+	}
+	return l.buf.Flush()
+}
