@@ -249,7 +249,7 @@ func (r *Resolver) withSuggestion(err error, name string) error {
 type ServerError struct{ Err error }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("%v\nthe API server could not be reached: check that the cluster is running and that --kubeconfig, --context or --server point at it", e.Err)
+	return fmt.Sprintf("%v\nthe API server could not be reached: check that the cluster is running and that the kubeconfig (--kubeconfig, --context) points at it", e.Err)
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 

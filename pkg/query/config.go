@@ -26,7 +26,7 @@ const (
 //	kind: QueryConfig
 //	indexes:
 //	  pods:
-//	    byNode: object.spec.?nodeName.orValue(null)
+//	    byNode: object.spec.?nodeName.orValue("")
 //	    byImage: object.spec.containers.map(c, c.image)
 //	  nodes:
 //	    byZone: object.metadata.labels["topology.kubernetes.io/zone"]

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -101,16 +102,48 @@ func clientCA(ctx context.Context, client kubernetes.Interface, file string, log
 	const ns, name, key = "kube-system", "extension-apiserver-authentication", "client-ca-file"
 	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("client-ca", ns, name, key, client)
 	if err == nil {
-		err = ca.RunOnce(ctx)
-	}
-	if err == nil && len(ca.CurrentCABundleContent()) == 0 {
-		err = fmt.Errorf("it has no %s", key)
+		err = followConfigMapCA(ctx, client, ca, ns, name, key)
 	}
 	if err != nil {
 		log.Warn("client certificates are not accepted: the cluster's client CA could not be read; give it with --client-ca-file",
 			"configmap", ns+"/"+name, "error", err)
 		return nil, nil
 	}
-	go ca.Run(ctx, 1)
 	return ca, nil
+}
+
+// configMapCATimeout bounds the wait for the first read of the client CA
+// from its ConfigMap.
+const configMapCATimeout = 10 * time.Second
+
+// followConfigMapCA runs ca, which follows the ConfigMap ns/name until ctx
+// ends, and returns once it holds the bundle under key. ca reads the
+// ConfigMap from an informer that only its Run starts (its RunOnce reads
+// that informer's empty cache), so Run must come first. The ConfigMap is
+// read once directly beforehand, so that a missing ConfigMap or key, or a
+// get that is forbidden, is reported at once.
+func followConfigMapCA(ctx context.Context, client kubernetes.Interface, ca *dynamiccertificates.ConfigMapCAController, ns, name, key string) error {
+	cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if cm.Data[key] == "" {
+		return fmt.Errorf("it has no %s", key)
+	}
+	run, stop := context.WithCancel(ctx)
+	loaded := false
+	defer func() {
+		if !loaded {
+			stop()
+		}
+	}()
+	go ca.Run(run, 1)
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, configMapCATimeout, true, func(context.Context) (bool, error) {
+		return len(ca.CurrentCABundleContent()) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("its %s was not loaded within %s (list and watch on it are needed too): %w", key, configMapCATimeout, err)
+	}
+	loaded = true
+	return nil
 }

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -21,7 +23,33 @@ import (
 type Client struct {
 	url  string
 	http *http.Client
+	// AnswerTimeout, when positive, bounds the wait for the answer to
+	// start; the answer itself may then take as long as it needs.
+	AnswerTimeout time.Duration
 }
+
+// NoAnswerError is a query server that did not start answering within the
+// client's AnswerTimeout.
+type NoAnswerError struct {
+	URL   string
+	Limit time.Duration
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("the query server at %s did not answer within %s", e.URL, e.Limit)
+}
+
+// UnreachableError is a query server the request could not reach.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("%v\nthe query server could not be reached: check that kubectl informer serve runs there and that --server names it", e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // NewClient returns a client of the query server at server (an https://
 // URL) that authenticates as cfg does with the API server: its bearer
@@ -85,13 +113,31 @@ func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) erro
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var timer *time.Timer
+	if c.AnswerTimeout > 0 {
+		timer = time.AfterFunc(c.AnswerTimeout, func() { cancel(&NoAnswerError{URL: c.url, Limit: c.AnswerTimeout}) })
+	}
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
+	// Answering (or failed): the timer no longer bounds the request.
+	if timer != nil {
+		timer.Stop()
+	}
 	if err != nil {
+		var na *NoAnswerError
+		if errors.As(context.Cause(reqCtx), &na) {
+			return na
+		}
+		var op *net.OpError
+		if ctx.Err() == nil && errors.As(err, &op) && op.Op == "dial" {
+			return &UnreachableError{URL: c.url, Err: err}
+		}
 		return fmt.Errorf("sending the query to %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()

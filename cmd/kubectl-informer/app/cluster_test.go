@@ -143,7 +143,7 @@ func TestSilentServerSyncTimeout(t *testing.T) {
 			if r.code != ExitRuntime {
 				t.Errorf("exit code %d, want %d", r.code, ExitRuntime)
 			}
-			want := "no answer within 1s\nthe API server did not answer within --sync-timeout (1s): check that it is running and healthy and that --kubeconfig, --context or --server point at it; raise --sync-timeout if it is only slow\n"
+			want := "no answer within 1s\nthe API server did not answer within --sync-timeout (1s): check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it; raise --sync-timeout if it is only slow\n"
 			if !strings.HasPrefix(r.errOut, `error: Get "`+server+`/api?timeout=32s": `) || !strings.HasSuffix(r.errOut, want) {
 				t.Errorf("stderr %q, want the request and %q", r.errOut, want)
 			}
@@ -165,7 +165,7 @@ func TestSilentServerRequestTimeout(t *testing.T) {
 		t.Errorf("exit code %d, want %d", r.code, ExitRuntime)
 	}
 	want := `error: Get "` + server + `/api?timeout=1s": no answer within 1s
-the API server did not answer within --request-timeout (1s): check that it is running and healthy and that --kubeconfig, --context or --server point at it; raise --request-timeout if it is only slow
+the API server did not answer within --request-timeout (1s): check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it; raise --request-timeout if it is only slow
 `
 	if r.errOut != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", r.errOut, want)

@@ -429,7 +429,17 @@ func registerQueryCompletions(cmd *cobra.Command, o *QueryOptions) {
 	fixed(cmd, "output", query.AllowedFormats()...)
 	yamlFiles(cmd, "config")
 	noFiles(cmd, "index", "where", "columns", "sort-by", "group-by", "limit", "sync-timeout",
-		"label-columns", "selector", "field-selector")
+		"label-columns", "selector", "field-selector", "server")
+}
+
+// registerServeCompletions completes the flags of serve.
+func registerServeCompletions(cmd *cobra.Command, o *ServeOptions) {
+	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	yamlFiles(cmd, "config")
+	fixed(cmd, "log.format", "logfmt", "json")
+	noFiles(cmd, "index", "sync-timeout", "selector", "field-selector", "listen-address", "tls-san",
+		"max-inflight-per-user", "max-cost-per-request", "max-request-duration",
+		"authentication-cache-ttl", "authorization-cache-ttl", "v")
 }
 
 // registerWatchCompletions completes the flags of watch.

@@ -305,10 +305,21 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	// The server's caches are warm: --sync-timeout bounds the wait for its
+	// answer to start.
+	client.AnswerTimeout = o.SyncTimeout
 	err = client.Query(ctx, queryserver.FromRequest(o.request), o.Out, o.ErrOut)
-	var se *queryserver.StatusError
-	if errors.As(err, &se) && se.Code == http.StatusBadRequest {
+	var (
+		se *queryserver.StatusError
+		na *queryserver.NoAnswerError
+	)
+	switch {
+	case errors.As(err, &se) && se.Code == http.StatusBadRequest:
 		return &UsageError{Err: errors.New(se.Status.Message)}
+	case errors.As(err, &na):
+		return &timeoutError{err: err, hint: "check that kubectl informer serve runs there and is healthy; raise --sync-timeout if it is only slow"}
+	case err != nil && ctx.Err() == nil && isTimeout(err) && cfg.Timeout > 0:
+		return &timeoutError{err: err, hint: fmt.Sprintf("the query server did not answer in time (--request-timeout %s): check that kubectl informer serve runs there and is healthy; raise --request-timeout if it is only slow", cfg.Timeout)}
 	}
 	return clusterError(ctx, cfg.Timeout, err)
 }
@@ -369,7 +380,7 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 	if errors.As(err, &qe) {
 		return &UsageError{Err: err}
 	}
-	const check = "check that it is running and healthy and that --kubeconfig, --context or --server point at it"
+	const check = "check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it"
 	var na *noAnswerError
 	switch {
 	case errors.As(err, &na):

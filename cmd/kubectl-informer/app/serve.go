@@ -76,9 +76,9 @@ namespace; a query across namespaces by a caller who may list only some gets
 the objects of those). Answers are cached for --authentication-cache-ttl and
 --authorization-cache-ttl. Requests without credentials get 401 unless
 --anonymous-auth is set. The server's service account needs list and watch on
-the served resources, create on tokenreviews and subjectaccessreviews, and get
-on the ConfigMap kube-system/extension-apiserver-authentication (the client
-CA).
+the served resources, create on tokenreviews and subjectaccessreviews, and get,
+list and watch on the ConfigMap kube-system/extension-apiserver-authentication
+(the client CA, followed).
 
 The server speaks HTTPS only: with --tls-cert-file and --tls-private-key-file,
 or a self-signed certificate generated in --cert-dir, which clients trust with
@@ -115,6 +115,7 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
 	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
+	registerServeCompletions(cmd, o)
 	return cmd
 }
 

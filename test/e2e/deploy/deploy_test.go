@@ -46,29 +46,42 @@ const (
 	exampleFile    = "examples/kube-state-metrics-pods.yaml"
 )
 
-// createNamespace creates, for real, the Namespace and the ServiceAccount
-// that deploy/base renders: a server-side dry run persists nothing, so the
-// objects of a dry run could not find a namespace created by the same dry
-// run, and a pod dry-run needs its service account to exist. Created as
-// rendered, the namespace enforces the Pod Security Standard the manifests
-// ask for, against which checkPodTemplate dry-runs the exporter's pod.
+// createNamespace creates, for real, the Namespace and the ServiceAccounts
+// that deploy/base and deploy/serve render: a server-side dry run persists
+// nothing, so the objects of a dry run could not find a namespace created by
+// the same dry run, and a pod dry-run needs its service account to exist.
+// Created as rendered, the namespace enforces the Pod Security Standard the
+// manifests ask for, against which checkPodTemplate dry-runs the pods of
+// the exporter and of the query server. Both directories declare the same
+// Namespace; it is created once.
 func createNamespace(c *framework.Cluster) error {
-	out, err := c.Kubectl("kustomize", filepath.Join(c.Root, "deploy/base"))
-	if err != nil {
-		return fmt.Errorf("kubectl kustomize deploy/base: %w\n%s", err, out)
-	}
 	var objs []string
-	for _, doc := range strings.Split(out, "\n---\n") {
-		var u unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			return err
+	seen := map[string]bool{}
+	for _, dir := range []string{"deploy/base", "deploy/serve"} {
+		out, err := c.Kubectl("kustomize", filepath.Join(c.Root, dir))
+		if err != nil {
+			return fmt.Errorf("kubectl kustomize %s: %w\n%s", dir, err, out)
 		}
-		if k := u.GetKind(); k == "Namespace" || k == "ServiceAccount" {
-			objs = append(objs, doc)
+		n := 0
+		for _, doc := range strings.Split(out, "\n---\n") {
+			var u unstructured.Unstructured
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return err
+			}
+			if k := u.GetKind(); k == "Namespace" || k == "ServiceAccount" {
+				n++
+				if !seen[key(&u)] {
+					seen[key(&u)] = true
+					objs = append(objs, doc)
+				}
+			}
+		}
+		if n != 2 {
+			return fmt.Errorf("%s renders %d Namespace and ServiceAccount objects, want 2", dir, n)
 		}
 	}
-	if len(objs) != 2 {
-		return fmt.Errorf("deploy/base renders %d Namespace and ServiceAccount objects, want 2", len(objs))
+	if len(objs) != 3 {
+		return fmt.Errorf("deploy/base and deploy/serve render %d distinct Namespace and ServiceAccount objects, want 3", len(objs))
 	}
 	file := filepath.Join(c.Dir, "namespace.yaml")
 	if err := os.WriteFile(file, []byte(strings.Join(objs, "\n---\n")), 0o600); err != nil {
@@ -283,6 +296,11 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 		dir                   string
 		resources, components []string
 		want                  []string // kinds, in any order
+		// elsewhere are the objects, by kind/namespace/name, that are
+		// not in the namespace of the deployment.
+		elsewhere []string
+		// check checks the rendering; checkRendering when nil.
+		check func(*testing.T, rendering)
 	}{
 		{
 			name: "base", dir: "deploy/base",
@@ -304,6 +322,12 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 			name: "sharded with servicemonitor", resources: []string{"deploy/sharded"}, components: []string{"deploy/servicemonitor"},
 			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Service", "StatefulSet", "ServiceMonitor"},
 		},
+		{
+			name: "serve", dir: "deploy/serve",
+			want:      []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "ConfigMap", "Service", "Deployment"},
+			elsewhere: []string{"RoleBinding/kube-system/" + queryServiceAccount + "-authentication-reader"},
+			check:     checkServeRendering,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir
@@ -316,8 +340,13 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 			var kinds []string
 			for _, u := range r.rendered {
 				kinds = append(kinds, u.GetKind())
-				if ns := u.GetNamespace(); ns != "" && ns != namespace {
+				if ns := u.GetNamespace(); ns != "" && ns != namespace && !slices.Contains(tc.elsewhere, key(u)) {
 					t.Errorf("%s is in namespace %q, want %q", key(u), ns, namespace)
+				}
+			}
+			for _, k := range tc.elsewhere {
+				if _, ok := r.admitted[k]; !ok {
+					t.Errorf("no %s rendered", k)
 				}
 			}
 			slices.Sort(kinds)
@@ -325,7 +354,11 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 			if !slices.Equal(kinds, want) {
 				t.Errorf("rendered kinds %v, want %v", kinds, want)
 			}
-			checkRendering(t, r)
+			check := tc.check
+			if check == nil {
+				check = checkRendering
+			}
+			check(t, r)
 		})
 	}
 }
@@ -344,7 +377,7 @@ func checkRendering(t *testing.T, r rendering) {
 		case "Deployment":
 			var d appsv1.Deployment
 			fromUnstructured(t, u, &d)
-			checkPodTemplate(t, "Deployment "+d.Name, &d.Spec.Template)
+			checkPodTemplate(t, "Deployment "+d.Name, &d.Spec.Template, exporterPod)
 			if got := ptrValue(d.Spec.Replicas); got != 1 {
 				t.Errorf("Deployment %s has %d replicas, want 1", d.Name, got)
 			}
@@ -352,7 +385,7 @@ func checkRendering(t *testing.T, r rendering) {
 		case "StatefulSet":
 			var s appsv1.StatefulSet
 			fromUnstructured(t, u, &s)
-			checkPodTemplate(t, "StatefulSet "+s.Name, &s.Spec.Template)
+			checkPodTemplate(t, "StatefulSet "+s.Name, &s.Spec.Template, exporterPod)
 			checkStatefulSet(t, r, &s)
 		case "Service":
 			var s corev1.Service
@@ -441,14 +474,27 @@ func qualified(resource, group string) string {
 	return resource + "." + group
 }
 
-// checkPodTemplate checks the exporter's pod: image, probes, and a
+// podWant is what checkPodTemplate expects of a pod besides its security:
+// its service account, and the container port its probes use.
+type podWant struct {
+	serviceAccount string
+	portName       string
+	port           int32
+	// scheme is the probes' scheme.
+	scheme corev1.URIScheme
+}
+
+// exporterPod is the exporter's pod: metrics and probes over HTTP on 9090.
+var exporterPod = podWant{serviceAccount: serviceAccount, portName: "http-metrics", port: 9090, scheme: corev1.URISchemeHTTP}
+
+// checkPodTemplate checks a pod of the deployment: image, probes, and a
 // container that runs as non-root with a read-only root filesystem, no
 // privilege escalation, no capabilities and the runtime's seccomp profile.
-func checkPodTemplate(t *testing.T, what string, tpl *corev1.PodTemplateSpec) {
+func checkPodTemplate(t *testing.T, what string, tpl *corev1.PodTemplateSpec, want podWant) {
 	t.Helper()
 	spec := tpl.Spec
-	if spec.ServiceAccountName != serviceAccount {
-		t.Errorf("%s: serviceAccountName %q, want %s", what, spec.ServiceAccountName, serviceAccount)
+	if spec.ServiceAccountName != want.serviceAccount {
+		t.Errorf("%s: serviceAccountName %q, want %s", what, spec.ServiceAccountName, want.serviceAccount)
 	}
 	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
 		t.Errorf("%s: shares a host namespace", what)
@@ -496,20 +542,20 @@ func checkPodTemplate(t *testing.T, what string, tpl *corev1.PodTemplateSpec) {
 	if c.Image != image {
 		t.Errorf("%s: image %q, want %q", what, c.Image, image)
 	}
-	checkProbe(t, what+" liveness probe", c.LivenessProbe, "/healthz")
-	checkProbe(t, what+" readiness probe", c.ReadinessProbe, "/readyz")
+	checkProbe(t, what+" liveness probe", c.LivenessProbe, "/healthz", want)
+	checkProbe(t, what+" readiness probe", c.ReadinessProbe, "/readyz", want)
 	var port *corev1.ContainerPort
 	for i := range c.Ports {
-		if c.Ports[i].Name == "http-metrics" {
+		if c.Ports[i].Name == want.portName {
 			port = &c.Ports[i]
 		}
 	}
-	if port == nil || port.ContainerPort != 9090 {
-		t.Errorf("%s: ports %+v, want http-metrics on 9090", what, c.Ports)
+	if port == nil || port.ContainerPort != want.port {
+		t.Errorf("%s: ports %+v, want %s on %d", what, c.Ports, want.portName, want.port)
 	}
 	// Workload objects are not checked by Pod Security admission; their
 	// pods are. Dry-run one in the namespace, which enforces the
-	// restricted standard as deploy/base creates it.
+	// restricted standard as deploy/base and deploy/serve create it.
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-informer-", Namespace: namespace, Labels: tpl.Labels},
 		Spec:       *spec.DeepCopy(),
@@ -538,14 +584,14 @@ func first[T any](ps ...*T) *T {
 	return nil
 }
 
-func checkProbe(t *testing.T, what string, p *corev1.Probe, path string) {
+func checkProbe(t *testing.T, what string, p *corev1.Probe, path string, want podWant) {
 	t.Helper()
 	if p == nil || p.HTTPGet == nil {
 		t.Errorf("%s: want an HTTP GET of %s", what, path)
 		return
 	}
-	if p.HTTPGet.Path != path || p.HTTPGet.Port.String() != "http-metrics" {
-		t.Errorf("%s: GET %s on port %s, want %s on http-metrics", what, p.HTTPGet.Path, p.HTTPGet.Port.String(), path)
+	if p.HTTPGet.Path != path || p.HTTPGet.Port.String() != want.portName || p.HTTPGet.Scheme != want.scheme {
+		t.Errorf("%s: GET %s %s on port %s, want %s %s on %s", what, p.HTTPGet.Scheme, p.HTTPGet.Path, p.HTTPGet.Port.String(), want.scheme, path, want.portName)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -155,9 +156,9 @@ func checkPrintedRBAC(t *testing.T, objs []*unstructured.Unstructured, name, nam
 	}
 }
 
-// applyRBAC applies the manifests of --print-rbac: first in a server-side
-// dry run, which must pass without a warning, then for real, until the
-// test ends.
+// applyRBAC applies RBAC manifests, those of --print-rbac or of
+// deploy/serve: first in a server-side dry run, which must pass without a
+// warning, then for real, until the test ends.
 func applyRBAC(t *testing.T, manifests string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "rbac.yaml")
@@ -166,7 +167,7 @@ func applyRBAC(t *testing.T, manifests string) {
 	}
 	out, stderr, err := kubectl("apply", "--dry-run=server", "--validate=strict", "-f", file, "-o", "json")
 	if err != nil || stderr != "" {
-		t.Fatalf("kubectl apply --dry-run=server of the printed RBAC: %v\n%s", err, stderr)
+		t.Fatalf("kubectl apply --dry-run=server of the RBAC: %v\n%s", err, stderr)
 	}
 	admitted := 0
 	check := func(u *unstructured.Unstructured) {
@@ -191,11 +192,11 @@ func applyRBAC(t *testing.T, manifests string) {
 		t.Errorf("the dry run returned %d objects, want %d", admitted, want)
 	}
 	if _, stderr, err := kubectl("apply", "--server-side", "--validate=strict", "-f", file); err != nil || stderr != "" {
-		t.Fatalf("kubectl apply --server-side of the printed RBAC: %v\n%s", err, stderr)
+		t.Fatalf("kubectl apply --server-side of the RBAC: %v\n%s", err, stderr)
 	}
 	t.Cleanup(func() {
 		if _, stderr, err := kubectl("delete", "--ignore-not-found", "--wait=false", "-f", file); err != nil {
-			t.Errorf("deleting the printed RBAC: %v\n%s", err, stderr)
+			t.Errorf("deleting the RBAC: %v\n%s", err, stderr)
 		}
 	})
 }
@@ -219,7 +220,8 @@ func impersonating(t *testing.T, user string) kubernetes.Interface {
 }
 
 // grantedIn returns what the client's user may do on resources in
-// namespace, as resource.group/verb, sorted, leaving out what every
+// namespace, as resource.group/verb, or resource.group[name]/verb for a rule
+// restricted to resource names, sorted, leaving out what every
 // authenticated user may do: create reviews of its own access.
 func grantedIn(ctx context.Context, client kubernetes.Interface, namespace string) ([]string, error) {
 	review, err := client.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
@@ -237,6 +239,12 @@ func grantedIn(ctx context.Context, client kubernetes.Interface, namespace strin
 			for _, res := range r.Resources {
 				for _, v := range r.Verbs {
 					if v == "create" && strings.HasPrefix(res, "selfsubject") {
+						continue
+					}
+					if len(r.ResourceNames) > 0 {
+						for _, name := range r.ResourceNames {
+							out = append(out, qualified(res, g)+"["+name+"]/"+v)
+						}
 						continue
 					}
 					out = append(out, qualified(res, g)+"/"+v)
@@ -578,5 +586,185 @@ func installDatabaseCRD(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("waiting for discovery to serve the Database CRD: %v", err)
+	}
+}
+
+// TestDeployServeRBAC applies the RBAC of deploy/serve and checks that the
+// query server's ServiceAccount may do exactly what the server needs, in
+// the namespaces where it runs, where users run and in kube-system: list and
+// watch each resource it serves, create TokenReviews and
+// SubjectAccessReviews, and get, list and watch the one ConfigMap of
+// kube-system that holds the client CA. Nothing else: it may not get what
+// it lists, touch secrets or other ConfigMaps, or impersonate anyone. Then
+// it runs the server with the Deployment's arguments and config as that
+// ServiceAccount, and queries it as a user with a client certificate
+// (verified against the client CA) and as one with a bearer token
+// (verified with a TokenReview), each authorized with SubjectAccessReviews:
+// neither query succeeds unless every grant is there.
+func TestDeployServeRBAC(t *testing.T) {
+	rendered := renderServe(t)
+	d := queryDeployment(t, rendered)
+	args := parseServeArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+	served := resolve(t, args.resources)
+	var manifests []string
+	var config string
+	for _, u := range rendered {
+		switch u.GetKind() {
+		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			manifests = append(manifests, toYAML(t, u))
+		case "ConfigMap":
+			config, _, _ = unstructured.NestedString(u.Object, "data", filepath.Base(queryConfigFile))
+		}
+	}
+	if config == "" {
+		t.Fatalf("%s renders no ConfigMap with a %s", serveDir, filepath.Base(queryConfigFile))
+	}
+	// The ServiceAccount exists: createNamespace created it.
+	applyRBAC(t, strings.Join(manifests, "---\n"))
+
+	user := serviceAccountUser(namespace, queryServiceAccount)
+	client := impersonating(t, user)
+	authReader := []string{}
+	for _, v := range []string{"get", "list", "watch"} {
+		authReader = append(authReader, "configmaps[extension-apiserver-authentication]/"+v)
+	}
+	for _, ns := range []string{"default", namespace, "kube-system"} {
+		want := queryServerGrants(served)
+		if ns == "kube-system" {
+			want = slices.Sorted(slices.Values(append(want, authReader...)))
+		}
+		var got []string
+		var lastErr error
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			granted, err := grantedIn(ctx, client, ns)
+			if err != nil {
+				lastErr = err
+				return false, nil
+			}
+			got = granted
+			return slices.Equal(got, want), nil
+		})
+		if err != nil {
+			t.Errorf("%s in namespace %s may %q, want %q (last error: %v)", user, ns, got, want, lastErr)
+		}
+	}
+
+	type access struct {
+		verb, resource, subresource, namespace, name string
+	}
+	allowed := func(a access) bool {
+		t.Helper()
+		res, group, _ := strings.Cut(a.resource, ".")
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   user,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: a.verb, Group: group, Resource: res, Subresource: a.subresource, Namespace: a.namespace, Name: a.name,
+			},
+		}}
+		got, err := cluster.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.Allowed
+	}
+	mayNot := []access{
+		{verb: "get", resource: "configmaps", namespace: "kube-system", name: "kube-root-ca.crt"},
+		{verb: "list", resource: "configmaps", namespace: "kube-system"},
+		{verb: "get", resource: "configmaps", namespace: namespace},
+		{verb: "create", resource: "serviceaccounts", subresource: "token", namespace: namespace, name: queryServiceAccount},
+		{verb: "impersonate", resource: "users"},
+		{verb: "impersonate", resource: "serviceaccounts", namespace: namespace},
+		{verb: "create", resource: "pods", subresource: "exec", namespace: "default", name: "any"},
+		{verb: "create", resource: "localsubjectaccessreviews.authorization.k8s.io", namespace: "default"},
+	}
+	may := []access{
+		{verb: "create", resource: "tokenreviews.authentication.k8s.io"},
+		{verb: "create", resource: "subjectaccessreviews.authorization.k8s.io"},
+	}
+	for _, v := range []string{"get", "list", "watch"} {
+		may = append(may, access{verb: v, resource: "configmaps", namespace: "kube-system", name: "extension-apiserver-authentication"})
+	}
+	for _, ns := range []string{"", "default", "kube-system", namespace} {
+		for _, v := range []string{"get", "list", "watch"} {
+			mayNot = append(mayNot, access{verb: v, resource: "secrets", namespace: ns})
+		}
+	}
+	for _, r := range served {
+		may = append(may, access{verb: "list", resource: r}, access{verb: "watch", resource: r})
+		for _, v := range []string{"get", "create", "update", "patch", "delete", "deletecollection"} {
+			mayNot = append(mayNot, access{verb: v, resource: r, namespace: "default", name: "any"})
+		}
+	}
+	for _, a := range may {
+		if !allowed(a) {
+			t.Errorf("%s may not %+v", user, a)
+		}
+	}
+	for _, a := range mayNot {
+		if allowed(a) {
+			t.Errorf("%s may %+v", user, a)
+		}
+	}
+
+	srv := startQueryServer(t, user, args, config)
+	ctx := context.Background()
+	ns := cluster.NewNamespace(t, "serve-rbac")
+	const node = "serve-rbac-node"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "on-node"},
+		Spec: corev1.PodSpec{
+			NodeName:   node,
+			Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	if _, err := cluster.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The admin authenticates with a client certificate, and uses an
+	// index of the shipped config.
+	srv.query(t, cluster.Kubeconfig, "pod/"+pod.Name, "pods", "-A", "--by", "byNode="+node, "-o", "name")
+
+	// A ServiceAccount authenticates with a bearer token, and may list
+	// pods in its namespace only.
+	const reader = "pod-reader"
+	if _, err := cluster.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: reader}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: reader},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: reader},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: reader},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: reader}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expiry := int64(3600)
+	tr, err := cluster.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, reader, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The query server caches a denial: query once the Role is in force.
+	readerClient := impersonating(t, serviceAccountUser(ns, reader))
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		granted, err := grantedIn(ctx, readerClient, ns)
+		return err == nil && slices.Contains(granted, "pods/list"), nil
+	})
+	if err != nil {
+		t.Fatalf("%s may still not list pods in %s", reader, ns)
+	}
+	srv.query(t, tokenKubeconfig(t, tr.Status.Token), "pod/"+pod.Name, "pods", "-n", ns, "-o", "name")
+
+	for _, s := range []string{"forbidden", "client certificates are not accepted"} {
+		if strings.Contains(strings.ToLower(srv.run.ErrOut.String()), s) {
+			t.Errorf("the query server running as %s logged %q:\n%s", user, s, srv.run.ErrOut)
+		}
 	}
 }

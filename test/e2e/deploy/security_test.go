@@ -31,7 +31,7 @@ var podTemplatePaths = map[string][]string{
 // run as a non-root, non-zero user, with a read-only root filesystem, no
 // privilege escalation, every capability dropped and the runtime's default
 // seccomp profile, set on the container or inherited from the pod; and the
-// pod must get its service account's token, which the exporter needs to
+// pod must get its service account's token, which kubectl-informer needs to
 // reach the API server: neither the pod nor its ServiceAccount (among objs,
 // or among serviceAccounts) may turn automountServiceAccountToken off.
 func podSecurityProblems(t *testing.T, what string, objs []*unstructured.Unstructured, serviceAccounts []*unstructured.Unstructured) (templates int, problems []string) {
@@ -70,7 +70,7 @@ func podSecurityProblems(t *testing.T, what string, objs []*unstructured.Unstruc
 			psc = &corev1.PodSecurityContext{}
 		}
 		if v := spec.AutomountServiceAccountToken; v != nil && !*v {
-			errorf("%s: automountServiceAccountToken is false: the exporter needs its token", name)
+			errorf("%s: automountServiceAccountToken is false: kubectl-informer needs its token", name)
 		}
 		sa := spec.ServiceAccountName
 		if sa == "" {
@@ -78,7 +78,7 @@ func podSecurityProblems(t *testing.T, what string, objs []*unstructured.Unstruc
 		}
 		for _, k := range []string{u.GetNamespace() + "/" + sa, "/" + sa} {
 			if v := automount[k]; v != nil && !*v && spec.AutomountServiceAccountToken == nil {
-				errorf("%s: ServiceAccount %s turns automountServiceAccountToken off and the pod does not turn it on: the exporter needs its token", name, sa)
+				errorf("%s: ServiceAccount %s turns automountServiceAccountToken off and the pod does not turn it on: kubectl-informer needs its token", name, sa)
 			}
 		}
 		var containers []corev1.SecurityContext
@@ -139,6 +139,7 @@ func TestPodSecurityOfRenderings(t *testing.T) {
 		{name: "servicemonitor", dir: "deploy/servicemonitor", templates: 0},
 		{name: "base with servicemonitor", resources: []string{"deploy/base"}, components: []string{"deploy/servicemonitor"}, templates: 1},
 		{name: "sharded with servicemonitor", resources: []string{"deploy/sharded"}, components: []string{"deploy/servicemonitor"}, templates: 1},
+		{name: "serve", dir: "deploy/serve", templates: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir
@@ -203,9 +204,10 @@ func TestPodSecurityOfManifests(t *testing.T) {
 		}
 		templates += n
 	}
-	// deploy/base/deployment.yaml and deploy/sharded/statefulset.yaml.
-	if templates < 2 {
-		t.Errorf("%d pod templates in the manifests under deploy/, want at least 2", templates)
+	// deploy/base/deployment.yaml, deploy/sharded/statefulset.yaml and
+	// deploy/serve/deployment.yaml.
+	if templates < 3 {
+		t.Errorf("%d pod templates in the manifests under deploy/, want at least 3", templates)
 	}
 }
 
@@ -264,14 +266,14 @@ spec:
 `))
 	n, problems := podSecurityProblems(t, "test", objs, nil)
 	want := []string{
-		"test: Deployment lax: automountServiceAccountToken is false: the exporter needs its token",
+		"test: Deployment lax: automountServiceAccountToken is false: kubectl-informer needs its token",
 		"test: Deployment lax container app: runAsNonRoot is not true",
 		"test: Deployment lax container app: runAsUser is not set, want a non-zero user",
 		"test: Deployment lax container app: readOnlyRootFilesystem is not true",
 		"test: Deployment lax container app: allowPrivilegeEscalation is not false",
 		"test: Deployment lax container app: capabilities drop [] and add [], want drop [ALL] and nothing added",
 		`test: Deployment lax container app: seccompProfile type "", want RuntimeDefault`,
-		"test: CronJob job: ServiceAccount tokenless turns automountServiceAccountToken off and the pod does not turn it on: the exporter needs its token",
+		"test: CronJob job: ServiceAccount tokenless turns automountServiceAccountToken off and the pod does not turn it on: kubectl-informer needs its token",
 		"test: Pod pod container app: runAsNonRoot is not true",
 		"test: Pod pod container app: runAsUser is 0, want a non-zero user",
 		"test: Pod pod container app: capabilities drop [ALL] and add [NET_ADMIN], want drop [ALL] and nothing added",

@@ -3,6 +3,7 @@ package framework
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 )
@@ -165,4 +167,23 @@ func (c *Cluster) CreatePod(t *testing.T, ns, name string, labels map[string]str
 		t.Fatal(err)
 	}
 	return p
+}
+
+// KubeconfigFor writes a kubeconfig that is the admin's with its API server
+// replaced by server (an unreachable or failing one), in a directory of the
+// test, and returns its path.
+func (c *Cluster) KubeconfigFor(t testing.TB, server string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range cfg.Clusters {
+		cl.Server = server
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

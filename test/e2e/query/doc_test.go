@@ -37,7 +37,7 @@ type badInput struct {
 // badInputs are the cases of the table. The addresses of the servers
 // started for them are printed as 127.0.0.1:PORT; pod is a pod of the
 // namespace shop.
-func badInputs(closed, silent, stalledKubeconfig, unprivilegedKubeconfig, pod string) []badInput {
+func badInputs(closed, stalledKubeconfig, unprivilegedKubeconfig, pod string) []badInput {
 	return []badInput{
 		{what: "invalid CEL", args: []string{"query", "pods", "-A", "--where", `object.status.phase = "Running"`}},
 		{what: "--where that is not a bool", args: []string{"query", "pods", "-A", "--where", "object.metadata.name"}},
@@ -48,9 +48,12 @@ func badInputs(closed, silent, stalledKubeconfig, unprivilegedKubeconfig, pod st
 		{what: "bad -o", args: []string{"query", "pods", "-A", "-o", "xml"}},
 		{what: "unknown flag", args: []string{"query", "pods", "--sort", "object.metadata.name"}},
 		{what: "forbidden", args: []string{"query", "pods", "-n", "shop", "--kubeconfig", unprivilegedKubeconfig}},
-		{what: "unreachable server (nothing listens)", args: []string{"query", "pods", "--server", "https://" + closed}},
-		{what: "silent server (accepts connections, never answers), --request-timeout", args: []string{"query", "pods", "--server", "https://" + silent, "--request-timeout", "2s"}},
-		{what: "silent server, --sync-timeout", args: []string{"query", "pods", "--server", "https://" + silent, "--sync-timeout", "2s"}},
+		{what: "unreachable API server (nothing listens)", args: []string{"query", "pods", "--kubeconfig", "unreachable.kubeconfig"}},
+		{what: "silent API server (accepts connections, never answers), --request-timeout", args: []string{"query", "pods", "--kubeconfig", "silent.kubeconfig", "--request-timeout", "2s"}},
+		{what: "silent API server, --sync-timeout", args: []string{"query", "pods", "--kubeconfig", "silent.kubeconfig", "--sync-timeout", "2s"}},
+		{what: "query server URL that is not HTTPS", args: []string{"query", "pods", "--server", "http://" + closed}},
+		{what: "unreachable query server", args: []string{"query", "pods", "--server", "https://" + closed}},
+		{what: "-i with a query server", args: []string{"query", "pods", "-i", "--server", "https://" + closed}},
 		{what: "sync timeout (the server answers discovery, never the list of pods)", args: []string{"query", "pods", "-A", "--kubeconfig", stalledKubeconfig, "--sync-timeout", "2s"}},
 		{what: "cost limit exceeded (on every object: a warning, not an error)", args: []string{"query", "pods", "-n", "shop", "--field-selector", "metadata.name=" + pod, "--count",
 			"--where", "object.spec.containers.all(c, lists.range(1000).all(x, lists.range(1000).all(y, x + y >= 0)))"}},
@@ -110,7 +113,12 @@ func TestBadInputDoc(t *testing.T) {
 	bin := pluginBinary(t)
 	dir := t.TempDir()
 	stalled, _ := stallingProxy(t, podRequests)
-	for name, from := range map[string]string{"unprivileged.kubeconfig": cluster.UnprivilegedKubeconfig, "stalled.kubeconfig": stalled} {
+	closed := framework.ClosedPort(t)
+	for name, from := range map[string]string{
+		"unprivileged.kubeconfig": cluster.UnprivilegedKubeconfig, "stalled.kubeconfig": stalled,
+		"unreachable.kubeconfig": cluster.KubeconfigFor(t, "https://"+closed),
+		"silent.kubeconfig":      cluster.KubeconfigFor(t, "https://"+framework.SilentServer(t)),
+	} {
 		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
@@ -123,7 +131,7 @@ func TestBadInputDoc(t *testing.T) {
 	if len(shop) == 0 {
 		t.Fatal("no pods in the namespace shop")
 	}
-	cases := badInputs(framework.ClosedPort(t), framework.SilentServer(t), "stalled.kubeconfig", "unprivileged.kubeconfig", names(shop, false)[0])
+	cases := badInputs(closed, "stalled.kubeconfig", "unprivileged.kubeconfig", names(shop, false)[0])
 
 	var table, transcripts strings.Builder
 	table.WriteString("| bad input | exit code | message |\n|---|---|---|\n")

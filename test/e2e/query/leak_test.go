@@ -104,7 +104,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		if r := runTimed(t, context.Background(), "query", "--kubeconfig", kubeconfig, "pods", "-A", "--sync-timeout", "1s"); r.code != 1 {
 			t.Errorf("sync timeout: exit code %d, want 1", r.code)
 		}
-		if r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.Kubeconfig, "--server", "https://"+framework.SilentServer(t), "pods", "--request-timeout", "1s"); r.code != 1 {
+		if r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.KubeconfigFor(t, "https://"+framework.SilentServer(t)), "pods", "--request-timeout", "1s"); r.code != 1 {
 			t.Errorf("request timeout: exit code %d, want 1", r.code)
 		}
 		ctx, cancel := context.WithCancel(context.Background())

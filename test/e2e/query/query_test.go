@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -325,31 +326,31 @@ func TestMultipleResources(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	// An unreachable server proves that these fail before any contact.
-	dead := "https://" + framework.ClosedPort(t)
+	dead := cluster.KubeconfigFor(t, "https://"+framework.ClosedPort(t))
 	tests := []struct {
 		name string
 		args []string
 		code int
 		want []string
 	}{
-		{"syntax error with caret", []string{"pods", "--server", dead, "--where", `object.status.phase = "x"`}, 2,
+		{"syntax error with caret", []string{"pods", "--kubeconfig", dead, "--where", `object.status.phase = "x"`}, 2,
 			[]string{"invalid --where expression: syntax error", " | object.status.phase = \"x\"\n |                     ^"}},
-		{"wrong result type", []string{"pods", "--server", dead, "--where", `size(object.metadata.name) + 1`}, 2,
+		{"wrong result type", []string{"pods", "--kubeconfig", dead, "--where", `size(object.metadata.name) + 1`}, 2,
 			[]string{"--where", "must evaluate to bool"}},
-		{"unknown function", []string{"pods", "--server", dead, "--where", `frob(object)`}, 2,
+		{"unknown function", []string{"pods", "--kubeconfig", dead, "--where", `frob(object)`}, 2,
 			[]string{"undeclared reference to 'frob'"}},
-		{"bad output", []string{"pods", "--server", dead, "-o", "xml"}, 2,
+		{"bad output", []string{"pods", "--kubeconfig", dead, "-o", "xml"}, 2,
 			[]string{`unable to match a printer suitable for the output format "xml"`}},
-		{"bad --by", []string{"pods", "--server", dead, "--by", "nodename"}, 2, []string{`--by "nodename": want INDEX=VALUE`}},
-		{"-A with -n", []string{"pods", "--server", dead, "-A", "-n", "x"}, 2, []string{"cannot be used together"}},
-		{"unreachable", []string{"pods", "--server", dead, "--insecure-skip-tls-verify"}, 1,
+		{"bad --by", []string{"pods", "--kubeconfig", dead, "--by", "nodename"}, 2, []string{`--by "nodename": want INDEX=VALUE`}},
+		{"-A with -n", []string{"pods", "--kubeconfig", dead, "-A", "-n", "x"}, 2, []string{"cannot be used together"}},
+		{"unreachable", []string{"pods", "--kubeconfig", dead, "--insecure-skip-tls-verify"}, 1,
 			[]string{"connection refused", "the API server could not be reached"}},
 		{"unknown resource", []string{"podz"}, 2, []string{`the server doesn't have a resource type "podz"; did you mean "pods"?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := tt.args
-			if !strings.Contains(strings.Join(args, " "), "--server") {
+			if !slices.Contains(args, "--kubeconfig") {
 				args = append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)
 			}
 			start := time.Now()
@@ -384,9 +385,7 @@ func TestForbidden(t *testing.T) {
 func TestSyncTimeout(t *testing.T) {
 	addr := framework.SilentServer(t)
 	start := time.Now()
-	// Resolution reaches the real server; the informer then lists from a
-	// server that never answers because -s overrides where requests go.
-	r := run(t, "query", "--server", "http://"+addr, "pods", "--sync-timeout", "2s", "--request-timeout", "1s")
+	r := run(t, "query", "--kubeconfig", cluster.KubeconfigFor(t, "http://"+addr), "pods", "--sync-timeout", "2s", "--request-timeout", "1s")
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1; stderr %q", r.code, r.errOut)
 	}

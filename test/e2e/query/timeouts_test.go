@@ -30,15 +30,15 @@ func checkRun(t *testing.T, r timed, code int, prefix, suffix string, min, max t
 
 // The hints that follow a request that got no answer.
 const (
-	checkServer     = "check that it is running and healthy and that --kubeconfig, --context or --server point at it"
-	unreachableHint = "\nthe API server could not be reached: check that the cluster is running and that --kubeconfig, --context or --server point at it\n"
+	checkServer     = "check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it"
+	unreachableHint = "\nthe API server could not be reached: check that the cluster is running and that the kubeconfig (--kubeconfig, --context) points at it\n"
 )
 
 // TestUnreachableServer checks that a server where nothing listens fails a
 // query at once, as kubectl would, with exit code 1.
 func TestUnreachableServer(t *testing.T) {
 	addr := framework.ClosedPort(t)
-	r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.Kubeconfig, "--server", "https://"+addr, "pods", "-A")
+	r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.KubeconfigFor(t, "https://"+addr), "pods", "-A")
 	checkRun(t, r, 1, `error: Get "https://`+addr+`/api?timeout=32s": dial tcp `+addr+": connect: connection refused", unreachableHint, 0, slack)
 }
 
@@ -72,7 +72,7 @@ func TestSilentServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"query", "--kubeconfig", cluster.Kubeconfig, "--server", server, "pods", "-A"}, tt.args...)
+			args := append([]string{"query", "--kubeconfig", cluster.KubeconfigFor(t, server), "pods", "-A"}, tt.args...)
 			checkRun(t, runTimed(t, context.Background(), args...), 1, tt.prefix, tt.suffix, tt.min, tt.max)
 		})
 	}

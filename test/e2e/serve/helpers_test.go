@@ -1,0 +1,233 @@
+package serve_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+)
+
+// server is a "kubectl informer serve" running in process.
+type server struct {
+	run *framework.Run
+	// url is https://HOST:PORT.
+	url string
+	// ca is the self-signed serving certificate, which clients trust.
+	ca string
+}
+
+// startServer runs "kubectl informer serve pods,nodes,deployments -A" as
+// the admin, with the config file, a self-signed certificate in a
+// directory of the test's and flags, and returns once its /readyz answers
+// 200. It stops when the test ends.
+func startServer(t *testing.T, flags ...string) *server {
+	t.Helper()
+	addr := framework.ClosedPort(t)
+	certDir := t.TempDir()
+	args := append([]string{"serve", "pods,nodes,deployments", "-A",
+		"--listen-address", addr, "--cert-dir", certDir, "--config", configFile}, flags...)
+	s := &server{
+		run: cluster.StartPlugin(t, args...),
+		url: "https://" + addr,
+		ca:  filepath.Join(certDir, queryserver.SelfSignedCertFile),
+	}
+	s.waitReady(t)
+	return s
+}
+
+// waitReady waits up to a minute for GET /readyz to answer 200 "ok" over
+// TLS verified with the serving certificate.
+func (s *server) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var last string
+	for {
+		if _, err := os.Stat(s.ca); err == nil {
+			hc := s.anonymousClient(t)
+			hc.Timeout = 2 * time.Second
+			resp, err := hc.Get(s.url + "/readyz")
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK && string(body) == "ok\n" {
+					hc.CloseIdleConnections()
+					return
+				}
+				last = resp.Status + ": " + string(body)
+			} else {
+				last = err.Error()
+			}
+			hc.CloseIdleConnections()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s/readyz did not answer 200 within a minute (last: %s)\nstderr:\n%s", s.url, last, s.run.ErrOut)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// anonymousClient returns an HTTPS client that trusts the serving
+// certificate and presents no credentials.
+func (s *server) anonymousClient(t *testing.T) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(s.ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s holds no certificate", s.ca)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+}
+
+// adminClient returns an HTTPS client that trusts the serving certificate
+// and presents the admin's client certificate, as "query --server" does.
+func (s *server) adminClient(t *testing.T) *http.Client {
+	t.Helper()
+	c := rest.CopyConfig(cluster.Config)
+	c.Host, c.APIPath = s.url, ""
+	c.TLSClientConfig.CAData, c.TLSClientConfig.CAFile, c.TLSClientConfig.ServerName = nil, s.ca, ""
+	hc, err := rest.HTTPClientFor(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hc.CloseIdleConnections)
+	return hc
+}
+
+// query runs "kubectl informer query ARGS --server URL --server-ca CA"
+// with kubeconfig and the config file.
+func (s *server) query(t *testing.T, kubeconfig string, args ...string) result {
+	t.Helper()
+	args = append([]string{"query", "--kubeconfig", kubeconfig, "--config", configFile}, args...)
+	return run(t, append(args, "--server", s.url, "--server-ca", s.ca)...)
+}
+
+// post sends body to POST /v1/query with hc and returns the status code
+// and the body of the answer.
+func (s *server) post(t *testing.T, hc *http.Client, body io.Reader) (int, string) {
+	t.Helper()
+	resp, err := hc.Post(s.url+queryserver.QueryPath, "application/json", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// serviceAccountKubeconfig creates the service account name in namespace
+// ns, bound by a RoleBinding to a Role that allows list, watch and get on
+// pods in ns only, and writes a kubeconfig for it with a token from the
+// TokenRequest API. It returns once the API server's authorizer allows
+// the service account to list pods in ns, and the account's user name.
+func serviceAccountKubeconfig(t *testing.T, ns, name string) (kubeconfig, user string) {
+	t.Helper()
+	ctx := context.Background()
+	client := cluster.Client
+	create := func(err error) {
+		t.Helper()
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	_, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	create(err)
+	_, err = client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch", "get"}}},
+	}, metav1.CreateOptions{})
+	create(err)
+	_, err = client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+	}, metav1.CreateOptions{})
+	create(err)
+	expiry := int64(3600)
+	tr, err := client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status.Token == "" {
+		t.Fatal("the TokenRequest returned no token")
+	}
+	user = "system:serviceaccount:" + ns + ":" + name
+	waitAllowed(t, authorizationv1.SubjectAccessReviewSpec{
+		User:   user,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: ns, Verb: "list", Resource: "pods",
+		},
+	})
+	return tokenKubeconfig(t, ns+"-"+name, tr.Status.Token), user
+}
+
+// waitAllowed waits up to 30 seconds until a SubjectAccessReview of spec
+// is allowed: RBAC objects take effect shortly after they are created,
+// and a query server caches a denial.
+func waitAllowed(t *testing.T, spec authorizationv1.SubjectAccessReviewSpec) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sar, err := cluster.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(),
+			&authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sar.Status.Allowed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s may still not %s %s in %q after 30s", spec.User, spec.ResourceAttributes.Verb, spec.ResourceAttributes.Resource, spec.ResourceAttributes.Namespace)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tokenKubeconfig writes a kubeconfig for the test cluster that
+// authenticates with the bearer token alone, and returns its path.
+func tokenKubeconfig(t *testing.T, name, token string) string {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name, Namespace: "default"}
+	cfg.CurrentContext = name
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// diff describes how two results differ, for messages.
+func diff(aName string, a result, bName string, b result) string {
+	return fmt.Sprintf("--- %s: exit code %d\nstdout:\n%sstderr:\n%s--- %s: exit code %d\nstdout:\n%sstderr:\n%s",
+		aName, a.code, a.out, a.errOut, bName, b.code, b.out, b.errOut)
+}

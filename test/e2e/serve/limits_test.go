@@ -1,0 +1,124 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
+)
+
+// TestLimits checks the per-request CEL cost limit and the per-user
+// concurrency limit of a server with tiny ones.
+func TestLimits(t *testing.T) {
+	s := startServer(t, "--max-cost-per-request", "10", "--max-inflight-per-user", "1")
+
+	t.Run("Cost", func(t *testing.T) {
+		r := s.query(t, cluster.Kubeconfig, "pods", "-A", "--where", `object.status.phase == "Running"`)
+		if r.code != app.ExitRuntime || r.out != "" ||
+			!strings.Contains(r.errOut, "429 Too Many Requests") || !strings.Contains(r.errOut, "CEL cost budget exceeded") ||
+			!strings.Contains(r.errOut, "--max-cost-per-request") {
+			t.Errorf("a --where over every pod: exit %d, stdout %q, stderr %q; want exit 1 and 429 over the cost budget", r.code, r.out, r.errOut)
+		}
+		// A query that evaluates no expression costs nothing.
+		local, remote := localQuery(t, "pods", "-A", "--count"), s.query(t, cluster.Kubeconfig, "pods", "-A", "--count")
+		if local != remote || local.code != 0 {
+			t.Errorf("--count without expressions:\n%s", diff("local", local, "--server", remote))
+		}
+	})
+
+	t.Run("Inflight", func(t *testing.T) {
+		hc := s.adminClient(t)
+		const count = `{"resources":["nodes"],"count":true}`
+		want := strconv.Itoa(spec.Default().Nodes) + "\n"
+
+		// A request whose body has not arrived holds the admin's one slot
+		// (it is taken before the body is read) until the body comes.
+		type answer struct {
+			code int
+			body string
+			err  error
+		}
+		pending := func() (*io.PipeWriter, <-chan answer) {
+			body, send := io.Pipe()
+			answers := make(chan answer, 1)
+			go func() {
+				resp, err := hc.Post(s.url+queryserver.QueryPath, "application/json", body)
+				if err != nil {
+					answers <- answer{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				answers <- answer{code: resp.StatusCode, body: string(b), err: err}
+			}()
+			return send, answers
+		}
+		send, first := pending()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			code, text := s.post(t, hc, strings.NewReader(count))
+			if code == http.StatusTooManyRequests {
+				var st metav1.Status
+				if err := json.Unmarshal([]byte(text), &st); err != nil || st.Reason != metav1.StatusReasonTooManyRequests ||
+					!strings.Contains(st.Message, `user "e2e-admin" already runs 1 queries on this server`) {
+					t.Errorf("the second query's 429: %s", text)
+				}
+				break
+			}
+			// Until the pending request holds the slot, queries are
+			// answered.
+			if code != http.StatusOK || text != want {
+				t.Fatalf("a query beside the pending one: %d %q, want 200 %q or 429", code, text, want)
+			}
+			select {
+			case a := <-first:
+				// This query held the slot when the pending one came:
+				// that one was refused; send another.
+				if a.code != http.StatusTooManyRequests {
+					t.Fatalf("the pending query was answered before its body was sent: %d %q %v", a.code, a.body, a.err)
+				}
+				send.Close()
+				send, first = pending()
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no query got 429 within 30s while another of the same user was pending")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Another user is not limited by the admin's queries.
+		kubeconfig, _ := serviceAccountKubeconfig(t, readerNamespace, "inflight-reader")
+		if r := s.query(t, kubeconfig, "pods", "-n", readerNamespace, "--count"); r.code != 0 {
+			t.Errorf("another user's query while the admin's slot is taken: exit %d, stderr %q", r.code, r.errOut)
+		}
+
+		if _, err := io.WriteString(send, count); err != nil {
+			t.Fatal(err)
+		}
+		send.Close()
+		select {
+		case a := <-first:
+			if a.err != nil || a.code != http.StatusOK || a.body != want {
+				t.Errorf("the pending query: %d %q %v, want 200 %q", a.code, a.body, a.err, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the pending query got no answer within 30s of its body")
+		}
+		// Its slot is free again.
+		if code, text := s.post(t, hc, strings.NewReader(count)); code != http.StatusOK || text != want {
+			t.Errorf("a query after the pending one ended: %d %q, want 200 %q", code, text, want)
+		}
+	})
+
+	if code := s.run.Stop(t); code != 0 {
+		t.Errorf("serve exited %d when stopped, want 0\nstderr:\n%s", code, s.run.ErrOut)
+	}
+}
