@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -737,9 +738,15 @@ func (p *Plan) checkSchema(r *factory.Resolver, res factory.Resource, name bool,
 	if err != nil || schema == nil {
 		return nil
 	}
+	return checkAgainst(p.env, schema, res, name, progs)
+}
+
+// checkAgainst compiles progs again with env against schema, the schema of
+// res; the errors, prefixed with res when name is true, are a *UsageError.
+func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, name bool, progs []*indexers.Program) error {
 	var errs []error
 	for _, prog := range progs {
-		if _, err := p.env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema); err != nil {
+		if _, err := env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema); err != nil {
 			if name {
 				err = fmt.Errorf("for %s: %w", res, err)
 			}

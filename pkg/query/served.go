@@ -464,19 +464,7 @@ func (s *Served) checkSchema(np *Plan, res factory.Resource, name bool) error {
 	if sch == nil {
 		return nil
 	}
-	var errs []error
-	for _, prog := range np.queryPrograms() {
-		if _, err := s.env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), sch); err != nil {
-			if name {
-				err = fmt.Errorf("for %s: %w", res, err)
-			}
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return &UsageError{Err: errors.Join(errs...)}
-	}
-	return nil
+	return checkAgainst(s.env, sch, res, name, np.queryPrograms())
 }
 
 // filter returns the predicate that applies from the cache what a local

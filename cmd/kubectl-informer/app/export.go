@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -142,16 +143,20 @@ func (o *ExportOptions) Validate() error {
 	return nil
 }
 
-func (o *ExportOptions) logger() *slog.Logger {
+func (o *ExportOptions) logger() *slog.Logger { return newLogger(o.ErrOut, o.Verbosity, o.LogFormat) }
+
+// newLogger returns the logger of a long-running verb: format is logfmt or
+// json, verbosity 0 logs info and above, more logs debug too.
+func newLogger(w io.Writer, verbosity int, format string) *slog.Logger {
 	level := slog.LevelInfo
-	if o.Verbosity > 0 {
+	if verbosity > 0 {
 		level = slog.LevelDebug
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if o.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(o.ErrOut, opts))
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(o.ErrOut, opts))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // startupGCPercent is the garbage collector's target while the caches fill

@@ -172,17 +172,7 @@ func (o *ServeOptions) Validate() error {
 	return err
 }
 
-func (o *ServeOptions) logger() *slog.Logger {
-	level := slog.LevelInfo
-	if o.Verbosity > 0 {
-		level = slog.LevelDebug
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	if o.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(o.ErrOut, opts))
-	}
-	return slog.New(slog.NewTextHandler(o.ErrOut, opts))
-}
+func (o *ServeOptions) logger() *slog.Logger { return newLogger(o.ErrOut, o.Verbosity, o.LogFormat) }
 
 // Run fills the caches and serves queries until SIGINT or SIGTERM, then
 // exits 0.
