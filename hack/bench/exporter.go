@@ -342,12 +342,10 @@ func gauge(b []byte, name string) (float64, bool) {
 
 // startExporter starts the exporter and waits until /readyz answers 200.
 func startExporter(plugin, kubeconfig, config string) (*exec.Cmd, string, time.Duration, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", 0, err
 	}
-	addr := l.Addr().String()
-	l.Close()
 	// No series may be dropped: at 100,000 pods the KSM config has 500,000
 	// phase series, over the default cap of 100,000 per metric.
 	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
@@ -372,6 +370,17 @@ func startExporter(plugin, kubeconfig, config string) (*exec.Cmd, string, time.D
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// freeAddr returns a localhost address with a port free at the time of
+// asking, for a server the harness starts.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // procRSS returns the resident set size of pid in bytes.

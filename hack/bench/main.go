@@ -2,7 +2,8 @@
 // It starts a local control plane of its own (state in _output/bench-cluster),
 // loads the reproducible workload, then runs each measured command several
 // times, side by side in one run, and reports the median, min and max of its
-// wall time and peak RSS. Go benchmarks (CEL predicate, index lookup,
+// wall time and peak RSS. A query server (serve) answers queries beside the
+// same one-shot local ones, and Go benchmarks (CEL predicate, index lookup,
 // group-by) run too. The report goes to stdout and to bench/RESULTS.md.
 //
 //	go run ./hack/bench --pods 10000 --runs 5
@@ -39,6 +40,7 @@ type options struct {
 	keep       bool
 	goBench    bool
 	queries    bool
+	server     bool
 	goBenchPkg string
 }
 
@@ -52,7 +54,8 @@ func main() {
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the report")
 	flag.BoolVar(&o.keep, "keep", false, "leave the benchmark cluster running afterwards")
 	flag.BoolVar(&o.goBench, "go-bench", true, "also run the Go benchmarks")
-	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the exporter and the Go benchmarks)")
+	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the query server, the exporter and the Go benchmarks)")
+	flag.BoolVar(&o.server, "server", true, "measure queries answered by a query server (serve) beside the same one-shot local queries")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -119,6 +122,16 @@ func run(o options) error {
 			return fmt.Errorf("query --watch: %w", err)
 		}
 	}
+	// Before the exporter's measurement, whose pod updates would change
+	// the answers while they are compared.
+	var srv serverResult
+	if o.server {
+		fmt.Fprintln(os.Stderr, "measuring the query server…")
+		srv, err = benchServer(o.plugin, kubeconfig, o.runs)
+		if err != nil {
+			return fmt.Errorf("query server: %w", err)
+		}
+	}
 	fmt.Fprintln(os.Stderr, "measuring the exporter…")
 	const ksm = "examples/kube-state-metrics-pods.yaml"
 	exp, err := benchExporter(o.plugin, kubeconfig, ksm, cfg, []int{100, 1000}, 30*time.Second, 15*time.Second)
@@ -134,7 +147,7 @@ func run(o options) error {
 			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
-	report := render(o, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), goBench, exp.render(ksm, o.pods))
+	report := render(o, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(ksm, o.pods))
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
@@ -246,7 +259,7 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-func render(o options, sum workload.Summary, rows []row, cache, goBench, exporter string) string {
+func render(o options, sum workload.Summary, rows []row, cache, server, goBench, exporter string) string {
 	var b strings.Builder
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	cpu := cpuModel()
@@ -279,6 +292,7 @@ func render(o options, sum workload.Summary, rows []row, cache, goBench, exporte
 		}
 	}
 	b.WriteString(cache)
+	b.WriteString(server)
 	b.WriteString(exporter)
 	if goBench != "" {
 		fmt.Fprintf(&b, "\n## Go benchmarks\n\n```text\n%s\n```\n", goBench)

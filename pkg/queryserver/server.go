@@ -11,8 +11,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +73,8 @@ type Server struct {
 	mu sync.Mutex
 	// inflight counts the queries running per user.
 	inflight map[string]int
+	// releasing is set while releaseMemory runs.
+	releasing atomic.Bool
 }
 
 // New returns a Server. Options.Answerer, Authenticator and Authorizer
@@ -172,6 +176,9 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			out.start()
 		}
 	}
+	if out.written >= largeAnswer {
+		defer s.releaseMemory()
+	}
 	if out.started {
 		_ = out.flush()
 		w.Header().Set(StderrTrailer, base64.StdEncoding.EncodeToString(errOut.Bytes()))
@@ -230,6 +237,23 @@ func (s *Server) may(ctx context.Context, u user.Info, res factory.Resource, nam
 	return decision == authorizer.DecisionAllow, nil
 }
 
+// largeAnswer is the size of an answer after which the memory it took
+// (the objects converted for printing, the printed text) is returned to the
+// operating system, so that the server's RSS reflects its caches again.
+const largeAnswer = 16 << 20
+
+// releaseMemory returns freed memory to the operating system, in the
+// background and once at a time: it costs a garbage collection.
+func (s *Server) releaseMemory() {
+	if !s.releasing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.releasing.Store(false)
+		debug.FreeOSMemory()
+	}()
+}
+
 func (s *Server) acquire(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -284,6 +308,7 @@ type lazyWriter struct {
 	contentType string
 	started     bool
 	buf         *bufio.Writer
+	written     int
 }
 
 func (l *lazyWriter) start() {
@@ -300,6 +325,7 @@ func (l *lazyWriter) Write(p []byte) (int, error) {
 	if !l.started {
 		l.start()
 	}
+	l.written += len(p)
 	return l.buf.Write(p)
 }
 
