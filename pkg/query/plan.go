@@ -859,23 +859,28 @@ func (p *Plan) namespaced(queried []*factory.Informer) bool {
 // bind makes every program read get() and byIndex() from l. It runs before
 // index functions are made from the programs.
 func (p *Plan) bind(l indexers.Lookup) {
-	bindOne := func(prog **indexers.Program) {
-		if *prog != nil {
-			*prog = (*prog).WithLookup(l)
-		}
-	}
-	bindOne(&p.where)
-	bindOne(&p.sortBy)
-	bindOne(&p.groupBy)
-	for i := range p.columns {
-		bindOne(&p.columns[i])
-	}
+	p.eachQueryProgram(func(prog *indexers.Program) *indexers.Program { return prog.WithLookup(l) })
 	for name, prog := range p.indexes {
 		p.indexes[name] = prog.WithLookup(l)
 	}
 	for _, ixs := range p.resourceIndexes {
 		for name, prog := range ixs {
 			ixs[name] = prog.WithLookup(l)
+		}
+	}
+}
+
+// eachQueryProgram replaces each program of --where, --sort-by, --group-by
+// and --columns by what f makes of it.
+func (p *Plan) eachQueryProgram(f func(*indexers.Program) *indexers.Program) {
+	for _, prog := range []**indexers.Program{&p.where, &p.sortBy, &p.groupBy} {
+		if *prog != nil {
+			*prog = f(*prog)
+		}
+	}
+	for i := range p.columns {
+		if p.columns[i] != nil {
+			p.columns[i] = f(p.columns[i])
 		}
 	}
 }

@@ -238,7 +238,8 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 		return err
 	}
 	// What the request reads, and where the caller may read it.
-	lookup := &scopedLookup{s: s, scopes: map[schema.GroupVersionResource]*nsScope{}}
+	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}}
+	scopeOf := map[schema.GroupVersionResource]*nsScope{} // one decision per resource
 	namespaced := req.Namespace != "" && slices.ContainsFunc(queried, func(inf *factory.Informer) bool { return inf.Resource.Namespaced })
 	for _, prog := range np.queryPrograms() {
 		for _, ref := range prog.References() {
@@ -256,19 +257,19 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 					return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", ref.Resource, ix, factory.UnknownIndexError(inf.Resource, ix, idx))}
 				}
 			}
-			lookup.byName.Store(ref.Resource, inf)
-			if _, done := lookup.scopes[inf.Resource.GVR]; done {
-				continue
+			scope, done := scopeOf[inf.Resource.GVR]
+			if !done {
+				ns := ""
+				if namespaced && inf.Resource.Namespaced {
+					ns = req.Namespace
+				}
+				if scope, err = s.scope(ctx, may, inf, ns, prog.Context()); err != nil {
+					return err
+				}
+				scopeOf[inf.Resource.GVR] = scope
 			}
-			ns := ""
-			if namespaced && inf.Resource.Namespaced {
-				ns = req.Namespace
-			}
-			scope, err := s.scope(ctx, may, inf, ns, prog.Context())
-			if err != nil {
-				return err
-			}
-			lookup.scopes[inf.Resource.GVR] = scope
+			lookup.inner.Add(ref.Resource, inf)
+			lookup.scopes[ref.Resource] = scope
 		}
 	}
 	scopes := make([]*nsScope, len(queried))
@@ -536,53 +537,27 @@ func (s *Served) filter(req Request, by []Selector, fallback map[string]*indexer
 
 // scopedLookup is the Lookup of one request: the served informers, by the
 // names the request's expressions use, restricted to where the caller may
-// read them.
+// read them. Both maps are filled before any evaluation.
 type scopedLookup struct {
-	s      *Served
-	scopes map[schema.GroupVersionResource]*nsScope
-	byName sync.Map // resource name as written → *factory.Informer
+	inner *factory.Lookup
+	// scopes are where the caller may read each resource, by name.
+	scopes map[string]*nsScope
 }
 
-func (l *scopedLookup) informer(resource string) (*factory.Informer, *nsScope, error) {
-	v, ok := l.byName.Load(resource)
-	if !ok {
-		return nil, nil, fmt.Errorf("no informer for %q", resource)
-	}
-	inf := v.(*factory.Informer)
-	return inf, l.scopes[inf.Resource.GVR], nil
-}
-
+// Get returns nothing for an object of a namespace the caller may not
+// read; the rest is inner's.
 func (l *scopedLookup) Get(resource, namespace, name string) (any, bool, error) {
-	inf, sc, err := l.informer(resource)
-	if err != nil {
-		return nil, false, err
-	}
-	switch {
-	case inf.Resource.Namespaced && namespace == "":
-		return nil, false, fmt.Errorf("%s is namespaced: use get(%q, namespace, name)", inf.Resource, resource)
-	case !inf.Resource.Namespaced && namespace != "":
-		return nil, false, fmt.Errorf("%s is cluster-scoped: use get(%q, name)", inf.Resource, resource)
-	case inf.Resource.Namespaced && !sc.admits(namespace):
+	if sc := l.scopes[resource]; sc != nil && namespace != "" && !sc.admits(namespace) {
 		return nil, false, nil
 	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	return inf.Informer.GetIndexer().GetByKey(key)
+	return l.inner.Get(resource, namespace, name)
 }
 
+// ByIndex leaves out the objects of namespaces the caller may not read.
 func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
-	inf, sc, err := l.informer(resource)
-	if err != nil {
-		return nil, err
-	}
-	idx := inf.Informer.GetIndexer()
-	if _, ok := idx.GetIndexers()[index]; !ok {
-		return nil, factory.UnknownIndexError(inf.Resource, index, idx.GetIndexers())
-	}
-	objs, err := idx.ByIndex(index, value)
-	if err != nil || sc.all || !inf.Resource.Namespaced {
+	objs, err := l.inner.ByIndex(resource, index, value)
+	sc := l.scopes[resource]
+	if err != nil || sc == nil || sc.all {
 		return objs, err
 	}
 	kept := objs[:0:0]
@@ -596,15 +571,5 @@ func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
 
 // withBudget charges every evaluation of p's request programs to b.
 func (p *Plan) withBudget(b *indexers.Budget) {
-	one := func(prog **indexers.Program) {
-		if *prog != nil {
-			*prog = (*prog).WithBudget(b)
-		}
-	}
-	one(&p.where)
-	one(&p.sortBy)
-	one(&p.groupBy)
-	for i := range p.columns {
-		one(&p.columns[i])
-	}
+	p.eachQueryProgram(func(prog *indexers.Program) *indexers.Program { return prog.WithBudget(b) })
 }
