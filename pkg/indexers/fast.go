@@ -26,8 +26,12 @@ type fastExpr interface {
 //
 //	V.f.g…             V is object or each
 //	V.f.?g.?h.orValue(L)  L a literal or []
-//	A == B             A and B one of the above, a literal, or each
-//	string(A)          A one of the above, of type bool, int, uint, double or string
+//	A == B, A != B     A and B one of these forms, a literal, or each
+//	A < B, <=, >, >=   the same, both of one of CEL's ordered types
+//	A in [L, …]        a list of literals
+//	P && Q, P || Q, !P  P and Q of these forms
+//	P ? A : B          A and B these forms or list literals of literals
+//	string(A)          A one of these forms, of type bool, int, uint, double or string
 func compileFast(e ast.Expr) fastExpr {
 	switch e.Kind() {
 	case ast.IdentKind, ast.SelectKind:
@@ -46,12 +50,33 @@ func compileFast(e ast.Expr) fastExpr {
 				p.def = def
 				return p
 			}
-		case fn == operators.Equals && !call.IsMemberFunction() && len(call.Args()) == 2:
+		case call.IsMemberFunction():
+		case len(call.Args()) == 2 && comparisons[fn] != nil:
 			l, r := operand(call.Args()[0]), operand(call.Args()[1])
 			if l != nil && r != nil {
-				return &equals{l, r}
+				return &compare{l: l, r: r, test: comparisons[fn]}
 			}
-		case fn == "string" && !call.IsMemberFunction() && len(call.Args()) == 1:
+		case (fn == operators.LogicalAnd || fn == operators.LogicalOr) && len(call.Args()) == 2:
+			l, r := compileFast(call.Args()[0]), compileFast(call.Args()[1])
+			if l != nil && r != nil {
+				return &logical{l: l, r: r, or: fn == operators.LogicalOr}
+			}
+		case fn == operators.LogicalNot && len(call.Args()) == 1:
+			if x := compileFast(call.Args()[0]); x != nil {
+				return &not{x}
+			}
+		case fn == operators.Conditional && len(call.Args()) == 3:
+			c, a, b := compileFast(call.Args()[0]), branch(call.Args()[1]), branch(call.Args()[2])
+			if c != nil && a != nil && b != nil {
+				return &conditional{c: c, a: a, b: b}
+			}
+		case fn == operators.In && len(call.Args()) == 2:
+			x := operand(call.Args()[0])
+			set, ok := literalList(call.Args()[1])
+			if x != nil && ok {
+				return &in{x: x, set: set}
+			}
+		case fn == "string" && len(call.Args()) == 1:
 			if x := compileFast(call.Args()[0]); x != nil {
 				return &toString{x}
 			}
@@ -219,9 +244,100 @@ func (p *path) evalVal(v ref.Val) (ref.Val, bool) {
 	return v, true
 }
 
-type equals struct{ l, r fastExpr }
+// branch is a side of a conditional: a fast expression, a literal or a
+// list literal of literals.
+func branch(e ast.Expr) fastExpr {
+	if l, ok := literalList(e); ok {
+		return constant{types.NewRefValList(types.DefaultTypeAdapter, l)}
+	}
+	return operand(e)
+}
 
-func (e *equals) eval(object, each any) (ref.Val, bool) {
+// conditional is P ? A : B.
+type conditional struct{ c, a, b fastExpr }
+
+func (e *conditional) eval(object, each any) (ref.Val, bool) {
+	v, ok := e.c.eval(object, each)
+	if !ok {
+		return nil, false
+	}
+	switch v {
+	case types.True:
+		return e.a.eval(object, each)
+	case types.False:
+		return e.b.eval(object, each)
+	}
+	return nil, false
+}
+
+// literalList returns the elements of a list literal of literals.
+func literalList(e ast.Expr) ([]ref.Val, bool) {
+	if e.Kind() != ast.ListKind {
+		return nil, false
+	}
+	l := e.AsList()
+	if len(l.OptionalIndices()) > 0 {
+		return nil, false
+	}
+	var out []ref.Val
+	for _, x := range l.Elements() {
+		if x.Kind() != ast.LiteralKind {
+			return nil, false
+		}
+		out = append(out, x.AsLiteral())
+	}
+	return out, true
+}
+
+// comparisons are the binary operators compare handles: each says whether
+// its operands are in its relation, or ok false to leave them to the
+// interpreter.
+var comparisons = map[string]func(l, r ref.Val) (result, ok bool){
+	operators.Equals:        func(l, r ref.Val) (bool, bool) { return equal(l, r) },
+	operators.NotEquals:     func(l, r ref.Val) (bool, bool) { eq, ok := equal(l, r); return !eq, ok },
+	operators.Less:          ordered(func(c int64) bool { return c < 0 }),
+	operators.LessEquals:    ordered(func(c int64) bool { return c <= 0 }),
+	operators.Greater:       ordered(func(c int64) bool { return c > 0 }),
+	operators.GreaterEquals: ordered(func(c int64) bool { return c >= 0 }),
+}
+
+// equal is the interpreter's ==: types.Equal.
+func equal(l, r ref.Val) (bool, bool) {
+	v := types.Equal(l, r)
+	b, ok := v.(types.Bool)
+	return bool(b), ok
+}
+
+// ordered is a relation of two values of the same ordered type (string,
+// int, uint, double, bool, bytes, timestamp, duration) by their
+// traits.Comparer, as the interpreter's overloads of <, <=, > and >=
+// compare them; values of two types (1 < 2.5, which the interpreter also
+// answers) are left to the interpreter.
+func ordered(holds func(c int64) bool) func(l, r ref.Val) (bool, bool) {
+	return func(l, r ref.Val) (bool, bool) {
+		if l.Type() != r.Type() {
+			return false, false
+		}
+		switch l.(type) {
+		case types.String, types.Int, types.Uint, types.Double, types.Bool, types.Bytes, types.Timestamp, types.Duration:
+		default:
+			return false, false
+		}
+		c, ok := l.(traits.Comparer).Compare(r).(types.Int)
+		if !ok {
+			return false, false
+		}
+		return holds(int64(c)), true
+	}
+}
+
+// compare is A == B, A != B, A < B, A <= B, A > B or A >= B.
+type compare struct {
+	l, r fastExpr
+	test func(l, r ref.Val) (bool, bool)
+}
+
+func (e *compare) eval(object, each any) (ref.Val, bool) {
 	l, ok := e.l.eval(object, each)
 	if !ok {
 		return nil, false
@@ -230,11 +346,81 @@ func (e *equals) eval(object, each any) (ref.Val, bool) {
 	if !ok {
 		return nil, false
 	}
-	v := types.Equal(l, r)
-	if types.IsUnknownOrError(v) {
+	holds, ok := e.test(l, r)
+	if !ok {
 		return nil, false
 	}
-	return v, true
+	return types.Bool(holds), true
+}
+
+// in is A in [L, …]: whether A equals one of the literals.
+type in struct {
+	x   fastExpr
+	set []ref.Val
+}
+
+func (e *in) eval(object, each any) (ref.Val, bool) {
+	x, ok := e.x.eval(object, each)
+	if !ok {
+		return nil, false
+	}
+	for _, v := range e.set {
+		eq, ok := equal(x, v)
+		if !ok {
+			return nil, false
+		}
+		if eq {
+			return types.True, true
+		}
+	}
+	return types.False, true
+}
+
+// logical is P && Q or P || Q. It answers only where both sides it needs
+// are booleans: the interpreter's answer is then the same whatever the
+// side it does not need would have been (false && error is false).
+// Otherwise the interpreter runs, which also absorbs an error on the left
+// (error && false is false).
+type logical struct {
+	l, r fastExpr
+	or   bool
+}
+
+func (e *logical) eval(object, each any) (ref.Val, bool) {
+	l, ok := e.l.eval(object, each)
+	if !ok {
+		return nil, false
+	}
+	lb, ok := l.(types.Bool)
+	if !ok {
+		return nil, false
+	}
+	if bool(lb) == e.or { // true || …, false && …
+		return lb, true
+	}
+	r, ok := e.r.eval(object, each)
+	if !ok {
+		return nil, false
+	}
+	if _, ok := r.(types.Bool); !ok {
+		return nil, false
+	}
+	return r, true
+}
+
+// not is !P.
+type not struct{ x fastExpr }
+
+func (e *not) eval(object, each any) (ref.Val, bool) {
+	v, ok := e.x.eval(object, each)
+	if !ok {
+		return nil, false
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return nil, false
+	}
+	return !b, true
 }
 
 type toString struct{ x fastExpr }

@@ -46,6 +46,7 @@ func TestFastMatchesInterpreter(t *testing.T) {
 	withEach := []string{
 		`each`, `each.name`, `each.?restartCount.orValue(0)`, `each.?image.orValue("none")`, `each.restartCount`,
 		`object.status.phase == each`, `each == "Running"`, `each.name == object.spec.nodeName`,
+		`each.?restartCount.orValue(0) > 2`, `each != "Running" && object.spec.hostNetwork`, `each in ["Running", "app"]`,
 		`object.metadata.namespace`, `string(each.?restartCount.orValue(0))`,
 	}
 	plain := []string{
@@ -60,6 +61,16 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		`object.metadata.?annotations.?x.orValue(null)`, `object.spec.hostNetwork == true`, `object.spec.priority == 0`,
 		`object.spec.priority == 0.0`, `object.metadata.name.size()`, `object.metadata.?ownerReferences.orValue([])[0].kind`,
 		`object.kind`, `object.apiVersion`, `object`, `object.status`, `object.metadata.labels == {"app": "web", "tier": ""}`,
+		`object.status.phase != "Running"`, `object.metadata.namespace < "t"`, `object.metadata.namespace <= "shop"`,
+		`object.metadata.name > "a"`, `object.metadata.name >= "web-0"`, `object.spec.priority < 1`, `object.spec.priority > 0u`,
+		`object.spec.priority >= 0.0`, `object.spec.hostNetwork > false`, `object.metadata.name < object.spec.nodeName`,
+		`object.status.phase == "Running" && object.metadata.namespace < "ns-5"`, `object.spec.hostNetwork || object.spec.nodeName == "x"`,
+		`object.spec.nodeName == "x" || object.spec.hostNetwork`, `object.spec.priority == 1 && object.spec.nodeName.size() > 0`,
+		`!object.spec.hostNetwork`, `!(object.status.phase == "Running")`, `object.status.phase in ["Running", "Pending"]`,
+		`object.spec.priority in [0, 1]`, `object.metadata.name in []`, `object.spec.?nodeName.orValue("") in ["node-1"]`,
+		`object.status.?phase.orValue("") == "" ? [] : ["Pending", "Succeeded", "Failed", "Unknown", "Running"]`,
+		`object.spec.hostNetwork ? object.metadata.name : "none"`, `object.spec.hostNetwork ? 1 : 2`,
+		`object.metadata.creationTimestamp < timestamp("2030-01-01T00:00:00Z")`,
 	}
 	fastForms, answered, evaluations := 0, 0, 0
 	for _, tc := range []struct {
@@ -119,7 +130,8 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		t.Errorf("the fast path answered %d of %d evaluations", answered, evaluations)
 	}
 	t.Logf("%d expressions take the fast path; it answered %d of %d evaluations", fastForms, answered, evaluations)
-	for _, expr := range []string{`object.metadata.name.size()`, `object.spec.containers[0].name`, `has(object.spec.nodeName)`, `object.spec.containers.exists(c, c.name == "app")`} {
+	for _, expr := range []string{`object.metadata.name.size()`, `object.spec.containers[0].name`, `has(object.spec.nodeName)`, `object.spec.containers.exists(c, c.name == "app")`,
+		`object.spec.priority == 1 && object.spec.nodeName.size() > 0`, `object.metadata.name in [object.spec.nodeName]`, `object.spec.hostNetwork ? [object.metadata.name] : []`} {
 		p, err := env.Compile(expr, KindValue, "test")
 		if err != nil {
 			t.Fatal(err)
