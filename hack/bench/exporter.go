@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -24,14 +27,17 @@ import (
 // exporterResult is what benchExporter measured.
 type exporterResult struct {
 	// readies are the times to ready of several starts, sorted.
-	readies     []time.Duration
-	hwmSynced   int64 // peak RSS of the last start, at ready
-	rssSynced   int64
-	scrapes     []time.Duration
-	rssScraped  int64
-	scrapeBytes int
-	series      int
-	churns      []churnResult
+	readies []time.Duration
+	// starts are those starts, in order, and floor the bare informer's
+	// started alternately with them (runFloor).
+	starts, floor []startStats
+	hwmSynced     int64 // peak RSS of the last start, at ready
+	rssSynced     int64
+	scrapes       []time.Duration
+	rssScraped    int64
+	scrapeBytes   int
+	series        int
+	churns        []churnResult
 }
 
 // churnResult is what one rate of pod updates measured.
@@ -51,6 +57,10 @@ type churnResult struct {
 	// scrapes: at least probeEvery, more when a scrape takes longer. Lags
 	// are known to within it.
 	interval time.Duration
+	// engine is what the exporter's own histogram of the time from an
+	// event to its series (kubectl_informer_event_to_series_seconds)
+	// counted while lags were probed.
+	engine histogram
 }
 
 // probeEvery is how often /metrics is scraped while lags are probed: a lag
@@ -61,24 +71,39 @@ const probeEvery = 200 * time.Millisecond
 // RSS, scrapes /metrics ten times, then, for each rate, updates pods at
 // that rate for d while measuring the exporter's CPU, and for a further
 // probe period while scraping to measure the lag from update to series.
-func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, rates []int, d, probe time.Duration) (exporterResult, error) {
+// apiserverPID is the API server's process, whose CPU each start costs.
+func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, apiserverPID, pods int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
-	// Time to ready varies from start to start: start it a few times.
-	for range 4 {
-		cmd, _, ready, err := startExporter(plugin, kubeconfig, config)
+	// Time to ready varies from start to start, and with the machine's
+	// speed over a day: start it a few times, each after a start of the bare
+	// informer it is compared with.
+	var cmd *exec.Cmd
+	var base string
+	// Each start waits for the API server to settle after the previous one,
+	// whose garbage it would otherwise collect on the next one's time.
+	const settle = 2 * time.Second
+	for i := range 5 {
+		time.Sleep(settle)
+		f, err := startFloor(kubeconfig, apiserverPID, pods)
 		if err != nil {
 			return r, err
 		}
-		r.readies = append(r.readies, ready)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	cmd, base, ready, err := startExporter(plugin, kubeconfig, config)
-	if err != nil {
-		return r, err
+		r.floor = append(r.floor, f)
+		time.Sleep(settle)
+		c, b, s, err := startExporter(plugin, kubeconfig, config, apiserverPID)
+		if err != nil {
+			return r, err
+		}
+		r.starts = append(r.starts, s)
+		r.readies = append(r.readies, s.ready)
+		if i < 4 {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+			continue
+		}
+		cmd, base = c, b
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	r.readies = append(r.readies, ready)
 	slices.Sort(r.readies)
 	pid := cmd.Process.Pid
 	r.hwmSynced = procField(pid, "VmHWM:")
@@ -224,6 +249,7 @@ func (c *churnResult) probeLags(u *updater, base string, rate int, d time.Durati
 	var starts []time.Time
 	stop := make(chan struct{})
 	scraped := make(chan error, 1)
+	var first, last histogram
 	go func() {
 		var err error
 		defer func() { scraped <- err }()
@@ -233,6 +259,10 @@ func (c *churnResult) probeLags(u *updater, base string, rate int, d time.Durati
 			var b []byte
 			if b, err = scrape(base); err != nil {
 				return
+			}
+			last = parseHistogram(b, eventToSeries)
+			if first == nil {
+				first = last
 			}
 			seen := restarts(b)
 			mu.Lock()
@@ -286,6 +316,7 @@ func (c *churnResult) probeLags(u *updater, base string, rate int, d time.Durati
 	mu.Lock()
 	defer mu.Unlock()
 	c.unseen = len(pending)
+	c.engine = last.minus(first)
 	slices.Sort(c.lags)
 	var gaps []time.Duration
 	for i := 1; i < len(starts); i++ {
@@ -341,18 +372,19 @@ func gauge(b []byte, name string) (float64, bool) {
 }
 
 // startExporter starts the exporter and waits until /readyz answers 200.
-func startExporter(plugin, kubeconfig, config string) (*exec.Cmd, string, time.Duration, error) {
+func startExporter(plugin, kubeconfig, config string, apiserverPID int) (*exec.Cmd, string, startStats, error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", startStats{}, err
 	}
 	// No series may be dropped: at 100,000 pods the KSM config has 500,000
 	// phase series, over the default cap of 100,000 per metric.
 	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
 	cmd.Stderr = io.Discard
+	api0 := procCPU(apiserverPID)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, "", 0, err
+		return nil, "", startStats{}, err
 	}
 	base := "http://" + addr
 	for {
@@ -360,13 +392,15 @@ func startExporter(plugin, kubeconfig, config string) (*exec.Cmd, string, time.D
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cmd, base, time.Since(start), nil
+				s := startStats{ready: time.Since(start), apiserver: procCPU(apiserverPID) - api0}
+				s.cpu, s.hwm = procCPU(cmd.Process.Pid), procField(cmd.Process.Pid, "VmHWM:")
+				return cmd, base, s, nil
 			}
 		}
 		if time.Since(start) > 2*time.Minute {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			return nil, "", 0, fmt.Errorf("the exporter was not ready after 2 minutes")
+			return nil, "", startStats{}, fmt.Errorf("the exporter was not ready after 2 minutes")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -440,19 +474,35 @@ func (r exporterResult) render(config string, pods int) string {
 		ms(med), ms(s[0]), ms(s[len(s)-1]))
 	fmt.Fprintf(&b, "| RSS after the 10 scrapes | %s | | |\n", mib(r.rssScraped))
 	fmt.Fprintf(&b, "| series (`kube_*`), response size | %d, %d KiB | | |\n", r.series, r.scrapeBytes/1024)
+	if len(r.floor) > 0 {
+		fmt.Fprintf(&b, "\nThe time to ready above is compared with a figure measured at another time, and this machine's speed varies\n")
+		fmt.Fprintf(&b, "about 2× over a day. In the same conditions, each start of the exporter followed a start of the least a client-go\n")
+		fmt.Fprintf(&b, "program does to cache the same pods: a SharedInformerFactory with client-go's defaults (HTTP/2, WatchList),\n")
+		fmt.Fprintf(&b, "protobuf, one pod informer, no handlers, no metrics (`-%s` in hack/bench/floor.go). Medians of %d starts each.\n\n", floorFlag, len(r.floor))
+		fmt.Fprintf(&b, "| measure | exporter | bare client-go informer |\n|---|---|---|\n")
+		ex, fl := medianStats(r.starts), medianStats(r.floor)
+		fmt.Fprintf(&b, "| time to ready (exporter: `/readyz` 200; informer: synced), min–max | %s (%s–%s) | %s (%s–%s) |\n",
+			secs(ex.ready), secs(minReady(r.starts)), secs(maxReady(r.starts)), secs(fl.ready), secs(minReady(r.floor)), secs(maxReady(r.floor)))
+		fmt.Fprintf(&b, "| its CPU until then | %.2f s | %.2f s |\n", ex.cpu, fl.cpu)
+		fmt.Fprintf(&b, "| the API server's CPU until then | %.2f s | %.2f s |\n", ex.apiserver, fl.apiserver)
+		fmt.Fprintf(&b, "| its peak RSS (VmHWM at ready) | %s | %s |\n", mib(ex.hwm), mib(fl.hwm))
+	}
 	if len(r.churns) > 0 {
 		fmt.Fprintf(&b, "\nPod updates (the restart count of a Running pod's first container) at a steady rate: CPU and RSS of the exporter\n")
 		fmt.Fprintf(&b, "over %.0f s of updates; then, while updating at the same rate, /metrics is scraped continuously (at most every %s) and each\n", r.churns[0].seconds, probeEvery)
 		fmt.Fprintf(&b, "update's lag is the time from the API server's answer to the start of the first scrape that shows it: known to within\n")
 		fmt.Fprintf(&b, "the interval between scrapes, which grows with the size of /metrics. An update not seen within 30 s of the last is unseen.\n\n")
-		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | RSS after | lag p50 | lag p99 | lag max | scrape interval | probed (unseen) | events pending, max |\n|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "The exporter's own histogram of the time from an event reaching it to its series computed (`%s`),\n", eventToSeries)
+		fmt.Fprintf(&b, "over the same probe period, bounds the exporter's part of that lag: each quantile is at most the bucket bound given.\n\n")
+		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | RSS after | lag p50 | lag p99 | lag max | scrape interval | probed (unseen) | events pending, max | event to series: events, p50, p99 |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, c := range r.churns {
 			p50, p99, pmax := "–", "–", "–"
 			if l := c.lags; len(l) > 0 {
 				p50, p99, pmax = msd(l[len(l)/2]), msd(l[len(l)*99/100]), msd(l[len(l)-1])
 			}
-			fmt.Fprintf(&b, "| %d (%.0f) | %.2f cores | %s | %s | %s | %s | %s | %d (%d) | %.0f |\n",
-				c.rate, c.achieved, c.cpu, mib(c.rssAfter), p50, p99, pmax, msd(c.interval), c.probed, c.unseen, c.pendingMax)
+			fmt.Fprintf(&b, "| %d (%.0f) | %.2f cores | %s | %s | %s | %s | %s | %d (%d) | %.0f | %.0f, ≤ %s, ≤ %s |\n",
+				c.rate, c.achieved, c.cpu, mib(c.rssAfter), p50, p99, pmax, msd(c.interval), c.probed, c.unseen, c.pendingMax,
+				c.engine.count(), bound(c.engine.quantile(0.5)), bound(c.engine.quantile(0.99)))
 		}
 	}
 	return b.String()
@@ -461,3 +511,92 @@ func (r exporterResult) render(config string, pods int) string {
 func msd(d time.Duration) string { return fmt.Sprintf("%.0f ms", ms(d)) }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// medianStats returns the median of each measure of starts, separately.
+func medianStats(starts []startStats) startStats {
+	med := func(f func(startStats) float64) float64 {
+		v := make([]float64, len(starts))
+		for i, s := range starts {
+			v[i] = f(s)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return startStats{
+		ready:     time.Duration(med(func(s startStats) float64 { return float64(s.ready) })),
+		cpu:       med(func(s startStats) float64 { return s.cpu }),
+		apiserver: med(func(s startStats) float64 { return s.apiserver }),
+		hwm:       int64(med(func(s startStats) float64 { return float64(s.hwm) })),
+	}
+}
+
+func minReady(starts []startStats) time.Duration {
+	return slices.MinFunc(starts, func(a, b startStats) int { return cmp.Compare(a.ready, b.ready) }).ready
+}
+
+func maxReady(starts []startStats) time.Duration {
+	return slices.MaxFunc(starts, func(a, b startStats) int { return cmp.Compare(a.ready, b.ready) }).ready
+}
+
+// eventToSeries is the exporter's histogram of the time from an informer
+// event to its object's series.
+const eventToSeries = "kubectl_informer_event_to_series_seconds"
+
+// histogram is a Prometheus histogram's cumulative bucket counts by upper
+// bound (le).
+type histogram map[float64]float64
+
+// parseHistogram reads the buckets of the histogram name from an
+// exposition.
+func parseHistogram(b []byte, name string) histogram {
+	h := histogram{}
+	prefix := []byte(name + `_bucket{le="`)
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		le, v, ok := bytes.Cut(rest, []byte(`"} `))
+		if !ok {
+			continue
+		}
+		bound, err1 := strconv.ParseFloat(string(le), 64)
+		count, err2 := strconv.ParseFloat(string(v), 64)
+		if err1 == nil && err2 == nil {
+			h[bound] = count
+		}
+	}
+	return h
+}
+
+// minus returns the counts of h less those of earlier.
+func (h histogram) minus(earlier histogram) histogram {
+	out := histogram{}
+	for le, n := range h {
+		out[le] = n - earlier[le]
+	}
+	return out
+}
+
+// count is the number of observations.
+func (h histogram) count() float64 { return h[math.Inf(1)] }
+
+// quantile returns the upper bound of the bucket holding the q-quantile:
+// the q-quantile is at most that.
+func (h histogram) quantile(q float64) float64 {
+	bounds := slices.Sorted(maps.Keys(h))
+	for _, le := range bounds {
+		if h[le] >= q*h.count() {
+			return le
+		}
+	}
+	return math.Inf(1)
+}
+
+// bound prints a histogram bucket bound in seconds as milliseconds.
+func bound(le float64) string {
+	if math.IsInf(le, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(le*1000, 'g', -1, 64) + " ms"
+}

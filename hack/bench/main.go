@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -55,8 +56,16 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "leave the benchmark cluster running afterwards")
 	flag.BoolVar(&o.goBench, "go-bench", true, "also run the Go benchmarks")
 	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the query server, the exporter and the Go benchmarks)")
+	floor := flag.String(floorFlag, "", "run as the bare client-go informer the exporter is compared with, against this kubeconfig (used by the harness itself)")
 	flag.BoolVar(&o.server, "server", true, "measure queries answered by a query server (serve) beside the same one-shot local queries")
 	flag.Parse()
+	if *floor != "" {
+		if err := runFloor(*floor); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: the bare informer: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -134,7 +143,11 @@ func run(o options) error {
 	}
 	fmt.Fprintln(os.Stderr, "measuring the exporter…")
 	const ksm = "examples/kube-state-metrics-pods.yaml"
-	exp, err := benchExporter(o.plugin, kubeconfig, ksm, cfg, []int{100, 1000}, 30*time.Second, 15*time.Second)
+	apiserverPID, err := readPID(filepath.Join(o.stateDir, "kube-apiserver.pid"))
+	if err != nil {
+		return err
+	}
+	exp, err := benchExporter(o.plugin, kubeconfig, ksm, cfg, apiserverPID, o.pods, []int{100, 1000}, 30*time.Second, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -323,4 +336,13 @@ func memTotal() string {
 	var kb int64
 	fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"), "%d", &kb)
 	return fmt.Sprintf("%.0f GiB RAM", float64(kb)/(1<<20))
+}
+
+// readPID reads a process ID from a pid file of the local control plane.
+func readPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
 }

@@ -79,7 +79,6 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	return &clients{base: cfg, http: hc, dynamic: dyn, metadata: md, typed: map[schema.GroupVersion]rest.Interface{}}, nil
 }
 
-
 // Stream keepalive: a connection whose peer is gone without a word (a
 // network partition, a node lost) is closed after streamKeepAliveIdle of
 // silence plus streamKeepAliveCount unanswered probes streamKeepAliveInterval
