@@ -46,7 +46,10 @@ type churnResult struct {
 	achieved float64 // updates per second made
 	seconds  float64
 	cpu      float64 // cores the exporter used, without probing scrapes
-	rssAfter int64
+	// apiserver is the cores the API server used meanwhile, and idle the
+	// share of the machine's CPU time left idle.
+	apiserver, idle float64
+	rssAfter        int64
 	// lags are the times from an update's response to its series on
 	// /metrics, probed by scraping every probeEvery.
 	lags       []time.Duration
@@ -145,13 +148,18 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, apiserve
 	u := &updater{cs: cs, pods: list.Items}
 	for _, rate := range rates {
 		c := churnResult{rate: rate}
-		cpu0, t0 := procCPU(pid), time.Now()
+		cpu0, api0, t0 := procCPU(pid), procCPU(apiserverPID), time.Now()
+		idle0, total0 := machineCPU()
 		n, err := u.run(rate, d, nil)
 		if err != nil {
 			return r, err
 		}
 		c.seconds = time.Since(t0).Seconds()
 		c.cpu = (procCPU(pid) - cpu0) / c.seconds
+		c.apiserver = (procCPU(apiserverPID) - api0) / c.seconds
+		if idle1, total1 := machineCPU(); total1 > total0 {
+			c.idle = (idle1 - idle0) / (total1 - total0)
+		}
 		c.achieved = float64(n) / c.seconds
 		c.rssAfter = procRSS(pid)
 		if err := c.probeLags(u, base, rate, probe); err != nil {
@@ -436,6 +444,28 @@ func procField(pid int, field string) int64 {
 	return 0
 }
 
+// machineCPU returns the machine's idle and total CPU time so far, in
+// clock ticks, from /proc/stat.
+func machineCPU() (idle, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, x := range f[1:] {
+		v, _ := strconv.ParseFloat(x, 64)
+		total += v
+		if i == 3 {
+			idle = v
+		}
+	}
+	return idle, total
+}
+
 // procCPU returns the CPU seconds pid has used (user + system).
 func procCPU(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -492,16 +522,17 @@ func (r exporterResult) render(config string, pods int) string {
 		fmt.Fprintf(&b, "over %.0f s of updates; then, while updating at the same rate, /metrics is scraped continuously (at most every %s) and each\n", r.churns[0].seconds, probeEvery)
 		fmt.Fprintf(&b, "update's lag is the time from the API server's answer to the start of the first scrape that shows it: known to within\n")
 		fmt.Fprintf(&b, "the interval between scrapes, which grows with the size of /metrics. An update not seen within 30 s of the last is unseen.\n\n")
+		fmt.Fprintf(&b, "The API server's CPU and the machine's idle share over the same 30 s show what bounds the rate made.\n")
 		fmt.Fprintf(&b, "The exporter's own histogram of the time from an event reaching it to its series computed (`%s`),\n", eventToSeries)
 		fmt.Fprintf(&b, "over the same probe period, bounds the exporter's part of that lag: each quantile is at most the bucket bound given.\n\n")
-		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | RSS after | lag p50 | lag p99 | lag max | scrape interval | probed (unseen) | events pending, max | event to series: events, p50, p99 |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | API server CPU, machine idle | RSS after | lag p50 | lag p99 | lag max | scrape interval | probed (unseen) | events pending, max | event to series: events, p50, p99 |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, c := range r.churns {
 			p50, p99, pmax := "–", "–", "–"
 			if l := c.lags; len(l) > 0 {
 				p50, p99, pmax = msd(l[len(l)/2]), msd(l[len(l)*99/100]), msd(l[len(l)-1])
 			}
-			fmt.Fprintf(&b, "| %d (%.0f) | %.2f cores | %s | %s | %s | %s | %s | %d (%d) | %.0f | %.0f, ≤ %s, ≤ %s |\n",
-				c.rate, c.achieved, c.cpu, mib(c.rssAfter), p50, p99, pmax, msd(c.interval), c.probed, c.unseen, c.pendingMax,
+			fmt.Fprintf(&b, "| %d (%.0f) | %.2f cores | %.2f cores, %.0f%% | %s | %s | %s | %s | %s | %d (%d) | %.0f | %.0f, ≤ %s, ≤ %s |\n",
+				c.rate, c.achieved, c.cpu, c.apiserver, 100*c.idle, mib(c.rssAfter), p50, p99, pmax, msd(c.interval), c.probed, c.unseen, c.pendingMax,
 				c.engine.count(), bound(c.engine.quantile(0.5)), bound(c.engine.quantile(0.99)))
 		}
 	}
