@@ -1,11 +1,15 @@
 package indexers
 
 import (
+	"slices"
+
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // fastExpr evaluates one of the simplest expressions without the
@@ -113,14 +117,18 @@ func (c constant) eval(any, any) (ref.Val, bool) { return c.v, true }
 // path is V.f.g… (fields), then, when optional, .?h.?i… (opt) and
 // .orValue(def).
 type path struct {
-	root   string
-	fields []types.String
-	opt    []types.String
+	root string
+	// fields and opt hold types.String values, boxed once here rather
+	// than at each Find.
+	fields []ref.Val
+	opt    []ref.Val
 	def    ref.Val
+	// names is fields then opt.
+	names []ref.Val
 }
 
 func selectPath(e ast.Expr) (*path, bool) {
-	var fields []types.String
+	var fields []ref.Val
 	for e.Kind() == ast.SelectKind {
 		sel := e.AsSelect()
 		if sel.IsTestOnly() {
@@ -139,13 +147,13 @@ func selectPath(e ast.Expr) (*path, bool) {
 	for i, j := 0, len(fields)-1; i < j; i, j = i+1, j-1 {
 		fields[i], fields[j] = fields[j], fields[i]
 	}
-	return &path{root: root, fields: fields}, true
+	return &path{root: root, fields: fields, names: fields}, true
 }
 
 // optionalPath parses V.f….?g.?h…, at least one optional selection, all
 // those after the first optional too.
 func optionalPath(e ast.Expr) (*path, bool) {
-	var opt []types.String
+	var opt []ref.Val
 	for e.Kind() == ast.CallKind {
 		call := e.AsCall()
 		if call.FunctionName() != operators.OptSelect || len(call.Args()) != 2 {
@@ -173,6 +181,7 @@ func optionalPath(e ast.Expr) (*path, bool) {
 		opt[i], opt[j] = opt[j], opt[i]
 	}
 	p.opt = opt
+	p.names = slices.Concat(p.fields, opt)
 	return p, true
 }
 
@@ -201,7 +210,7 @@ func (p *path) evalNative(m map[string]any) (ref.Val, bool) {
 		if !ok {
 			return nil, false
 		}
-		if v, ok = mm[string(f)]; !ok {
+		if v, ok = mm[string(f.(types.String))]; !ok {
 			return nil, false
 		}
 	}
@@ -210,16 +219,33 @@ func (p *path) evalNative(m map[string]any) (ref.Val, bool) {
 		if !ok {
 			return nil, false
 		}
-		if v, ok = mm[string(f)]; !ok {
+		if v, ok = mm[string(f.(types.String))]; !ok {
 			return p.def, true
 		}
 	}
 	return types.DefaultTypeAdapter.NativeToValue(v), true
 }
 
-// evalVal walks CEL values (jsonval views of typed objects).
+// evalVal walks CEL values (jsonval views of typed objects), through
+// structs with jsonval.Walk, then with Find.
 func (p *path) evalVal(v ref.Val) (ref.Val, bool) {
-	for _, f := range p.fields {
+	v, n, found := jsonval.Walk(v, p.names)
+	if !found {
+		if n < len(p.fields) {
+			return nil, false
+		}
+		return p.def, true
+	}
+	if types.IsUnknownOrError(v) {
+		return nil, false
+	}
+	fields, opt := p.fields, p.opt
+	if n <= len(fields) {
+		fields = fields[n:]
+	} else {
+		fields, opt = nil, opt[n-len(p.fields):]
+	}
+	for _, f := range fields {
 		m, ok := v.(traits.Mapper)
 		if !ok {
 			return nil, false
@@ -228,12 +254,11 @@ func (p *path) evalVal(v ref.Val) (ref.Val, bool) {
 			return nil, false
 		}
 	}
-	for _, f := range p.opt {
+	for _, f := range opt {
 		m, ok := v.(traits.Mapper)
 		if !ok {
 			return nil, false
 		}
-		found := false
 		if v, found = m.Find(f); !found {
 			return p.def, true
 		}

@@ -29,6 +29,7 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: "u-1", Labels: map[string]string{"app": "web", "tier": ""},
 			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1", Controller: &ptrue}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", HostNetwork: true, Priority: new(int32),
+			SecurityContext: &corev1.PodSecurityContext{RunAsUser: new(int64), SELinuxOptions: &corev1.SELinuxOptions{User: "u"}},
 			Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.1",
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 3}, {Name: "side"}}},
@@ -71,6 +72,11 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		`object.status.?phase.orValue("") == "" ? [] : ["Pending", "Succeeded", "Failed", "Unknown", "Running"]`,
 		`object.spec.hostNetwork ? object.metadata.name : "none"`, `object.spec.hostNetwork ? 1 : 2`,
 		`object.metadata.creationTimestamp < timestamp("2030-01-01T00:00:00Z")`,
+		`object.spec.securityContext.runAsUser`, `object.spec.?securityContext.?runAsUser.orValue(-1)`,
+		`object.spec.securityContext.seLinuxOptions.user`, `object.spec.?securityContext.?seLinuxOptions.?user.orValue("")`,
+		`object.spec.securityContext.seLinuxOptions`, `object.spec.?securityContext.?runAsGroup.orValue(-1)`,
+		`object.metadata.creationTimestamp`, `object.status.?startTime.orValue("")`, `object.metadata.?labels.?app.orValue("")`,
+		`object.spec.containers`, `object.spec.?containers.orValue([])`, `object.status.?conditions.orValue([])`,
 	}
 	fastForms, answered, evaluations := 0, 0, 0
 	for _, tc := range []struct {

@@ -116,3 +116,45 @@ func (it *structIterator) Next() ref.Val {
 	it.next++
 	return f.key
 }
+
+// Walk looks names up in turn from v, each in the value the previous one
+// found, as Find would, without building a view of the structs on the way:
+// a path of field names read for each of many objects allocates only its
+// result. It walks while v is a view of a struct; it returns the value
+// reached after the first n names, with found true, for the caller to go on
+// from with Find (n is len(names) when it went all the way, 0 when v is
+// not a struct's view), or, with found false, the index n of the first
+// name that is missing.
+func Walk(v ref.Val, names []ref.Val) (out ref.Val, n int, found bool) {
+	s, ok := v.(*structValue)
+	if !ok {
+		return v, 0, true
+	}
+	info, sv := s.info, s.v
+	for i, name := range names {
+		k, ok := name.(types.String)
+		if !ok {
+			return info.value(sv), i, true
+		}
+		f := info.fields.byName[string(k)]
+		if f == nil {
+			return nil, i, false
+		}
+		fv, ok := f.get(sv)
+		if !ok {
+			return nil, i, false
+		}
+		if f.quoted {
+			return f.value(fv), i + 1, true
+		}
+		ti := f.info
+		if ti.kind == kindPointer && ti.elem.kind == kindStruct && !fv.IsNil() {
+			ti, fv = ti.elem, fv.Elem()
+		}
+		if i == len(names)-1 || ti.kind != kindStruct {
+			return ti.value(fv), i + 1, true
+		}
+		info, sv = ti, fv
+	}
+	return v, 0, true
+}
