@@ -33,3 +33,18 @@ kubectl_informer_other_bucket{le="0.001"} 5
 		t.Errorf("bound = %q", got)
 	}
 }
+
+func TestMaskAges(t *testing.T) {
+	in := "NAMESPACE   NAME   AGE\nshop        web    19m\nshop        db     3d4h\n"
+	want := "NAMESPACE   NAME   AGE\nshop        web    -\nshop        db     -\n"
+	if got := string(maskAges([]byte(in))); got != want {
+		t.Errorf("maskAges = %q, want %q", got, want)
+	}
+	other := "NAME   STATUS\nweb    Running\n"
+	if got := string(maskAges([]byte(other))); got != other {
+		t.Errorf("a table without AGE changed: %q", got)
+	}
+	if got := string(maskAges(nil)); got != "" {
+		t.Errorf("empty output changed: %q", got)
+	}
+}
