@@ -30,7 +30,7 @@ func TestFastMatchesInterpreter(t *testing.T) {
 			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1", Controller: &ptrue}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", HostNetwork: true, Priority: new(int32),
 			SecurityContext: &corev1.PodSecurityContext{RunAsUser: new(int64), SELinuxOptions: &corev1.SELinuxOptions{User: "u"}},
-			Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
+			Containers:      []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.1",
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 3}, {Name: "side"}}},
 	}
