@@ -12,10 +12,10 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
-// BenchmarkEngineKSMPods computes the series of examples/kube-state-metrics-pods.yaml
-// for 10,000 pods of the benchmark workload, as the exporter does while its
-// cache fills: what time to ready spends outside decoding.
-func BenchmarkEngineKSMPods(b *testing.B) {
+// ksmPods loads examples/kube-state-metrics-pods.yaml and makes the 10,000
+// pods of the benchmark workload.
+func ksmPods(b *testing.B) (*Compiled, []*corev1.Pod) {
+	b.Helper()
 	env, err := indexers.NewEnv()
 	if err != nil {
 		b.Fatal(err)
@@ -24,7 +24,14 @@ func BenchmarkEngineKSMPods(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
+	return c, workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
+}
+
+// BenchmarkEngineKSMPods computes the series of examples/kube-state-metrics-pods.yaml
+// for 10,000 pods of the benchmark workload, as the exporter does while its
+// cache fills: what time to ready spends outside decoding.
+func BenchmarkEngineKSMPods(b *testing.B) {
+	c, pods := ksmPods(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		e := NewEngine(c, EngineOptions{Workers: 1})
@@ -50,15 +57,7 @@ func BenchmarkEngineKSMPods(b *testing.B) {
 // container's restart count), among 10,000 pods: what the exporter does
 // for each pod update it watches. updates/s is what one core sustains.
 func BenchmarkEngineKSMPodUpdates(b *testing.B) {
-	env, err := indexers.NewEnv()
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := Load("../../examples/kube-state-metrics-pods.yaml", env)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
+	c, pods := ksmPods(b)
 	e := NewEngine(c, EngineOptions{Workers: 1})
 	defer e.Close()
 	var changed []*corev1.Pod
