@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/serving"
 	"github.com/kubectl-informer/kubectl-informer/pkg/version"
 )
 
@@ -145,18 +145,5 @@ func (x *Exporter) Serve(ctx context.Context, cfg ServeConfig, logger *slog.Logg
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	systemd := false
 	flags := &web.FlagConfig{WebListenAddresses: &cfg.ListenAddresses, WebSystemdSocket: &systemd, WebConfigFile: &cfg.WebConfigFile}
-	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return serving.Until(ctx, srv, func() error { return web.ListenAndServe(srv, flags, logger) })
 }

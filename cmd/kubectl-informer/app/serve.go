@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/serving"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
@@ -241,21 +242,12 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		}
-		errc := make(chan error, 1)
-		go func() { errc <- hs.ServeTLS(ln, "", "") }()
+		// The listener is open: connections wait in its backlog until
+		// ServeTLS accepts them.
 		log.Info("serving queries", "address", ln.Addr().String(), "resources", strings.Join(names, ","))
 		if o.ready != nil {
 			o.ready(ln.Addr().String())
 		}
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-		}
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shutdown)
-		// Stopped by a signal once serving: a clean end.
-		return nil
+		return serving.Until(ctx, hs, func() error { return hs.ServeTLS(ln, "", "") })
 	})
 }
