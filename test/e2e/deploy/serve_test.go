@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -20,7 +21,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -382,18 +382,7 @@ func checkQueryService(t *testing.T, s *corev1.Service, d *appsv1.Deployment, sa
 // namespace exactly as deploy/base does, so that applying both, in any
 // order, leaves it as either declares it.
 func TestServeNamespaceIsTheBases(t *testing.T) {
-	const serveFile, baseFile = serveDir + "/namespace.yaml", "deploy/base/namespace.yaml"
-	serve, err := os.ReadFile(filepath.Join(cluster.Root, serveFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := os.ReadFile(filepath.Join(cluster.Root, baseFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(serve, base) {
-		t.Errorf("%s differs from %s: copy it again (cp %s %s)", serveFile, baseFile, baseFile, serveFile)
-	}
+	checkCopy(t, serveDir+"/namespace.yaml", "deploy/base/namespace.yaml")
 }
 
 // queryServer is the query server of deploy/serve, running in process.
@@ -517,12 +506,8 @@ func (s *queryServer) query(t *testing.T, kubeconfig, want string, args ...strin
 	args = append(append([]string{"query", "--kubeconfig", kubeconfig}, args...), "--server", s.url, "--server-ca", s.ca)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out, errOut := &framework.SyncBuffer{}, &framework.SyncBuffer{}
-		streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
-		cmd := app.NewRootCommand(streams)
-		cmd.SetArgs(args)
-		code := app.Execute(cmd, streams)
-		if code == app.ExitOK && errOut.String() == "" && strings.Contains(out.String(), want) {
+		code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
+		if code == app.ExitOK && errOut == "" && strings.Contains(out, want) {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,7 @@ package framework
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,6 +42,22 @@ func (c *Cluster) StartPlugin(t *testing.T, args ...string) *Run {
 	go func() { r.done <- app.Execute(cmd, streams) }()
 	t.Cleanup(func() { r.Stop(t) })
 	return r
+}
+
+// RunPlugin runs "kubectl informer ARGS" in process until it ends, or
+// until ctx is done as Ctrl-C would end it, with in as its standard input
+// (nil: an empty one), and returns its exit code and what it printed.
+func RunPlugin(ctx context.Context, in io.Reader, args ...string) (code int, out, errOut string) {
+	if in == nil {
+		in = &bytes.Buffer{}
+	}
+	var o, e bytes.Buffer
+	streams := genericiooptions.IOStreams{In: in, Out: &o, ErrOut: &e}
+	cmd := app.NewRootCommand(streams)
+	cmd.SetArgs(args)
+	cmd.SetContext(ctx)
+	code = app.Execute(cmd, streams)
+	return code, o.String(), e.String()
 }
 
 // Stop cancels the command and returns its exit code; it must end

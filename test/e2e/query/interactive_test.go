@@ -1,28 +1,23 @@
 package query_test
 
 import (
-	"bytes"
+	"context"
 	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
 // queryInput runs "kubectl informer query ARGS" with input on stdin.
 func queryInput(t *testing.T, input string, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(input), Out: &out, ErrOut: &errOut}
-	cmd := app.NewRootCommand(streams)
-	cmd.SetArgs(append([]string{"query", "--kubeconfig", cluster.Kubeconfig}, args...))
-	code := app.Execute(cmd, streams)
-	return result{code: code, out: out.String(), errOut: errOut.String()}
+	code, out, errOut := framework.RunPlugin(context.Background(), strings.NewReader(input), append([]string{"query", "--kubeconfig", cluster.Kubeconfig}, args...)...)
+	return result{code: code, out: out, errOut: errOut}
 }
 
 func TestInteractive(t *testing.T) {

@@ -4,13 +4,10 @@
 package query_test
 
 import (
-	"bytes"
+	"context"
 	"os"
 	"testing"
 
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -39,12 +36,8 @@ func query(t *testing.T, args ...string) result {
 
 func run(t *testing.T, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
-	cmd := app.NewRootCommand(streams)
-	cmd.SetArgs(args)
-	code := app.Execute(cmd, streams)
-	return result{code: code, out: out.String(), errOut: errOut.String()}
+	code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
+	return result{code: code, out: out, errOut: errOut}
 }
 
 func (r result) ok(t *testing.T) string {

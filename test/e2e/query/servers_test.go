@@ -1,7 +1,6 @@
 package query_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -14,12 +13,11 @@ import (
 	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
 // stallingProxy serves the test cluster's API on a loopback HTTP address
@@ -96,14 +94,9 @@ type timed struct {
 // port.
 func runTimed(t *testing.T, ctx context.Context, args ...string) timed {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
-	cmd := app.NewRootCommand(streams)
-	cmd.SetArgs(append(args, "--cache-dir", t.TempDir()))
-	cmd.SetContext(ctx)
 	start := time.Now()
-	code := app.Execute(cmd, streams)
-	return timed{result{code: code, out: out.String(), errOut: errOut.String()}, time.Since(start)}
+	code, out, errOut := framework.RunPlugin(ctx, nil, append(args, "--cache-dir", t.TempDir())...)
+	return timed{result{code: code, out: out, errOut: errOut}, time.Since(start)}
 }
 
 // pluginBinary builds the plugin's binary into a directory of the test.

@@ -6,14 +6,11 @@
 package serve_test
 
 import (
-	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -60,12 +57,8 @@ type result struct {
 // and its exit code.
 func run(t *testing.T, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
-	cmd := app.NewRootCommand(streams)
-	cmd.SetArgs(args)
-	code := app.Execute(cmd, streams)
-	return result{code: code, out: out.String(), errOut: errOut.String()}
+	code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
+	return result{code: code, out: out, errOut: errOut}
 }
 
 // localQuery runs "kubectl informer query ARGS" as the admin, with the

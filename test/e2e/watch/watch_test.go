@@ -1,7 +1,6 @@
 package watch_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,9 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -242,18 +239,13 @@ func TestCancel(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	run := func(args ...string) (int, string) {
-		var out, errOut bytes.Buffer
-		streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
-		cmd := app.NewRootCommand(streams)
-		cmd.SetArgs(append([]string{"watch"}, args...))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cmd.SetContext(ctx)
-		code := app.Execute(cmd, streams)
-		if out.Len() > 0 {
-			t.Errorf("watch %v printed %q", args, out.String())
+		code, out, errOut := framework.RunPlugin(ctx, nil, append([]string{"watch"}, args...)...)
+		if out != "" {
+			t.Errorf("watch %v printed %q", args, out)
 		}
-		return code, errOut.String()
+		return code, errOut
 	}
 	// Usage and expression errors: exit 2, before any cluster contact.
 	unreachable := "--server=https://127.0.0.1:1"
