@@ -698,15 +698,22 @@ func selects(selector, labels map[string]string) bool {
 // TestShippedConfigIsTheExample checks that the config of deploy/base is
 // examples/kube-state-metrics-pods.yaml, byte for byte.
 func TestShippedConfigIsTheExample(t *testing.T) {
-	shipped, err := os.ReadFile(filepath.Join(cluster.Root, shippedFile))
+	checkCopy(t, shippedFile, exampleFile)
+}
+
+// checkCopy checks that the file copied, relative to the repository's
+// root, holds exactly what original does.
+func checkCopy(t *testing.T, copied, original string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(cluster.Root, copied))
 	if err != nil {
 		t.Fatal(err)
 	}
-	example, err := os.ReadFile(filepath.Join(cluster.Root, exampleFile))
+	want, err := os.ReadFile(filepath.Join(cluster.Root, original))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(shipped, example) {
-		t.Errorf("%s differs from %s: copy it again (cp %s %s)", shippedFile, exampleFile, exampleFile, shippedFile)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s: copy it again (cp %s %s)", copied, original, original, copied)
 	}
 }

@@ -219,6 +219,27 @@ func impersonating(t *testing.T, user string) kubernetes.Interface {
 	return c
 }
 
+// checkGranted checks that client, acting as user, may do exactly want in
+// namespace (as grantedIn lists it), waiting up to 30 seconds: the
+// authorizer sees new roles and bindings a moment after they are written.
+func checkGranted(t *testing.T, client kubernetes.Interface, user, namespace string, want []string) {
+	t.Helper()
+	var got []string
+	var lastErr error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		granted, err := grantedIn(ctx, client, namespace)
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		got = granted
+		return slices.Equal(got, want), nil
+	})
+	if err != nil {
+		t.Errorf("%s in namespace %s may %q, want %q (last error: %v)", user, namespace, got, want, lastErr)
+	}
+}
+
 // grantedIn returns what the client's user may do on resources in
 // namespace, as resource.group/verb, or resource.group[name]/verb for a rule
 // restricted to resource names, sorted, leaving out what every
@@ -271,23 +292,8 @@ func checkAccess(t *testing.T, user string, want rbacAccess, namespaces ...strin
 	}
 	slices.Sort(namespaces)
 	namespaces = slices.Compact(namespaces)
-	// The authorizer sees new roles and bindings a moment after they are
-	// written.
 	for _, ns := range namespaces {
-		var got []string
-		var lastErr error
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			granted, err := grantedIn(ctx, client, ns)
-			if err != nil {
-				lastErr = err
-				return false, nil
-			}
-			got = granted
-			return slices.Equal(got, want.in(ns)), nil
-		})
-		if err != nil {
-			t.Errorf("%s in namespace %s may %q, want %q (last error: %v)", user, ns, got, want.in(ns), lastErr)
-		}
+		checkGranted(t, client, user, ns, want.in(ns))
 	}
 	ctx := context.Background()
 
@@ -633,20 +639,7 @@ func TestDeployServeRBAC(t *testing.T) {
 		if ns == "kube-system" {
 			want = slices.Sorted(slices.Values(append(want, authReader...)))
 		}
-		var got []string
-		var lastErr error
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			granted, err := grantedIn(ctx, client, ns)
-			if err != nil {
-				lastErr = err
-				return false, nil
-			}
-			got = granted
-			return slices.Equal(got, want), nil
-		})
-		if err != nil {
-			t.Errorf("%s in namespace %s may %q, want %q (last error: %v)", user, ns, got, want, lastErr)
-		}
+		checkGranted(t, client, user, ns, want)
 	}
 
 	type access struct {
