@@ -415,11 +415,11 @@ func TestRunawaySeriesAreCapped(t *testing.T) {
 		// What the family holds is bounded by the cap, not by the objects.
 		fs.mu.Lock()
 		held, bytes := len(fs.groups), 0
-		for _, b := range fs.lines {
-			bytes += len(b)
+		for _, r := range fs.rows {
+			bytes += len(r.line)
 		}
 		if fs.f.Aggregate == AggregateNone {
-			held = len(fs.lines)
+			held = len(fs.index)
 		}
 		fs.mu.Unlock()
 		if held > limit || bytes > limit*100 {

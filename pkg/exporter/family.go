@@ -3,6 +3,7 @@ package exporter
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -28,9 +29,30 @@ type familyState struct {
 
 	// mu guards every field below.
 	mu sync.Mutex
-	// objects maps an object's UID to its rendered sample lines (plain
-	// families) or to its contributions (aggregated families).
-	lines         map[string][]byte
+	// rows hold each object's rendered sample lines (plain families), and
+	// index maps an object's UID to its row. Rows [0, ordered) are in UID
+	// order; rows added since follow them, and a removed row stays empty
+	// until the next write puts the rows back in order (orderLocked).
+	rows    []row
+	index   map[string]int32
+	ordered int
+	removed int
+	// The rows' lines are cut from chunks of memory, each line once: a
+	// changed row's lines are written anew and the old ones become
+	// garbage, so lines handed to a scrape stay valid after the lock is
+	// released. chunk is the current chunk's unused part. compactLocked
+	// copies the live lines into one block, in row order, so that a
+	// scrape reads them sequentially.
+	chunk []byte
+	// live is the length of the live rows' lines; held is the length of
+	// every line in the chunks since the last compaction, live or not;
+	// appended is the length written since the last compaction.
+	live, held, appended int
+	// minGarbage is the garbage below which the chunks are never
+	// compacted by an update (compactIfWastefulLocked).
+	minGarbage int
+	// contributions maps an object's UID to what it adds to the groups
+	// (aggregated families).
 	contributions map[string][]contribution
 	// groups are the aggregated series by rendered label set.
 	groups map[string]*group
@@ -42,10 +64,21 @@ type familyState struct {
 	errors uint64
 	// lastError is the newest evaluation error message, for logs.
 	lastError string
-	// sorted caches the sorted keys of lines or groups; nil after a key
-	// was added or removed.
+	// sorted caches the sorted keys of groups; nil after a group was
+	// added or removed.
 	sorted []string
 }
+
+// row is one object's rendered sample lines, by its UID; line is nil once
+// the object was removed. line's capacity extends to its chunk's end.
+type row struct {
+	uid  string
+	line []byte
+}
+
+// chunkSize is the size of the chunks that lines are cut from; a larger
+// rendering gets a chunk of its own.
+const chunkSize = 64 << 10
 
 // contribution is what one series of an object adds to a group.
 type contribution struct {
@@ -67,7 +100,8 @@ func newFamilyState(f *Family, maxSeries int) *familyState {
 		f:             f,
 		order:         labelOrder(f),
 		maxSeries:     maxSeries,
-		lines:         map[string][]byte{},
+		minGarbage:    1 << 20,
+		index:         map[string]int32{},
 		contributions: map[string][]contribution{},
 		groups:        map[string]*group{},
 	}
@@ -91,39 +125,32 @@ func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr 
 }
 
 func (s *familyState) setPlainLocked(uid string, samples []sample) {
-	prev, had := s.lines[uid]
-	old := countLines(prev)
-	if len(samples) == 0 {
-		if had {
-			delete(s.lines, uid)
-			s.sorted = nil
-		}
-		s.series -= old
-		return
+	i, had := s.index[uid]
+	var old int
+	if had {
+		old = countLines(s.rows[i].line)
+		s.live -= len(s.rows[i].line)
 	}
 	keep := len(samples)
 	if s.maxSeries > 0 && s.series-old+keep > s.maxSeries {
 		keep = max(s.maxSeries-(s.series-old), 0)
 		s.dropped += uint64(len(samples) - keep)
 	}
+	s.series += keep - old
 	if keep == 0 {
 		if had {
-			delete(s.lines, uid)
-			s.sorted = nil
+			delete(s.index, uid)
+			s.rows[i].line = nil
+			s.removed++
 		}
-		s.series -= old
+		s.compactIfWastefulLocked()
 		return
 	}
-	if !had {
-		s.sorted = nil
-	}
-	// One allocation of the exact size per object: these lines are most of
-	// what the exporter keeps.
 	size := 0
 	for _, smp := range samples[:keep] {
 		size += len(s.f.Name) + s.labelsSize(smp.labels) + 1 + len(formatValue(smp.value)) + 1
 	}
-	b := make([]byte, 0, size)
+	b := s.bufferLocked(size)
 	for _, smp := range samples[:keep] {
 		b = append(b, s.f.Name...)
 		b = s.appendLabels(b, smp.labels)
@@ -131,8 +158,111 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		b = append(b, formatValue(smp.value)...)
 		b = append(b, '\n')
 	}
-	s.lines[uid] = b
-	s.series += keep - old
+	s.keptLocked(b)
+	if had {
+		s.rows[i].line = b
+	} else {
+		s.index[uid] = int32(len(s.rows))
+		s.rows = append(s.rows, row{uid: uid, line: b})
+	}
+	s.compactIfWastefulLocked()
+}
+
+// bufferLocked returns the current chunk's unused part, empty, for lines of
+// about size bytes, starting a new chunk when they would not fit.
+func (s *familyState) bufferLocked(size int) []byte {
+	if size > cap(s.chunk) {
+		s.chunk = make([]byte, 0, max(chunkSize, size))
+	}
+	return s.chunk
+}
+
+// keptLocked records lines b written into the buffer of bufferLocked, and
+// takes them out of the chunk unless they outgrew it (and so were moved).
+func (s *familyState) keptLocked(b []byte) {
+	if len(b) <= cap(s.chunk) {
+		s.chunk = s.chunk[len(b):len(b)]
+	}
+	s.live += len(b)
+	s.held += len(b)
+	s.appended += len(b)
+}
+
+// compactIfWastefulLocked compacts the lines once their garbage, the lines of
+// changed and removed objects, outgrows both the live lines and minGarbage
+// (1 MiB): what the family holds stays under twice what it exposes whether
+// or not it is scraped, at an amortised cost of a copied byte per byte of
+// garbage.
+func (s *familyState) compactIfWastefulLocked() {
+	if garbage := s.held - s.live; garbage > s.live && garbage > s.minGarbage {
+		s.orderLocked()
+		s.compactLocked()
+	}
+}
+
+// compactLocked copies the live lines into one new block, in row order.
+// The old chunks stay valid for the scrapes still writing from them.
+func (s *familyState) compactLocked() {
+	block := make([]byte, 0, s.live)
+	for i, r := range s.rows {
+		off := len(block)
+		block = append(block, r.line...)
+		s.rows[i].line = block[off:len(block):s.live]
+	}
+	s.chunk = nil
+	s.held, s.appended = s.live, 0
+}
+
+// orderLocked puts the rows back in UID order after objects were added or
+// removed: it drops removed rows, sorts the added ones and merges them into
+// the ordered ones, then updates the index from the first row that moved.
+// With k rows added among n, it costs O(n + k log k).
+func (s *familyState) orderLocked() {
+	if s.ordered == len(s.rows) && s.removed == 0 {
+		return
+	}
+	from := len(s.rows) // the first row whose position changes
+	head, live := 0, 0
+	for i, r := range s.rows {
+		if r.line == nil {
+			from = min(from, i)
+			continue
+		}
+		if i < s.ordered {
+			head++
+		}
+		s.rows[live] = r
+		live++
+	}
+	clear(s.rows[live:])
+	s.rows = s.rows[:live]
+	byUID := func(a, b row) int { return strings.Compare(a.uid, b.uid) }
+	if tail := s.rows[head:]; len(tail) > 0 {
+		slices.SortFunc(tail, byUID)
+		if head > 0 && tail[0].uid < s.rows[head-1].uid {
+			// Merge from the back into the rows' own array: each row
+			// is moved once.
+			added := slices.Clone(tail)
+			i, j, k := head-1, len(added)-1, len(s.rows)-1
+			for j >= 0 {
+				if i >= 0 && s.rows[i].uid > added[j].uid {
+					s.rows[k] = s.rows[i]
+					i--
+				} else {
+					s.rows[k] = added[j]
+					j--
+				}
+				k--
+			}
+			from = min(from, i+1)
+		} else {
+			from = min(from, head)
+		}
+	}
+	for i := from; i < len(s.rows); i++ {
+		s.index[s.rows[i].uid] = int32(i)
+	}
+	s.ordered, s.removed = len(s.rows), 0
 }
 
 func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
@@ -326,8 +456,26 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	refs = refs[:0]
 	s.mu.Lock()
 	if s.f.Aggregate == AggregateNone {
-		for _, k := range s.sortedKeysLocked() {
-			refs = append(refs, s.lines[k])
+		s.orderLocked()
+		// Lines written since the last compaction are read out of
+		// order; once they are a quarter of the lines, compact.
+		if s.appended > s.live/4 {
+			s.compactLocked()
+		}
+		// Rows whose lines are adjacent in a chunk are written as one.
+		var run []byte
+		for _, r := range s.rows {
+			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &r.line[0] {
+				run = run[:n+len(r.line)]
+				continue
+			}
+			if run != nil {
+				refs = append(refs, run[:len(run):len(run)])
+			}
+			run = r.line
+		}
+		if run != nil {
+			refs = append(refs, run[:len(run):len(run)])
 		}
 	} else {
 		// Aggregated series change in place: render them under the lock.
@@ -350,27 +498,13 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	return refs
 }
 
-// sortedKeysLocked returns the keys of lines or groups in order, sorting
-// only after keys were added or removed.
+// sortedKeysLocked returns the keys of groups in order, sorting only after
+// groups were added or removed.
 func (s *familyState) sortedKeysLocked() []string {
-	if s.sorted != nil {
-		return s.sorted
+	if s.sorted == nil {
+		s.sorted = slices.Sorted(maps.Keys(s.groups))
 	}
-	var keys []string
-	if s.f.Aggregate == AggregateNone {
-		keys = make([]string, 0, len(s.lines))
-		for k := range s.lines {
-			keys = append(keys, k)
-		}
-	} else {
-		keys = make([]string, 0, len(s.groups))
-		for k := range s.groups {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	s.sorted = keys
-	return keys
+	return s.sorted
 }
 
 // stats returns the family's counters.

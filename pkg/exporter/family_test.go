@@ -1,0 +1,75 @@
+package exporter
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestFamilyRowsInOrder adds, changes and removes objects of a plain family
+// at random, writing it between batches, and checks each write against a
+// model: every object's lines once, in UID order, and the index pointing at
+// each object's row. The garbage of its chunks stays within its bound after every
+// change; with minGarbage 0 and writes only every thirtieth batch, updates
+// compact it too.
+func TestFamilyRowsInOrder(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, seed))
+			s := newFamilyState(&Family{Name: "x", Help: "h", Type: TypeGauge, LabelNames: []string{"uid"}}, 0)
+			if seed%2 == 0 {
+				s.minGarbage = 0
+			}
+			model := map[string]float64{}
+			var refs [][]byte
+			for batch := range 200 {
+				// Batches of every size, from a single change to many.
+				for range rng.IntN(1 + batch%40) {
+					uid := fmt.Sprintf("u%03d", rng.IntN(300))
+					switch rng.IntN(4) {
+					case 0:
+						s.set(uid, nil, 0, "")
+						delete(model, uid)
+					default:
+						v := float64(rng.IntN(1000))
+						s.set(uid, []sample{{labels: []string{uid}, value: v}}, 0, "")
+						model[uid] = v
+					}
+					if garbage := s.held - s.live; garbage > max(s.live, s.minGarbage) {
+						t.Fatalf("batch %d: %d bytes of garbage for %d live", batch, garbage, s.live)
+					}
+				}
+				if s.minGarbage == 0 && batch%30 != 29 {
+					// Unscraped, garbage accrues until updates compact.
+					continue
+				}
+				var buf bytes.Buffer
+				w := bufio.NewWriter(&buf)
+				refs = s.write(w, false, refs)
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				want := "# HELP x h\n# TYPE x gauge\n"
+				for _, uid := range slices.Sorted(maps.Keys(model)) {
+					want += fmt.Sprintf("x{uid=%q} %s\n", uid, formatValue(model[uid]))
+				}
+				if got := buf.String(); got != want {
+					t.Fatalf("batch %d: wrote\n%s\nwant\n%s", batch, got, want)
+				}
+				if len(s.index) != len(model) || len(s.rows) != len(model) || s.series != len(model) {
+					t.Fatalf("batch %d: %d indexed, %d rows, %d series; want %d", batch, len(s.index), len(s.rows), s.series, len(model))
+				}
+				for uid, i := range s.index {
+					if r := s.rows[i]; r.uid != uid || !strings.Contains(string(r.line), uid) {
+						t.Fatalf("batch %d: index[%s] = %d, which holds %q", batch, uid, i, s.rows[i].uid)
+					}
+				}
+			}
+		})
+	}
+}
