@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -281,6 +284,26 @@ func (f *failures) add(obj any, err error) {
 	}
 }
 
+// merge adds the failures of o, counted over other objects, to f.
+func (f *failures) merge(o *failures) {
+	if o.w.Failed == 0 {
+		return
+	}
+	f.w.Failed += o.w.Failed
+	if f.messages == nil {
+		f.messages = make(map[string]struct{})
+	}
+	for m := range o.messages {
+		if len(f.messages) > maxDistinctErrors {
+			break
+		}
+		f.messages[m] = struct{}{}
+	}
+	if f.w.Err == nil || o.w.Object < f.w.Object {
+		f.w.Err, f.w.Object = o.w.Err, o.w.Object
+	}
+}
+
 func (f *failures) warning(total int) (Warning, bool) {
 	f.w.Total = total
 	f.w.OtherErrors = max(len(f.messages)-1, 0)
@@ -306,9 +329,12 @@ type entry struct {
 // evaluated; or, with Count, the matching objects are counted.
 //
 // Run only reads the objects; evaluation failures are handled as documented
-// on [Spec] and reported in Result.Warnings. It is safe to call concurrently
-// with the informer updating idx and with other Runs, provided the
-// ValueFuncs and PredicateFunc are.
+// on [Spec] and reported in Result.Warnings. From 8,192 candidates on, it
+// evaluates Where and GroupBy on GOMAXPROCS goroutines, each over a
+// contiguous part of the candidates, so those functions and Stop must be
+// safe for concurrent use; the result is the same as on one goroutine. It
+// is safe to call concurrently with the informer updating idx and with
+// other Runs, provided the ValueFuncs and PredicateFunc are.
 func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -333,20 +359,10 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	res := &Result{Indexers: indexers}
 	matched := candidates
 	if spec.Where != nil {
-		matched = make([]any, 0, len(candidates))
 		var fails failures
-		for _, obj := range candidates {
-			ok, err := spec.Where(obj)
-			if err != nil {
-				if stop(err) {
-					return nil, err
-				}
-				fails.add(obj, err)
-				continue
-			}
-			if ok {
-				matched = append(matched, obj)
-			}
+		matched, fails, err = filterObjects(candidates, spec.Where, stop)
+		if err != nil {
+			return nil, err
 		}
 		fails.w.Source = spec.Names.Of(PartWhere)
 		if w, ok := fails.warning(len(candidates)); ok {
@@ -635,13 +651,146 @@ func unknownIndexError(name string, indexers cache.Indexers) error {
 	return fmt.Errorf("unknown index %q; known indexes: %s", name, strings.Join(known, ", "))
 }
 
+// parallelMin is the fewest objects that Where and GroupBy are evaluated
+// on by several goroutines: below it, starting them costs more than it
+// saves. Above it, evaluation is bound by fetching scattered objects from
+// memory, and each core adds its own fetches.
+const parallelMin = 8192
+
+// partsOf returns into how many parts n objects are split for evaluation:
+// GOMAXPROCS from parallelMin objects on, else 1.
+func partsOf(n int) int {
+	if n < parallelMin {
+		return 1
+	}
+	return min(goruntime.GOMAXPROCS(0), n/(parallelMin/2))
+}
+
+// forParts splits n objects into parts contiguous ranges and calls fn for
+// each, with its part number, on a goroutine of its own (on the caller's
+// when there is one part), and waits for them all.
+func forParts(n, parts int, fn func(part, lo, hi int)) {
+	if parts == 1 {
+		fn(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { fn(p, p*n/parts, (p+1)*n/parts) })
+	}
+	wg.Wait()
+}
+
+// filterObjects returns the objects where keeps, in their order, and the
+// failures it counted. An error that stop accepts ends it and is returned.
+func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]any, failures, error) {
+	type part struct {
+		kept  []any
+		fails failures
+		err   error
+	}
+	parts := make([]part, partsOf(len(objs)))
+	var stopped atomic.Bool
+	forParts(len(objs), len(parts), func(i, lo, hi int) {
+		p := &parts[i]
+		p.kept = make([]any, 0, hi-lo)
+		for _, obj := range objs[lo:hi] {
+			if stopped.Load() {
+				return
+			}
+			ok, err := where(obj)
+			if err != nil {
+				if stop(err) {
+					p.err = err
+					stopped.Store(true)
+					return
+				}
+				p.fails.add(obj, err)
+				continue
+			}
+			if ok {
+				p.kept = append(p.kept, obj)
+			}
+		}
+	})
+	if len(parts) == 1 {
+		return parts[0].kept, parts[0].fails, parts[0].err
+	}
+	var fails failures
+	n := 0
+	for i := range parts {
+		if parts[i].err != nil {
+			return nil, failures{}, parts[i].err
+		}
+		fails.merge(&parts[i].fails)
+		n += len(parts[i].kept)
+	}
+	kept := make([]any, 0, n)
+	for _, p := range parts {
+		kept = append(kept, p.kept...)
+	}
+	return kept, fails, nil
+}
+
+// group is the objects counted under one formatted GroupBy value.
+type group struct {
+	value any // a representative value, for ordering ties
+	count int
+}
+
 // groupObjects counts objs per formatted GroupBy value and orders the groups.
 // An error that stop accepts ends it and is returned.
 func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error) bool) ([]Group, Warning, bool, error) {
-	type group struct {
-		value any // a representative value, for ordering ties
-		count int
+	type part struct {
+		counts map[string]*group
+		fails  failures
+		err    error
 	}
+	parts := make([]part, partsOf(len(objs)))
+	var stopped atomic.Bool
+	forParts(len(objs), len(parts), func(i, lo, hi int) {
+		p := &parts[i]
+		p.counts, p.err = countGroups(objs[lo:hi], groupBy, stop, &p.fails, &stopped)
+	})
+	counts := parts[0].counts
+	fails := failures{w: Warning{Source: source}}
+	for i := range parts {
+		if parts[i].err != nil {
+			return nil, Warning{}, false, parts[i].err
+		}
+		fails.merge(&parts[i].fails)
+		if i == 0 {
+			continue
+		}
+		for k, g := range parts[i].counts {
+			if c, ok := counts[k]; ok {
+				c.count += g.count
+			} else {
+				counts[k] = g
+			}
+		}
+	}
+	groups := make([]Group, 0, len(counts))
+	for k, g := range counts {
+		groups = append(groups, Group{Value: k, Count: g.count})
+	}
+	slices.SortFunc(groups, func(a, b Group) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		if c := Compare(counts[a.Value].value, counts[b.Value].value); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	w, failed := fails.warning(len(objs))
+	return groups, w, failed, nil
+}
+
+// countGroups counts objs per formatted GroupBy value, adding failures to
+// fails, until stopped is set. An error that stop accepts sets stopped and
+// is returned.
+func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *failures, stopped *atomic.Bool) (map[string]*group, error) {
 	counts := make(map[string]*group)
 	bump := func(key string, v any) {
 		if g, ok := counts[key]; ok {
@@ -650,13 +799,16 @@ func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error)
 		}
 		counts[key] = &group{value: v, count: 1}
 	}
-	fails := failures{w: Warning{Source: source}}
 	var seen map[string]bool
 	for _, obj := range objs {
+		if stopped.Load() {
+			return counts, nil
+		}
 		v, err := groupBy(obj)
 		if err != nil {
 			if stop(err) {
-				return nil, Warning{}, false, err
+				stopped.Store(true)
+				return nil, err
 			}
 			fails.add(obj, err)
 			continue
@@ -683,21 +835,7 @@ func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error)
 			}
 		}
 	}
-	groups := make([]Group, 0, len(counts))
-	for k, g := range counts {
-		groups = append(groups, Group{Value: k, Count: g.count})
-	}
-	slices.SortFunc(groups, func(a, b Group) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		if c := Compare(counts[a.Value].value, counts[b.Value].value); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
-	w, failed := fails.warning(len(objs))
-	return groups, w, failed, nil
+	return counts, nil
 }
 
 // objectKey names an object in messages: namespace/name, or name.
