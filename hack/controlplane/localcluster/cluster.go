@@ -137,7 +137,18 @@ func (c *cluster) start(name string, args ...string) error {
 	}
 	pid := cmd.Process.Pid
 	_ = cmd.Process.Release()
-	return os.WriteFile(c.path(name+".pid"), []byte(strconv.Itoa(pid)), 0o600)
+	if err := os.WriteFile(c.path(name+".pid"), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		return err
+	}
+	// Start returns as soon as the child's exec has released the parent,
+	// which can be before the kernel sets up the new command line: until
+	// then /proc/PID/cmdline is empty and running would say it is not.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, ok := c.running(name); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s exited right after starting; see %s", name, c.path(name+".log"))
 }
 
 // ready polls /readyz until it answers 200 or the timeout passes.
