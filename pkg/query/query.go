@@ -681,55 +681,58 @@ func forParts(n, parts int, fn func(part, lo, hi int)) {
 	wg.Wait()
 }
 
+// evalParts calls eval for each part of n objects (see forParts), with the
+// part's own failures and a flag that a part sets when an error ends the
+// evaluation, and returns the parts' results in order with their failures
+// merged, or the first error that ended it.
+func evalParts[T any](n int, eval func(lo, hi int, fails *failures, stopped *atomic.Bool) (T, error)) ([]T, failures, error) {
+	parts := partsOf(n)
+	results, fails, errs := make([]T, parts), make([]failures, parts), make([]error, parts)
+	var stopped atomic.Bool
+	forParts(n, parts, func(i, lo, hi int) {
+		results[i], errs[i] = eval(lo, hi, &fails[i], &stopped)
+	})
+	var merged failures
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, failures{}, errs[i]
+		}
+		merged.merge(&fails[i])
+	}
+	return results, merged, nil
+}
+
 // filterObjects returns the objects where keeps, in their order, and the
 // failures it counted. An error that stop accepts ends it and is returned.
 func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]any, failures, error) {
-	type part struct {
-		kept  []any
-		fails failures
-		err   error
-	}
-	parts := make([]part, partsOf(len(objs)))
-	var stopped atomic.Bool
-	forParts(len(objs), len(parts), func(i, lo, hi int) {
-		p := &parts[i]
-		p.kept = make([]any, 0, hi-lo)
+	parts, fails, err := evalParts(len(objs), func(lo, hi int, fails *failures, stopped *atomic.Bool) ([]any, error) {
+		kept := make([]any, 0, hi-lo)
 		for _, obj := range objs[lo:hi] {
 			if stopped.Load() {
-				return
+				return kept, nil
 			}
 			ok, err := where(obj)
 			if err != nil {
 				if stop(err) {
-					p.err = err
 					stopped.Store(true)
-					return
+					return nil, err
 				}
-				p.fails.add(obj, err)
+				fails.add(obj, err)
 				continue
 			}
 			if ok {
-				p.kept = append(p.kept, obj)
+				kept = append(kept, obj)
 			}
 		}
+		return kept, nil
 	})
-	if len(parts) == 1 {
-		return parts[0].kept, parts[0].fails, parts[0].err
+	switch {
+	case err != nil:
+		return nil, failures{}, err
+	case len(parts) == 1:
+		return parts[0], fails, nil
 	}
-	var fails failures
-	n := 0
-	for i := range parts {
-		if parts[i].err != nil {
-			return nil, failures{}, parts[i].err
-		}
-		fails.merge(&parts[i].fails)
-		n += len(parts[i].kept)
-	}
-	kept := make([]any, 0, n)
-	for _, p := range parts {
-		kept = append(kept, p.kept...)
-	}
-	return kept, fails, nil
+	return slices.Concat(parts...), fails, nil
 }
 
 // group is the objects counted under one formatted GroupBy value.
@@ -741,28 +744,16 @@ type group struct {
 // groupObjects counts objs per formatted GroupBy value and orders the groups.
 // An error that stop accepts ends it and is returned.
 func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error) bool) ([]Group, Warning, bool, error) {
-	type part struct {
-		counts map[string]*group
-		fails  failures
-		err    error
-	}
-	parts := make([]part, partsOf(len(objs)))
-	var stopped atomic.Bool
-	forParts(len(objs), len(parts), func(i, lo, hi int) {
-		p := &parts[i]
-		p.counts, p.err = countGroups(objs[lo:hi], groupBy, stop, &p.fails, &stopped)
+	parts, fails, err := evalParts(len(objs), func(lo, hi int, fails *failures, stopped *atomic.Bool) (map[string]*group, error) {
+		return countGroups(objs[lo:hi], groupBy, stop, fails, stopped)
 	})
-	counts := parts[0].counts
-	fails := failures{w: Warning{Source: source}}
-	for i := range parts {
-		if parts[i].err != nil {
-			return nil, Warning{}, false, parts[i].err
-		}
-		fails.merge(&parts[i].fails)
-		if i == 0 {
-			continue
-		}
-		for k, g := range parts[i].counts {
+	if err != nil {
+		return nil, Warning{}, false, err
+	}
+	fails.w.Source = source
+	counts := parts[0]
+	for _, part := range parts[1:] {
+		for k, g := range part {
 			if c, ok := counts[k]; ok {
 				c.count += g.count
 			} else {
