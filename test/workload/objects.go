@@ -173,7 +173,7 @@ func (s Spec) pod(g deploymentGroup, i int) (*corev1.Pod, corev1.PodStatus, bool
 		Spec: podSpec(g.name, 1),
 	}
 	node := NodeName(r.IntN(s.Nodes))
-	started := metav1.NewTime(time.Now().Add(-time.Duration(r.IntN(30*24*60)) * time.Minute).Truncate(time.Second))
+	started := metav1.NewTime(s.Now.Add(-time.Duration(r.IntN(30*24*60)) * time.Minute))
 	status := corev1.PodStatus{QOSClass: corev1.PodQOSBurstable}
 	ready := false
 

@@ -1,6 +1,9 @@
 package workload
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Spec sizes a workload.
 type Spec struct {
@@ -22,6 +25,11 @@ type Spec struct {
 	Seed int64 `json:"seed" yaml:"seed"`
 	// Concurrency is the number of requests in flight. Default 32.
 	Concurrency int `json:"concurrency" yaml:"concurrency"`
+	// Now is the time the pods' start times count back from (by up to 30
+	// days), truncated to the second. Default: the time Default is called,
+	// so that a freshly loaded cluster has recently started pods; set it to
+	// generate the same objects at any time.
+	Now time.Time `json:"now" yaml:"now"`
 }
 
 // Default fills unset fields with their documented defaults.
@@ -52,6 +60,10 @@ func (s Spec) Default() Spec {
 	if s.Concurrency <= 0 {
 		s.Concurrency = 32
 	}
+	if s.Now.IsZero() {
+		s.Now = time.Now()
+	}
+	s.Now = s.Now.Truncate(time.Second)
 	return s
 }
 

@@ -3,6 +3,7 @@ package workload
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -40,8 +41,8 @@ func TestObjectsAreReproducibleAndValid(t *testing.T) {
 		for i := g.first; i < g.first+g.count; i++ {
 			p1, st1, r1 := s.pod(g, i)
 			p2, st2, r2 := s.pod(g, i)
-			if p1.Name != p2.Name || st1.Phase != st2.Phase || r1 != r2 || !reflect.DeepEqual(st1.ContainerStatuses, st2.ContainerStatuses) {
-				t.Fatalf("pod %d differs between two calls", i)
+			if !reflect.DeepEqual(p1, p2) || !reflect.DeepEqual(st1, st2) || r1 != r2 {
+				t.Fatalf("pod %d differs between two calls:\n%+v\n%+v", i, st1, st2)
 			}
 			if errs := validation.IsDNS1123Subdomain(p1.Name); len(errs) > 0 {
 				t.Fatalf("pod name %q: %v", p1.Name, errs)
@@ -63,6 +64,44 @@ func TestObjectsAreReproducibleAndValid(t *testing.T) {
 	}
 	if phases[corev1.PodRunning] < 350 {
 		t.Errorf("%d of 500 pods running; the workload should be mostly running", phases[corev1.PodRunning])
+	}
+}
+
+// TestStartTimesCountBackFromNow checks that the pods' start times depend on
+// Spec.Now only, not on the clock of the call: two specs whose Now is the
+// same second generate the same statuses, every start time lies in the 30
+// days before Now, and Now defaults to the time Default is called.
+func TestStartTimesCountBackFromNow(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := Spec{Pods: 100, Now: now}.Default()
+	b := Spec{Pods: 100, Now: now.Add(900 * time.Millisecond)}.Default()
+	if !a.Now.Equal(now) || !b.Now.Equal(now) {
+		t.Fatalf("Default turned Now %s into %s and %s, want it truncated to the second", now, a.Now, b.Now)
+	}
+	started := 0
+	for _, g := range a.groups() {
+		for i := g.first; i < g.first+g.count; i++ {
+			_, st1, _ := a.pod(g, i)
+			_, st2, _ := b.pod(g, i)
+			if !reflect.DeepEqual(st1, st2) {
+				t.Fatalf("pod %d differs between two specs with the same Now:\n%+v\n%+v", i, st1, st2)
+			}
+			if st1.StartTime == nil {
+				continue
+			}
+			started++
+			if at := st1.StartTime.Time; at.After(now) || at.Before(now.Add(-30*24*time.Hour)) {
+				t.Errorf("pod %d started at %s, want within the 30 days before %s", i, at, now)
+			}
+		}
+	}
+	if started == 0 {
+		t.Error("no pod has a start time")
+	}
+	before := time.Now().Truncate(time.Second)
+	got := Spec{}.Default().Now
+	if after := time.Now(); got.Before(before) || got.After(after) {
+		t.Errorf("the default Now is %s, want the time Default was called (between %s and %s)", got, before, after)
 	}
 }
 
