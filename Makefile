@@ -80,6 +80,14 @@ demo: build cluster-up $(BIN_DIR)/workload ## Start the local cluster, load a sa
 .PHONY: test
 test: test-unit test-e2e ## Unit and end-to-end tests, with -race
 
+# make test-under-load: RUNS runs, each under HOGS busy loops (empty: one per core).
+RUNS ?= 1
+HOGS ?=
+
+.PHONY: test-under-load
+test-under-load: ## make test while busy loops keep every core busy (RUNS=1, HOGS=one per core)
+	RUNS='$(RUNS)' HOGS='$(HOGS)' hack/test-under-load.sh
+
 .PHONY: test-unit
 test-unit: ## Unit tests (no cluster needed)
 	$(GO_TEST) -race -count=1 $(UNIT_PKGS)
