@@ -451,6 +451,15 @@ func LoadWorkload(spec workload.Spec) func(*Cluster) error {
 // them, until the test ends. It returns its address (host:port).
 func SilentServer(t testing.TB) string {
 	t.Helper()
+	addr, _ := SilentServerCounting(t)
+	return addr
+}
+
+// SilentServerCounting is SilentServer that also returns a function
+// counting the connections accepted so far. A TLS client never gets past
+// its handshake with it, so each request it makes opens a connection.
+func SilentServerCounting(t testing.TB) (addr string, accepted func() int) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +488,11 @@ func SilentServer(t testing.TB) string {
 			c.Close()
 		}
 	})
-	return l.Addr().String()
+	return l.Addr().String(), func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(conns)
+	}
 }
 
 // ClosedPort returns a loopback address where nothing listens.

@@ -60,8 +60,8 @@ func RunPlugin(ctx context.Context, in io.Reader, args ...string) (code int, out
 	return code, o.String(), e.String()
 }
 
-// Stop cancels the command and returns its exit code; it must end
-// promptly.
+// Stop cancels the command and returns its exit code; it must end within
+// HangTimeout.
 func (r *Run) Stop(t *testing.T) int {
 	t.Helper()
 	if r.stopped {
@@ -71,14 +71,14 @@ func (r *Run) Stop(t *testing.T) int {
 	r.cancel()
 	select {
 	case r.code = <-r.done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("the command did not end within 5s of its context's cancellation\nstdout:\n%s\nstderr:\n%s", r.Out, r.ErrOut)
+	case <-time.After(HangTimeout):
+		t.Fatalf("the command did not end within %s of its context's cancellation\nstdout:\n%s\nstderr:\n%s", HangTimeout, r.Out, r.ErrOut)
 	}
 	return r.code
 }
 
-// Wait waits up to a minute for a command that ends by itself (a query)
-// and returns its exit code.
+// Wait waits up to HangTimeout for a command that ends by itself (a
+// query) and returns its exit code.
 func (r *Run) Wait(t *testing.T) int {
 	t.Helper()
 	if r.stopped {
@@ -88,17 +88,17 @@ func (r *Run) Wait(t *testing.T) int {
 	case r.code = <-r.done:
 		r.stopped = true
 		r.cancel()
-	case <-time.After(time.Minute):
-		t.Fatalf("the command did not end within a minute\nstdout:\n%s\nstderr:\n%s", r.Out, r.ErrOut)
+	case <-time.After(HangTimeout):
+		t.Fatalf("the command did not end within %s\nstdout:\n%s\nstderr:\n%s", HangTimeout, r.Out, r.ErrOut)
 	}
 	return r.code
 }
 
-// WaitLines waits up to 30 seconds until the command has printed at least
-// n lines and returns every line printed so far.
+// WaitLines waits up to HangTimeout until the command has printed at
+// least n lines and returns every line printed so far.
 func (r *Run) WaitLines(t *testing.T, n int) []string {
 	t.Helper()
-	return r.WaitLinesFor(t, n, 30*time.Second)
+	return r.WaitLinesFor(t, n, HangTimeout)
 }
 
 // WaitLinesFor is WaitLines with a timeout.
@@ -119,8 +119,44 @@ func (r *Run) WaitLinesFor(t *testing.T, n int, timeout time.Duration) []string 
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %d lines\nstdout:\n%s\nstderr:\n%s", n, r.Out, r.ErrOut)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(pollInterval)
 	}
+}
+
+// WaitLineContaining waits up to HangTimeout until the command has printed
+// a line containing s and returns the lines printed up to it, that line
+// last. A test that must show that nothing else was printed makes a change
+// whose line comes last, and waits for it.
+func (r *Run) WaitLineContaining(t *testing.T, s string) []string {
+	t.Helper()
+	var upTo []string
+	found := func() bool {
+		l := Lines(r.Out.String())
+		for i := range l {
+			if strings.Contains(l[i], s) {
+				upTo = l[:i+1]
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(HangTimeout)
+	for !found() {
+		select {
+		case code := <-r.done:
+			r.stopped, r.code = true, code
+			if found() {
+				return upTo
+			}
+			t.Fatalf("the command ended with exit code %d before printing a line containing %q\nstdout:\n%s\nstderr:\n%s", code, s, r.Out, r.ErrOut)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for a line containing %q\nstdout:\n%s\nstderr:\n%s", s, r.Out, r.ErrOut)
+		}
+		time.Sleep(pollInterval)
+	}
+	return upTo
 }
 
 // Lines splits output into lines, without the final newline.
