@@ -101,11 +101,15 @@ current-context: test
 	return path
 }
 
+// hangTimeout is how long a test waits for something that must happen:
+// long enough that only a hang reaches it on a busy machine running the
+// race detector.
+const hangTimeout = 3 * time.Minute
+
 // result is what one in-process run of the plugin did.
 type result struct {
-	code    int
-	errOut  string
-	elapsed time.Duration
+	code   int
+	errOut string
 }
 
 // runCtx runs the plugin in process with ctx as its command's context
@@ -116,24 +120,24 @@ func runCtx(t *testing.T, ctx context.Context, args ...string) result {
 	cmd := NewRootCommand(streams)
 	cmd.SetArgs(append(args, "--cache-dir", t.TempDir()))
 	cmd.SetContext(ctx)
-	start := time.Now()
 	code := Execute(cmd, streams)
-	return result{code: code, errOut: errOut.String(), elapsed: time.Since(start)}
+	return result{code: code, errOut: errOut.String()}
 }
 
 // waitRequests waits until the server has read n requests.
 func waitRequests(t *testing.T, requests func() []string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); len(requests()) < n; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(hangTimeout); len(requests()) < n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the server read %d requests in 10s, want %d", len(requests()), n)
+			t.Fatalf("the server read %d requests in %s, want %d", len(requests()), hangTimeout, n)
 		}
 	}
 }
 
 // TestSilentServerSyncTimeout checks that --sync-timeout bounds resource
 // resolution too: a server that accepts connections and never answers
-// ends query, watch and indexes within it, with a message naming the flag.
+// ends query, watch and indexes, with a message naming the flag (without
+// the bound, client-go's discovery timeout would end them, twice).
 func TestSilentServerSyncTimeout(t *testing.T) {
 	server, _ := askedServer(t)
 	kubeconfig := kubeconfigFor(t, server)
@@ -143,13 +147,9 @@ func TestSilentServerSyncTimeout(t *testing.T) {
 			if r.code != ExitRuntime {
 				t.Errorf("exit code %d, want %d", r.code, ExitRuntime)
 			}
-			want := "no answer within 1s\nthe API server did not answer within --sync-timeout (1s): check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it; raise --sync-timeout if it is only slow\n"
-			if !strings.HasPrefix(r.errOut, `error: Get "`+server+`/api?timeout=32s": `) || !strings.HasSuffix(r.errOut, want) {
-				t.Errorf("stderr %q, want the request and %q", r.errOut, want)
-			}
-			// Without the bound, client-go's discovery timeout (32s) applies, twice.
-			if r.elapsed > 4*time.Second {
-				t.Errorf("took %s with --sync-timeout 1s", r.elapsed)
+			want := ": no answer within 1s\nthe API server did not answer within --sync-timeout (1s): check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it; raise --sync-timeout if it is only slow\n"
+			if !failedRequest(r.errOut, server, want) {
+				t.Errorf("stderr %q, want an error naming %s, then %q", r.errOut, server, want)
 			}
 		})
 	}
@@ -164,18 +164,24 @@ func TestSilentServerRequestTimeout(t *testing.T) {
 	if r.code != ExitRuntime {
 		t.Errorf("exit code %d, want %d", r.code, ExitRuntime)
 	}
-	want := `error: Get "` + server + `/api?timeout=1s": no answer within 1s
+	want := `: no answer within 1s
 the API server did not answer within --request-timeout (1s): check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it; raise --request-timeout if it is only slow
 `
-	if r.errOut != want {
-		t.Errorf("stderr:\n%s\nwant:\n%s", r.errOut, want)
+	if !failedRequest(r.errOut, server, want) {
+		t.Errorf("stderr:\n%s\nwant an error naming %s, then:\n%s", r.errOut, server, want)
 	}
 	if got := requests(); len(got) != 1 {
 		t.Errorf("the server was asked %d times, want once: %q", len(got), got)
 	}
-	if r.elapsed > 4*time.Second {
-		t.Errorf("took %s with --request-timeout 1s", r.elapsed)
-	}
+}
+
+// failedRequest reports whether errOut is one line "error: …" naming
+// server and ending with end, which may go on over more lines. What the
+// request was is client-go's wording and is not checked.
+func failedRequest(errOut, server, end string) bool {
+	first, _, _ := strings.Cut(errOut, "\n")
+	return strings.HasPrefix(errOut, "error: ") && strings.Contains(first, server) && strings.HasSuffix(errOut, end) &&
+		!strings.Contains(strings.TrimSuffix(errOut, end), "\n")
 }
 
 // TestInterrupted checks that a command waiting for a silent server ends
@@ -190,22 +196,18 @@ func TestInterrupted(t *testing.T) {
 	expectInterrupted(t, cancel, done)
 }
 
-// expectInterrupted cancels a command's context and checks that it ends
-// within a second, as interrupted.
+// expectInterrupted cancels a command's context and checks that it ends,
+// as interrupted: the server never answers, so nothing else could end it.
 func expectInterrupted(t *testing.T, cancel context.CancelFunc, done <-chan result) {
 	t.Helper()
 	cancel()
-	stopped := time.Now()
 	select {
 	case r := <-done:
 		if r.code != ExitInterrupted || r.errOut != "error: interrupted\n" {
 			t.Errorf("exit code %d, stderr %q; want %d and the interruption", r.code, r.errOut, ExitInterrupted)
 		}
-		if d := time.Since(stopped); d > time.Second {
-			t.Errorf("ended %s after the cancellation", d)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the command did not end within 5s of its cancellation")
+	case <-time.After(hangTimeout):
+		t.Fatalf("the command did not end within %s of its cancellation", hangTimeout)
 	}
 }
 
@@ -231,8 +233,8 @@ func TestSignals(t *testing.T) {
 				if r.code != 128+int(sig) || r.errOut != "error: "+want+"\n" {
 					t.Errorf("exit code %d, stderr %q; want %d and %q", r.code, r.errOut, 128+int(sig), want)
 				}
-			case <-time.After(2 * time.Second):
-				t.Fatalf("the query did not end within 2s of %s", sig)
+			case <-time.After(hangTimeout):
+				t.Fatalf("the query did not end within %s of %s", hangTimeout, sig)
 			}
 		})
 	}
@@ -301,10 +303,10 @@ func TestNoGoroutineLeaks(t *testing.T) {
 }
 
 // verifyNoLeaks fails the test if goroutines other than those opts ignore
-// are still running after 5 seconds.
+// are still running after hangTimeout.
 func verifyNoLeaks(t *testing.T, opts ...goleak.Option) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangTimeout)
 	for goleak.Find(opts...) != nil && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}

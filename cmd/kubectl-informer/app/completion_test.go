@@ -217,8 +217,11 @@ func TestClusterCompletionsFailQuietly(t *testing.T) {
 			} else if len(got) != 0 || directive != ":4" {
 				t.Errorf("%s: %q: got %q %s, want nothing and :4", server.name, args, got, directive)
 			}
-			if took > 3*completionTimeout {
-				t.Errorf("%s: %q took %v, longer than the bound %v", server.name, args, took, completionTimeout)
+			// Without the bound, client-go's request timeout (32s) would
+			// end the wait for the silent server; the margin to it is a
+			// hundred times the bound, for a busy machine.
+			if took >= 30*time.Second {
+				t.Errorf("%s: %q took %v: the bound %v did not end the wait", server.name, args, took, completionTimeout)
 			}
 		}
 	}
