@@ -34,7 +34,7 @@ func TestExporterEtcdRestart(t *testing.T) {
       track: object.metadata.?labels.?track.orValue("")
 `)
 	before := []string{`{pod="a",track=""}`, `{pod="b",track=""}`}
-	waitSeries(t, x, url, "test_pod_info", 10*time.Second, before...)
+	waitSeries(t, x, url, "test_pod_info", before...)
 
 	var readyz []string // what /readyz answered while etcd was down, each once
 	err := cluster.RestartEtcd(func() error {
@@ -78,8 +78,8 @@ func TestExporterEtcdRestart(t *testing.T) {
 		_, err := pods.Create(ctx, p, metav1.CreateOptions{})
 		return created(err)
 	})
-	waitSeries(t, x, url, "test_pod_info", 90*time.Second, `{pod="b",track="new"}`, `{pod="c",track=""}`)
-	waitFor(t, x, 90*time.Second, "/readyz to answer 200 ok", func() bool {
+	waitSeries(t, x, url, "test_pod_info", `{pod="b",track="new"}`, `{pod="c",track=""}`)
+	waitFor(t, x, "/readyz to answer 200 ok", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusOK && body == "ok\n"
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,11 +34,11 @@ func TestExporterWatchExpired(t *testing.T) {
     labels:
       podtemplate: object.metadata.name
 `)
-	waitSeries(t, x, url, "test_podtemplate_info", 10*time.Second, `{podtemplate="a"}`, `{podtemplate="b"}`)
+	waitSeries(t, x, url, "test_podtemplate_info", `{podtemplate="a"}`, `{podtemplate="b"}`)
 	// A watch that ends within a second of its start without an event
 	// counts as failed, and the informer lists again: give it one.
 	createPodTemplate(t, ns, "c")
-	waitSeries(t, x, url, "test_podtemplate_info", 10*time.Second, `{podtemplate="a"}`, `{podtemplate="b"}`, `{podtemplate="c"}`)
+	waitSeries(t, x, url, "test_podtemplate_info", `{podtemplate="a"}`, `{podtemplate="b"}`, `{podtemplate="c"}`)
 	labels := fmt.Sprintf(`namespace=%q,resource="podtemplates"`, ns)
 	key := func(name string) string { return "/registry/podtemplates/" + ns + "/" + name }
 
@@ -47,7 +46,7 @@ func TestExporterWatchExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitSeries(t, x, url, "test_podtemplate_info", 90*time.Second, `{podtemplate="a"}`, `{podtemplate="c"}`)
+	waitSeries(t, x, url, "test_podtemplate_info", `{podtemplate="a"}`, `{podtemplate="c"}`)
 	deletes := `resource="podtemplates",type="delete"`
 	if v := telemetry(url, "resource_events_total", deletes); v != 1 {
 		t.Errorf("kubectl_informer_resource_events_total{%s} = %v, want 1: the deletion, from the resumed watch", deletes, v)
@@ -69,7 +68,7 @@ func TestExporterWatchExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("etcd compacted at revision %d", rev)
-	waitSeries(t, x, url, "test_podtemplate_info", 90*time.Second, `{podtemplate="a"}`)
+	waitSeries(t, x, url, "test_podtemplate_info", `{podtemplate="a"}`)
 	if v := telemetry(url, "relists_total", labels); v != 1 {
 		t.Errorf("kubectl_informer_relists_total{%s} = %v after the watch expired, want 1", labels, v)
 	}
@@ -79,7 +78,7 @@ func TestExporterWatchExpired(t *testing.T) {
 
 	// The new watch goes on.
 	createPodTemplate(t, ns, "d")
-	waitSeries(t, x, url, "test_podtemplate_info", 30*time.Second, `{podtemplate="a"}`, `{podtemplate="d"}`)
+	waitSeries(t, x, url, "test_podtemplate_info", `{podtemplate="a"}`, `{podtemplate="d"}`)
 	if code := x.Stop(t); code != 0 {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, x.ErrOut)
 	}

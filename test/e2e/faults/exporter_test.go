@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
@@ -44,7 +43,7 @@ func TestExporterRelist(t *testing.T) {
 	}
 	cluster.CreatePod(t, ns, "d", nil)
 	var got []string
-	waitFor(t, x, 90*time.Second, "the series of a, c and d", func() bool {
+	waitFor(t, x, "the series of a, c and d", func() bool {
 		got = pods(t, url)
 		return slices.Equal(got, []string{"a", "c", "d"})
 	})
@@ -84,13 +83,11 @@ func get(url string) (int, string) {
 }
 
 // waitFor polls cond every 100 ms until it holds, failing the test after
-// timeout with the command's output.
-func waitFor(t *testing.T, r *framework.Run, timeout time.Duration, what string, cond func() bool) {
+// framework.HangTimeout with the command's output.
+func waitFor(t *testing.T, r *framework.Run, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s\nstderr:\n%s", timeout, what, r.ErrOut)
-		}
+	if !poll(framework.HangTimeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s\nstderr:\n%s", framework.HangTimeout, what, r.ErrOut)
 	}
 }
 

@@ -30,7 +30,7 @@ func startExporter(t *testing.T, resources string, flags ...string) (*framework.
 	addr := framework.ClosedPort(t)
 	x := cluster.StartPlugin(t, append([]string{"export", "--config", config, "--web.listen-address", addr}, flags...)...)
 	url := "http://" + addr
-	waitFor(t, x, 60*time.Second, "the exporter to be ready", func() bool {
+	waitFor(t, x, "the exporter to be ready", func() bool {
 		code, _ := get(url + "/readyz")
 		return code == http.StatusOK
 	})
@@ -54,16 +54,17 @@ func series(url, metric string) []string {
 	return out
 }
 
-// waitSeries waits until the series of metric are exactly want.
-func waitSeries(t *testing.T, x *framework.Run, url, metric string, timeout time.Duration, want ...string) {
+// waitSeries waits until the series of metric are exactly want, failing
+// the test after framework.HangTimeout.
+func waitSeries(t *testing.T, x *framework.Run, url, metric string, want ...string) {
 	t.Helper()
 	slices.Sort(want)
 	var got []string
-	if !poll(timeout, func() bool {
+	if !poll(framework.HangTimeout, func() bool {
 		got = series(url, metric)
 		return slices.Equal(got, want)
 	}) {
-		t.Fatalf("after %s, the series of %s are\n  %s\nwant\n  %s\nstderr:\n%s", timeout, metric,
+		t.Fatalf("after %s, the series of %s are\n  %s\nwant\n  %s\nstderr:\n%s", framework.HangTimeout, metric,
 			strings.Join(got, "\n  "), strings.Join(want, "\n  "), x.ErrOut)
 	}
 }
@@ -99,12 +100,13 @@ func poll(timeout time.Duration, cond func() bool) bool {
 	return true
 }
 
-// retry calls fn until it returns nil, for up to 60 seconds: requests
-// made just after a fault may fail while the control plane recovers.
+// retry calls fn until it returns nil, for up to framework.HangTimeout:
+// requests made just after a fault may fail while the control plane
+// recovers.
 func retry(t *testing.T, what string, fn func(ctx context.Context) error) {
 	t.Helper()
 	var err error
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(framework.HangTimeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = fn(ctx)
 		cancel()

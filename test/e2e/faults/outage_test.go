@@ -9,10 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
 // TestExporterOutage stops the kube-apiserver under a running exporter.
@@ -38,7 +39,7 @@ func TestExporterOutage(t *testing.T) {
       track: object.metadata.?labels.?track.orValue("")
 `)
 	before := []string{`{pod="a",track="old"}`, `{pod="b",track=""}`, `{pod="c",track=""}`}
-	waitSeries(t, x, url, "test_pod_info", 10*time.Second, before...)
+	waitSeries(t, x, url, "test_pod_info", before...)
 	healthy := fmt.Sprintf(`namespace=%q,resource="pods"`, ns)
 	if v := telemetry(url, "resource_healthy", healthy); v != 1 {
 		t.Errorf("kubectl_informer_resource_healthy{%s} = %v before the outage, want 1", healthy, v)
@@ -49,7 +50,7 @@ func TestExporterOutage(t *testing.T) {
 	key := func(name string) string { return "/registry/pods/" + ns + "/" + name }
 	err := cluster.RestartAPIServer(func() error {
 		var code int
-		if !poll(30*time.Second, func() bool {
+		if !poll(framework.HangTimeout, func() bool {
 			code, readyz = get(url + "/readyz")
 			return code == http.StatusServiceUnavailable && failing.MatchString(readyz)
 		}) {
@@ -64,7 +65,7 @@ func TestExporterOutage(t *testing.T) {
 		if v := telemetry(url, "resource_healthy", healthy); v != 0 {
 			return fmt.Errorf("kubectl_informer_resource_healthy{%s} = %v while the API server is down, want 0", healthy, v)
 		}
-		if !poll(10*time.Second, func() bool { return strings.Contains(x.ErrOut.String(), "resource=\"pods in "+ns+"\"") }) {
+		if !poll(framework.HangTimeout, func() bool { return strings.Contains(x.ErrOut.String(), "resource=\"pods in "+ns+"\"") }) {
 			return errors.New("the failing requests were not logged")
 		}
 
@@ -96,24 +97,24 @@ func TestExporterOutage(t *testing.T) {
 	t.Logf("/readyz while the API server was down:\n%s", readyz)
 
 	// The reflector retries with a backoff of up to a few seconds.
-	waitFor(t, x, 90*time.Second, "/readyz to answer 200 ok", func() bool {
+	waitFor(t, x, "/readyz to answer 200 ok", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusOK && body == "ok\n"
 	})
-	waitSeries(t, x, url, "test_pod_info", 30*time.Second, `{pod="a",track="new"}`, `{pod="c",track=""}`, `{pod="e",track="born"}`)
+	waitSeries(t, x, url, "test_pod_info", `{pod="a",track="new"}`, `{pod="c",track=""}`, `{pod="e",track="born"}`)
 	if v := telemetry(url, "resource_healthy", healthy); v != 1 {
 		t.Errorf("kubectl_informer_resource_healthy{%s} = %v after the outage, want 1", healthy, v)
 	}
 	if v := telemetry(url, "relists_total", healthy); v < 1 {
 		t.Errorf("kubectl_informer_relists_total{%s} = %v after the outage, want at least 1", healthy, v)
 	}
-	waitFor(t, x, 10*time.Second, "the recovery to be logged", func() bool {
+	waitFor(t, x, "the recovery to be logged", func() bool {
 		return strings.Contains(x.ErrOut.String(), "succeed again")
 	})
 
 	// The watch goes on.
 	cluster.CreatePod(t, ns, "d", nil)
-	waitSeries(t, x, url, "test_pod_info", 30*time.Second, `{pod="a",track="new"}`, `{pod="c",track=""}`, `{pod="d",track=""}`, `{pod="e",track="born"}`)
+	waitSeries(t, x, url, "test_pod_info", `{pod="a",track="new"}`, `{pod="c",track=""}`, `{pod="d",track=""}`, `{pod="e",track="born"}`)
 	if code := x.Stop(t); code != 0 {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, x.ErrOut)
 	}

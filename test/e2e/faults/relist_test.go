@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
@@ -32,15 +31,16 @@ func TestWatchRelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reflector retries with a backoff of up to a few seconds.
-	w.WaitLinesFor(t, 5, 90*time.Second)
+	w.WaitLines(t, 5)
 	d := cluster.CreatePod(t, ns, "d", nil)
-	w.WaitLines(t, 6)
-	time.Sleep(300 * time.Millisecond) // nothing more may come
+	// Nothing else may come before the pod created last.
+	cluster.CreatePod(t, ns, "last", nil)
+	got := w.WaitLineContaining(t, " pod "+ns+"/last ")
+	got = got[:len(got)-1]
 	if code := w.Stop(t); code != 0 {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, w.ErrOut)
 	}
 	t.Logf("printed:\n%s", w.Out)
-	got := framework.Lines(w.Out.String())
 	// The initial list comes in no particular order: sort by what follows
 	// the time.
 	slices.SortFunc(got[:3], func(x, y string) int {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -62,18 +61,18 @@ func TestExporterCRDDeleted(t *testing.T) {
     labels:
       widget: object.metadata.name
 `)
-	waitSeries(t, x, url, "test_pod_info", 10*time.Second, `{pod="p1"}`)
-	waitSeries(t, x, url, "test_widget_info", 10*time.Second, `{widget="w1"}`, `{widget="w2"}`)
+	waitSeries(t, x, url, "test_pod_info", `{pod="p1"}`)
+	waitSeries(t, x, url, "test_widget_info", `{widget="w1"}`, `{widget="w2"}`)
 
 	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), widgets.GroupResource().String(), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitSeries(t, x, url, "test_widget_info", 60*time.Second)
+	waitSeries(t, x, url, "test_widget_info")
 	name := "widgets.faults.kubectl-informer.io in " + ns
 	failing := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `: (list|watch) failing for \d+s: .*the resource type is no longer served`)
 	widgetLabels := fmt.Sprintf(`namespace=%q,resource="widgets.faults.kubectl-informer.io"`, ns)
 	podLabels := fmt.Sprintf(`namespace=%q,resource="pods"`, ns)
-	waitFor(t, x, 60*time.Second, "/readyz to answer 200 naming the widgets", func() bool {
+	waitFor(t, x, "/readyz to answer 200 naming the widgets", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusOK && strings.HasPrefix(body, "ok") && failing.MatchString(body)
 	})
@@ -85,19 +84,19 @@ func TestExporterCRDDeleted(t *testing.T) {
 	if v := telemetry(url, "resource_healthy", podLabels); v != 1 {
 		t.Errorf("kubectl_informer_resource_healthy{%s} = %v, want 1", podLabels, v)
 	}
-	waitFor(t, x, 10*time.Second, "the failing widgets to be logged", func() bool {
+	waitFor(t, x, "the failing widgets to be logged", func() bool {
 		return strings.Contains(x.ErrOut.String(), `resource="`+name+`"`)
 	})
 
 	// The pods' series follow the pods.
 	cluster.CreatePod(t, ns, "p2", nil)
-	waitSeries(t, x, url, "test_pod_info", 30*time.Second, `{pod="p1"}`, `{pod="p2"}`)
+	waitSeries(t, x, url, "test_pod_info", `{pod="p1"}`, `{pod="p2"}`)
 
 	createCRD(t, ext)
 	retry(t, "creating a widget", func(ctx context.Context) error { return created(postWidget(ctx, dyn, ns, "w3")) })
 	// The reflector retries with a backoff of up to 30 s.
-	waitSeries(t, x, url, "test_widget_info", 90*time.Second, `{widget="w3"}`)
-	waitFor(t, x, 30*time.Second, "/readyz to answer 200 ok", func() bool {
+	waitSeries(t, x, url, "test_widget_info", `{widget="w3"}`)
+	waitFor(t, x, "/readyz to answer 200 ok", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusOK && body == "ok\n"
 	})
@@ -167,8 +166,8 @@ func TestExporterForbidden(t *testing.T) {
     labels:
       configmap: object.metadata.name
 `, "--kubeconfig", kubeconfig)
-	waitSeries(t, x, url, "test_pod_info", 10*time.Second, `{pod="p1"}`)
-	waitSeries(t, x, url, "test_configmap_info", 10*time.Second, `{configmap="c1"}`)
+	waitSeries(t, x, url, "test_pod_info", `{pod="p1"}`)
+	waitSeries(t, x, url, "test_configmap_info", `{configmap="c1"}`)
 	cmLabels := fmt.Sprintf(`namespace=%q,resource="configmaps"`, ns)
 	podLabels := fmt.Sprintf(`namespace=%q,resource="pods"`, ns)
 
@@ -180,7 +179,7 @@ func TestExporterForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	failing := regexp.MustCompile(`(?m)^configmaps in ` + ns + `: (list|watch) failing for \d+s: configmaps is forbidden: User "faults-exporter" cannot (list|watch) resource "configmaps"`)
-	waitFor(t, x, 90*time.Second, "/readyz to answer 200 naming configmaps, forbidden, and only them", func() bool {
+	waitFor(t, x, "/readyz to answer 200 naming configmaps, forbidden, and only them", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusOK && failing.MatchString(body) && !strings.Contains(body, "pods in")
 	})
@@ -189,29 +188,29 @@ func TestExporterForbidden(t *testing.T) {
 	if v := telemetry(url, "resource_healthy", cmLabels); v != 0 {
 		t.Errorf("kubectl_informer_resource_healthy{%s} = %v with configmaps forbidden, want 0", cmLabels, v)
 	}
-	waitFor(t, x, 30*time.Second, "a failed list of configmaps to be counted", func() bool {
+	waitFor(t, x, "a failed list of configmaps to be counted", func() bool {
 		return telemetry(url, "list_request_errors_total", cmLabels) > 0
 	})
 	if v := telemetry(url, "resource_healthy", podLabels); v != 1 {
 		t.Errorf("kubectl_informer_resource_healthy{%s} = %v, want 1", podLabels, v)
 	}
-	waitFor(t, x, 10*time.Second, "the forbidden configmaps to be logged", func() bool {
+	waitFor(t, x, "the forbidden configmaps to be logged", func() bool {
 		return strings.Contains(x.ErrOut.String(), `resource="configmaps in `+ns+`"`) && strings.Contains(x.ErrOut.String(), "forbidden")
 	})
 
 	// The pods' series follow the pods; the configmaps' stay as last seen.
 	cluster.CreatePod(t, ns, "p2", nil)
 	createConfigMap(t, ns, "c2")
-	waitSeries(t, x, url, "test_pod_info", 30*time.Second, `{pod="p1"}`, `{pod="p2"}`)
-	waitSeries(t, x, url, "test_configmap_info", time.Second, `{configmap="c1"}`)
+	waitSeries(t, x, url, "test_pod_info", `{pod="p1"}`, `{pod="p2"}`)
+	waitSeries(t, x, url, "test_configmap_info", `{configmap="c1"}`)
 
 	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
 	if _, err := rbac.ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The reflector retries with a backoff of up to 30 s.
-	waitSeries(t, x, url, "test_configmap_info", 90*time.Second, `{configmap="c1"}`, `{configmap="c2"}`)
-	waitFor(t, x, 30*time.Second, "/readyz to answer 200 ok", func() bool {
+	waitSeries(t, x, url, "test_configmap_info", `{configmap="c1"}`, `{configmap="c2"}`)
+	waitFor(t, x, "/readyz to answer 200 ok", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusOK && body == "ok\n"
 	})

@@ -15,6 +15,8 @@ import (
 	"github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
 // TestInteractiveTerminal types at the prompt of the plugin's binary on a
@@ -57,7 +59,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	}()
 	waitFor := func(what string, re *regexp.Regexp) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(framework.HangTimeout)
 		for {
 			mu.Lock()
 			s := screen.String()
@@ -91,7 +93,7 @@ func TestInteractiveTerminal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exit: %v\n%q", err, screen.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(framework.HangTimeout):
 		_ = cmd.Process.Kill()
 		t.Fatal("the prompt did not end on Ctrl-D")
 	}

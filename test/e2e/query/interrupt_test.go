@@ -29,26 +29,22 @@ func TestCtrlC(t *testing.T) {
 	// should find it.
 	printed := func(t *testing.T, out *framework.SyncBuffer) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); strings.TrimSpace(out.String()) == ""; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("nothing printed in 30s")
-			}
-		}
+		framework.Eventually(t, "the command prints", func() bool { return strings.TrimSpace(out.String()) != "" })
 	}
 	listing := func(t *testing.T, _ *framework.SyncBuffer) {
 		t.Helper()
 		select {
 		case <-stalled:
-		case <-time.After(30 * time.Second):
-			t.Fatal("the pods were not asked for within 30s")
+		case <-time.After(framework.HangTimeout):
+			t.Fatalf("the pods were not asked for within %s", framework.HangTimeout)
 		}
 	}
 	resolving := func(t *testing.T, _ *framework.SyncBuffer) {
 		t.Helper()
 		select {
 		case <-asked:
-		case <-time.After(30 * time.Second):
-			t.Fatal("discovery was not asked for within 30s")
+		case <-time.After(framework.HangTimeout):
+			t.Fatalf("discovery was not asked for within %s", framework.HangTimeout)
 		}
 	}
 
@@ -97,8 +93,8 @@ func TestCtrlC(t *testing.T) {
 			sent := time.Now()
 			select {
 			case <-done:
-			case <-time.After(2 * time.Second):
-				t.Fatalf("still running 2s after %s\nstdout:\n%s\nstderr:\n%s", tt.sig, &out, &errOut)
+			case <-time.After(framework.HangTimeout):
+				t.Fatalf("still running %s after %s\nstdout:\n%s\nstderr:\n%s", framework.HangTimeout, tt.sig, &out, &errOut)
 			}
 			t.Logf("ended %s after %s", time.Since(sent).Round(time.Millisecond), tt.sig)
 			if code := cmd.ProcessState.ExitCode(); code != tt.code || errOut.String() != tt.stderr {

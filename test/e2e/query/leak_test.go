@@ -82,13 +82,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := cluster.StartPlugin(t, "export", "--config", config, "--web.listen-address", "127.0.0.1:0")
-		deadline := time.Now().Add(time.Minute)
-		for !strings.Contains(r.ErrOut.String(), "ready: caches synced") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the exporter was not ready within a minute:\n%s", r.ErrOut)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		framework.Eventually(t, "the exporter is ready", func() bool { return strings.Contains(r.ErrOut.String(), "ready: caches synced") })
 		if code := r.Stop(t); code != 0 {
 			t.Errorf("exit code %d, want 0\n%s", code, r.ErrOut)
 		}
@@ -126,11 +120,11 @@ func TestNoGoroutineLeaks(t *testing.T) {
 }
 
 // verifyNoLeaks fails the test if goroutines other than those opts ignore
-// are still running after 5 seconds: informers stop asynchronously once
-// their context ends.
+// are still running after framework.HangTimeout: informers stop
+// asynchronously once their context ends.
 func verifyNoLeaks(t *testing.T, opts ...goleak.Option) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for goleak.Find(opts...) != nil && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
