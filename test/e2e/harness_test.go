@@ -8,20 +8,20 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
 // TestHarnessIsReal creates a namespace and a pod through the API, lists them
 // back, and checks that the unprivileged user is forbidden.
 func TestHarnessIsReal(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
 	defer cancel()
 	cs := cluster.Client
 
@@ -67,7 +67,7 @@ func TestHarnessIsReal(t *testing.T) {
 // TestWorkloadLoads loads a small workload and checks what the API holds
 // against what the loader reports; a second load creates nothing.
 func TestWorkloadLoads(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
 	defer cancel()
 	spec := workload.Spec{Namespaces: 3, Nodes: 4, Pods: 60, PodsPerDeployment: 7}
 	sum, err := workload.Load(ctx, cluster.Config, spec, nil)

@@ -122,7 +122,7 @@ func installServiceMonitorCRD(c *framework.Cluster) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
 	defer cancel()
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {

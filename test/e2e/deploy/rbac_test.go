@@ -52,8 +52,8 @@ func printRBAC(t *testing.T, kubeconfig, config string, args ...string) string {
 		if code != app.ExitOK || errOut.String() != "" {
 			t.Fatalf("export --print-rbac of %s: exit %d\nstderr:\n%s", config, code, errOut)
 		}
-	case <-time.After(time.Minute):
-		t.Fatalf("export --print-rbac of %s did not exit within a minute\nstdout:\n%s\nstderr:\n%s", config, out, errOut)
+	case <-time.After(framework.HangTimeout):
+		t.Fatalf("export --print-rbac of %s did not exit within %s\nstdout:\n%s\nstderr:\n%s", config, framework.HangTimeout, out, errOut)
 	}
 	return out.String()
 }
@@ -351,14 +351,14 @@ func exportAs(t *testing.T, user, config string) string {
 	addr := framework.ClosedPort(t)
 	run := cluster.StartPlugin(t, "export", "--as", user, "--cache-dir", t.TempDir(), "--config", config, "--web.listen-address", addr)
 	url := "http://" + addr
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		code, body := httpGet(url + "/readyz")
 		if code == http.StatusOK && body == "ok\n" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the exporter running as %s is not ready after a minute: %d %s\nstderr:\n%s", user, code, body, run.ErrOut)
+			t.Fatalf("the exporter running as %s is not ready after %s: %d %s\nstderr:\n%s", user, framework.HangTimeout, code, body, run.ErrOut)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -472,7 +472,7 @@ spec:
 		`rbac_configmap_info{configmap="probe",namespace="` + watched + `"} 1`,
 		`rbac_database_info{database="orders",deployments="0",namespace="` + watched + `",zone=""} 1`,
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		_, body := httpGet(url + "/metrics")
 		missing := slices.DeleteFunc(slices.Clone(wantSeries), func(s string) bool { return strings.Contains(body, s+"\n") })
@@ -564,7 +564,7 @@ func installDatabaseCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
 	defer cancel()
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	crd := workload.DatabaseCRD()

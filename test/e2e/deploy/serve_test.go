@@ -436,7 +436,7 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 
 	// The listener is up before the caches sync.
 	var chain []*x509.Certificate
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		// Not verified: this is how a user fetches the certificate to
 		// trust, through a port-forward that the API server
@@ -497,14 +497,14 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 }
 
 // query runs "kubectl informer query ARGS --server URL --server-ca CA" in
-// process as the user of kubeconfig, until it prints want (or for 30
-// seconds: the server's caches see a new object a moment after it is
-// written). It fails the test unless the query succeeded, printing
+// process as the user of kubeconfig, until it prints want (or for
+// framework.HangTimeout: the server's caches see a new object a moment
+// after it is written). It fails the test unless the query succeeded, printing
 // nothing on stderr.
 func (s *queryServer) query(t *testing.T, kubeconfig, want string, args ...string) {
 	t.Helper()
 	args = append(append([]string{"query", "--kubeconfig", kubeconfig}, args...), "--server", s.url, "--server-ca", s.ca)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
 		if code == app.ExitOK && errOut == "" && strings.Contains(out, want) {

@@ -131,14 +131,14 @@ func get(t *testing.T, url string) (int, string) {
 
 func waitReady(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		code, body := get(t, url+"/readyz")
 		if code == http.StatusOK {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d after 30s: %s", code, body)
+			t.Fatalf("/readyz still %d after %s: %s", code, framework.HangTimeout, body)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -218,17 +218,17 @@ func equal(a, b map[string]float64) bool {
 	return true
 }
 
-// eventually retries check for up to 10 seconds.
+// eventually retries check for up to framework.HangTimeout.
 func eventually(t *testing.T, what string, check func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		ok, detail := check()
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s: %s", what, detail)
+			t.Fatalf("%s: not within %s: %s", what, framework.HangTimeout, detail)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -478,10 +478,14 @@ func TestReadyzBeforeSync(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	time.Sleep(500 * time.Millisecond)
-	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "pods") || !strings.Contains(body, "nodes") {
-		t.Errorf("/readyz before sync: %d %q; want 503 naming pods and nodes", code, body)
-	}
+	// The server never answers: the caches never sync.
+	eventually(t, "/readyz before sync names pods and nodes", func() (bool, string) {
+		code, body := get(t, srv.URL+"/readyz")
+		if code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz before sync: %d %q; want 503", code, body)
+		}
+		return strings.Contains(body, "pods") && strings.Contains(body, "nodes"), fmt.Sprintf("%d %q", code, body)
+	})
 	if code, _ := get(t, srv.URL+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d", code)
 	}
@@ -655,11 +659,10 @@ func TestWebConfigBasicAuth(t *testing.T) {
 	}()
 	url := "http://" + addr + "/metrics"
 	var resp *http.Response
-	for range 100 {
-		if resp, err = http.Get(url); err == nil {
+	for deadline := time.Now().Add(framework.HangTimeout); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err = http.Get(url); err == nil || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -169,14 +169,14 @@ basic_auth_users:
 		"--web.config.file", web, "--cache-dir", t.TempDir())
 	base := "https://" + addr
 	trusted := ca.client()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		r := request(trusted, base+"/readyz", user, password)
 		if r.err == nil && r.code == http.StatusOK {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("/readyz over HTTPS with credentials: %d %q %v after a minute\nstderr:\n%s", r.code, r.body, r.err, run.ErrOut)
+			t.Fatalf("/readyz over HTTPS with credentials: %d %q %v after %s\nstderr:\n%s", r.code, r.body, r.err, framework.HangTimeout, run.ErrOut)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -201,8 +201,9 @@ func TestDynamicInformerAndSelectors(t *testing.T) {
 
 func TestForbidden(t *testing.T) {
 	f, _, ctx := startOne(t, cluster.UnprivilegedConfig, "pods", factory.ModeFull, factory.Scope{Namespace: "shop"})
-	start := time.Now()
-	err := f.WaitForSync(ctx, time.Minute, true, nil)
+	// Were the error not reported at the first failed list, the wait would
+	// end at its timeout, with a SyncError.
+	err := f.WaitForSync(ctx, framework.HangTimeout, true, nil)
 	var fe *factory.ForbiddenError
 	if !errors.As(err, &fe) {
 		t.Fatalf("sync as the unprivileged user: %v; want a ForbiddenError", err)
@@ -211,9 +212,6 @@ func TestForbidden(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("forbidden took %s to report; want it at the first failed list", d)
 	}
 }
 
@@ -232,8 +230,8 @@ func TestSyncTimeout(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "timed out after 1.5s waiting for the cache of pods to sync") {
 		t.Fatalf("got %v; want a sync timeout naming pods", err)
 	}
-	if d := time.Since(start); d < time.Second || d > 10*time.Second {
-		t.Errorf("the wait took %s; want about 1.5s", d)
+	if d := time.Since(start); d < 1500*time.Millisecond {
+		t.Errorf("the wait took %s; want at least its timeout, 1.5s", d)
 	}
 }
 

@@ -58,7 +58,7 @@ func startServer(t *testing.T, flags ...string) *server {
 // TLS verified with the serving certificate.
 func (s *server) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(framework.HangTimeout)
 	var last string
 	for {
 		if _, err := os.Stat(s.ca); err == nil {
@@ -79,7 +79,7 @@ func (s *server) waitReady(t *testing.T) {
 			hc.CloseIdleConnections()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s/readyz did not answer 200 within a minute (last: %s)\nstderr:\n%s", s.url, last, s.run.ErrOut)
+			t.Fatalf("%s/readyz did not answer 200 within %s (last: %s)\nstderr:\n%s", s.url, framework.HangTimeout, last, s.run.ErrOut)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -193,7 +193,7 @@ func serviceAccountKubeconfig(t *testing.T, ns, name string) (kubeconfig, user s
 // and a query server caches a denial.
 func waitAllowed(t *testing.T, spec authorizationv1.SubjectAccessReviewSpec) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		sar, err := cluster.Client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(),
 			&authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
@@ -204,7 +204,7 @@ func waitAllowed(t *testing.T, spec authorizationv1.SubjectAccessReviewSpec) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s may still not %s %s in %q after 30s", spec.User, spec.ResourceAttributes.Verb, spec.ResourceAttributes.Resource, spec.ResourceAttributes.Namespace)
+			t.Fatalf("%s may still not %s %s in %q after %s", spec.User, spec.ResourceAttributes.Verb, spec.ResourceAttributes.Resource, spec.ResourceAttributes.Namespace, framework.HangTimeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

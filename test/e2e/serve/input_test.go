@@ -3,7 +3,6 @@ package serve_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -29,14 +28,9 @@ func TestServerFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
 			r := run(t, append([]string{"query", "--kubeconfig", cluster.Kubeconfig}, c.args...)...)
-			took := time.Since(start)
 			if r.code != c.code || r.out != "" || !strings.HasPrefix(r.errOut, "error: ") || !strings.Contains(r.errOut, c.msg) {
 				t.Errorf("query %s: exit %d, stdout %q, stderr %q; want exit %d and %q", strings.Join(c.args, " "), r.code, r.out, r.errOut, c.code, c.msg)
-			}
-			if took > 10*time.Second {
-				t.Errorf("query %s took %s", strings.Join(c.args, " "), took)
 			}
 		})
 	}

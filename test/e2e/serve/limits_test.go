@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
 // TestLimits checks the per-request CEL cost limit and the per-user
@@ -62,7 +63,7 @@ func TestLimits(t *testing.T) {
 			return send, answers
 		}
 		send, first := pending()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(framework.HangTimeout)
 		for {
 			code, text := s.post(t, hc, strings.NewReader(count))
 			if code == http.StatusTooManyRequests {
@@ -90,7 +91,7 @@ func TestLimits(t *testing.T) {
 			default:
 			}
 			if time.Now().After(deadline) {
-				t.Fatal("no query got 429 within 30s while another of the same user was pending")
+				t.Fatalf("no query got 429 within %s while another of the same user was pending", framework.HangTimeout)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -109,8 +110,8 @@ func TestLimits(t *testing.T) {
 			if a.err != nil || a.code != http.StatusOK || a.body != want {
 				t.Errorf("the pending query: %d %q %v, want 200 %q", a.code, a.body, a.err, want)
 			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("the pending query got no answer within 30s of its body")
+		case <-time.After(framework.HangTimeout):
+			t.Fatalf("the pending query got no answer within %s of its body", framework.HangTimeout)
 		}
 		// Its slot is free again.
 		if code, text := s.post(t, hc, strings.NewReader(count)); code != http.StatusOK || text != want {
