@@ -58,13 +58,15 @@ func FuzzExpression(f *testing.F) {
 			}
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// The cost limit ends any evaluation within a second or so; the
+		// deadline only catches one that hangs, however busy the machine.
+		const hang = 2 * time.Minute
+		ctx, cancel := context.WithTimeout(context.Background(), hang)
 		defer cancel()
-		start := time.Now()
 		_, errTyped := p.Eval(ctx, pod)
 		_, errJSON := p.Eval(ctx, asJSON)
-		if d := time.Since(start); d > 6*time.Second {
-			t.Fatalf("%q: evaluating took %s", expr, d)
+		if errors.Is(errTyped, context.DeadlineExceeded) || errors.Is(errJSON, context.DeadlineExceeded) {
+			t.Fatalf("%q: evaluating did not end within %s", expr, hang)
 		}
 		if (errTyped == nil) != (errJSON == nil) {
 			t.Fatalf("%q: typed pod: %v; JSON pod: %v", expr, errTyped, errJSON)
