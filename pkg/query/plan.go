@@ -934,16 +934,24 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 		}
 		return pr.Print(out, results[0])
 	}
+	// whole prints what is not a table of one resource; it words "No
+	// resources found" as kubectl does: "in NAMESPACE namespace" when every
+	// resource is namespaced.
+	opts.ClusterScoped = slices.ContainsFunc(infs, func(inf *factory.Informer) bool { return !inf.Resource.Namespaced })
+	whole, err := NewPrinter(p.req.Output, opts)
+	if err != nil {
+		return err
+	}
 	switch {
 	case p.req.Count && p.req.GroupBy == "":
 		total := &Result{Mode: ModeCount}
 		for _, r := range results {
 			total.Matched += r.Matched
 		}
-		return p.printer.Print(out, total)
+		return whole.Print(out, total)
 	case p.req.Count:
-		return p.printer.Print(out, mergeGroups(results, p.req.Limit))
-	case p.printer.HumanReadable():
+		return whole.Print(out, mergeGroups(results, p.req.Limit))
+	case whole.HumanReadable():
 		printed := 0
 		for i, r := range results {
 			if len(r.Items) == 0 {
@@ -967,7 +975,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 			printed++
 		}
 		if printed == 0 {
-			return p.printer.Print(out, &Result{Mode: ModeObjects})
+			return whole.Print(out, &Result{Mode: ModeObjects})
 		}
 		return nil
 	default:
@@ -979,7 +987,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 		for _, ref := range mergedOrder(results, p.req.SortBy != "") {
 			merged.Items = append(merged.Items, results[ref.result].Items[ref.item])
 		}
-		return p.printer.Print(out, merged)
+		return whole.Print(out, merged)
 	}
 }
 
