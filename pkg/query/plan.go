@@ -89,7 +89,8 @@ type Request struct {
 	Columns []NamedExpr
 	// Count prints the number of matches (per GroupBy value).
 	Count bool
-	// Limit keeps at most Limit results; 0: all.
+	// Limit keeps at most Limit results; 0: all. Over several resources
+	// it is a limit in all, applied to the answer they make together.
 	Limit int
 	// Output is the -o value.
 	Output string
@@ -413,22 +414,35 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 // answer runs the query on the synced caches and prints it.
 func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error {
 	spec := p.spec()
-	var results []*Result
-	for _, inf := range queried {
-		res, err := Run(inf.Informer.GetIndexer(), spec)
-		if err != nil {
-			return err
-		}
-		for _, w := range res.Warnings {
-			if len(queried) > 1 {
-				fmt.Fprintf(errOut, "warning: %s: %s\n", inf.Resource, w)
-			} else {
-				fmt.Fprintf(errOut, "warning: %s\n", w)
-			}
-		}
-		results = append(results, res)
+	idxs := make([]cache.Indexer, len(queried))
+	specs := make([]Spec, len(queried))
+	for i, inf := range queried {
+		idxs[i], specs[i] = inf.Informer.GetIndexer(), spec
+	}
+	results, err := runAll(idxs, specs)
+	if err != nil {
+		return err
+	}
+	for _, w := range warningLines(queried, results) {
+		fmt.Fprintln(errOut, w)
 	}
 	return p.print(out, errOut, queried, results)
+}
+
+// warningLines are the lines that report the warnings of results, the
+// answers for queried: each names its resource when there are several.
+func warningLines(queried []*factory.Informer, results []*Result) []string {
+	var lines []string
+	for i, res := range results {
+		for _, w := range res.Warnings {
+			if len(queried) > 1 {
+				lines = append(lines, fmt.Sprintf("warning: %s: %s", queried[i].Resource, w))
+			} else {
+				lines = append(lines, fmt.Sprintf("warning: %s", w))
+			}
+		}
+	}
+	return lines
 }
 
 // Answer prints the answer of p from the caches that Execute (or the
@@ -903,9 +917,10 @@ func (p *Plan) spec() Spec {
 	return s
 }
 
-// print writes the results: one table per resource (as kubectl get does for
-// several resource types), or one merged answer for counts and the other
-// formats.
+// print writes the results, the answers of runAll: one table per resource
+// (as kubectl get does for several resource types, each in its own order),
+// or one merged answer for counts and the other formats (one list, ordered
+// across the resources by --sort-by, as kubectl get orders it).
 func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []*Result) error {
 	opts := p.req.Print
 	opts.ErrOut = errOut
@@ -919,16 +934,24 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 		}
 		return pr.Print(out, results[0])
 	}
+	// whole prints what is not a table of one resource; it words "No
+	// resources found" as kubectl does: "in NAMESPACE namespace" when every
+	// resource is namespaced.
+	opts.ClusterScoped = slices.ContainsFunc(infs, func(inf *factory.Informer) bool { return !inf.Resource.Namespaced })
+	whole, err := NewPrinter(p.req.Output, opts)
+	if err != nil {
+		return err
+	}
 	switch {
 	case p.req.Count && p.req.GroupBy == "":
 		total := &Result{Mode: ModeCount}
 		for _, r := range results {
 			total.Matched += r.Matched
 		}
-		return p.printer.Print(out, total)
+		return whole.Print(out, total)
 	case p.req.Count:
-		return p.printer.Print(out, mergeGroups(results, p.req.Limit))
-	case p.printer.HumanReadable():
+		return whole.Print(out, mergeGroups(results, p.req.Limit))
+	case whole.HumanReadable():
 		printed := 0
 		for i, r := range results {
 			if len(r.Items) == 0 {
@@ -952,17 +975,19 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 			printed++
 		}
 		if printed == 0 {
-			return p.printer.Print(out, &Result{Mode: ModeObjects})
+			return whole.Print(out, &Result{Mode: ModeObjects})
 		}
 		return nil
 	default:
 		merged := &Result{Mode: ModeObjects}
 		for _, r := range results {
-			merged.Items = append(merged.Items, r.Items...)
 			merged.Matched += r.Matched
 			merged.ColumnNames = r.ColumnNames
 		}
-		return p.printer.Print(out, merged)
+		for _, ref := range mergedOrder(results, p.req.SortBy != "") {
+			merged.Items = append(merged.Items, results[ref.result].Items[ref.item])
+		}
+		return whole.Print(out, merged)
 	}
 }
 

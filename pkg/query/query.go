@@ -190,6 +190,9 @@ type Item struct {
 	// Values are the values of Spec.Columns for Object, in order. A cell whose
 	// evaluation failed holds an *EvalError.
 	Values []any
+	// key is the value of Spec.SortBy for Object (nil without SortBy or
+	// when it failed): answers over several resources are ordered by it.
+	key any
 }
 
 // Group is the number of objects sharing one GroupBy value.
@@ -435,8 +438,18 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		if !ok {
 			return nil, fmt.Errorf("the cache holds a %T, which is not a runtime.Object", entries[e].obj)
 		}
-		res.Items[i].Object = obj
+		res.Items[i].Object, res.Items[i].key = obj, entries[e].key
 	}
+	if err := evalColumns(res, spec); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// evalColumns evaluates spec.Columns for the items of res, adding a
+// warning per column that failed on some; an error that spec.Stop accepts
+// ends it and is returned.
+func evalColumns(res *Result, spec Spec) error {
 	for c, col := range spec.Columns {
 		res.ColumnNames = append(res.ColumnNames, col.Name)
 		fails := failures{w: Warning{Source: spec.Names.Of(PartColumns) + " " + col.Name}}
@@ -446,8 +459,8 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 			}
 			v, err := col.Value(res.Items[i].Object)
 			if err != nil {
-				if stop(err) {
-					return nil, err
+				if spec.Stop != nil && spec.Stop(err) {
+					return err
 				}
 				fails.add(res.Items[i].Object, err)
 				v = &EvalError{Err: err}
@@ -458,7 +471,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 			res.Warnings = append(res.Warnings, w)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // sortedOrder returns the indexes 0..n-1 ordered by compare, only the first

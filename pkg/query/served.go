@@ -307,8 +307,8 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	spec.Selectors = selectors
 	spec.Filter = filter
 	spec.Stop = indexers.IsBudgetStop
-	var results []*Result
-	var warnings []string
+	idxs := make([]cache.Indexer, len(queried))
+	specs := make([]Spec, len(queried))
 	for i, inf := range queried {
 		sp := spec
 		sp.Namespace = ""
@@ -318,19 +318,13 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 		if !scopes[i].all {
 			sp.Namespaces = scopes[i].namespaces
 		}
-		res, err := Run(inf.Informer.GetIndexer(), sp)
-		if err != nil {
-			return err
-		}
-		for _, w := range res.Warnings {
-			if len(queried) > 1 {
-				warnings = append(warnings, fmt.Sprintf("warning: %s: %s", inf.Resource, w))
-			} else {
-				warnings = append(warnings, fmt.Sprintf("warning: %s", w))
-			}
-		}
-		results = append(results, res)
+		idxs[i], specs[i] = inf.Informer.GetIndexer(), sp
 	}
+	results, err := runAll(idxs, specs)
+	if err != nil {
+		return err
+	}
+	warnings := warningLines(queried, results)
 	if budget != nil {
 		if err := budget.Err(); err != nil {
 			return err

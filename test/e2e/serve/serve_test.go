@@ -104,6 +104,8 @@ func testAdmin(t *testing.T, s *server, empty string) {
 		{name: "field selector", args: []string{"pods", "-A", "--field-selector", "spec.nodeName=node-001"}},
 		{name: "namespace", args: []string{"pods", "-n", "payments", "--no-headers"}},
 		{name: "several resources", args: []string{"deployments,pods", "-n", readerNamespace}},
+		{name: "several resources sort-by limit", args: []string{"deployments,pods", "-A", "--sort-by", "object.metadata.name", "--limit", "5", "-o", "name"}},
+		{name: "several resources group-by limit", args: []string{"pods,deployments", "-A", "--count", "--group-by", `object.metadata.labels["app"]`, "--limit", "3"}},
 		{name: "empty namespace", args: []string{"pods", "-n", empty}, quiet: true},
 		{name: "nothing matches", args: []string{"pods", "-A", "--where", `object.metadata.name == "none"`}, quiet: true},
 		{name: "no such field", args: []string{"pods", "-A", "--where", "object.spec.noSuchField == 1"}, code: app.ExitUsage, quiet: true},
@@ -137,6 +139,10 @@ func testAdmin(t *testing.T, s *server, empty string) {
 	}
 	if r.code != 0 || r.out != strconv.Itoa(len(pods.Items))+"\n" {
 		t.Errorf("--count printed %q (exit %d), want %d", r.out, r.code, len(pods.Items))
+	}
+	// --limit is a limit in all over several resources.
+	if r := s.query(t, cluster.Kubeconfig, "deployments,pods", "-A", "--sort-by", "object.metadata.name", "--limit", "5", "-o", "name"); r.code != 0 || len(framework.Lines(r.out)) != 5 {
+		t.Errorf("--limit 5 over deployments and pods printed %d lines (exit %d), want 5:\n%s", len(framework.Lines(r.out)), r.code, r.out)
 	}
 	if r := s.query(t, cluster.Kubeconfig, "pods", "-n", empty); r.errOut != "No resources found in "+empty+" namespace.\n" {
 		t.Errorf("an empty namespace printed on stderr %q", r.errOut)

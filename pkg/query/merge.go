@@ -1,0 +1,112 @@
+package query
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+)
+
+// runAll answers one query over several resources: specs[i] over the
+// objects of idxs[i], one Result each, in the same order. The limit applies
+// to the answer the resources make together, as it is printed, never to
+// each resource alone: groups are counted over every resource (uncut here;
+// mergeGroups adds them up and keeps the largest), and objects are put in
+// the order of the merged answer (see mergedOrder) before the first
+// Spec.Limit of them are kept. Columns are evaluated, and their failures
+// counted, only for the objects kept. With one resource it is Run.
+func runAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
+	if len(idxs) == 1 {
+		res, err := Run(idxs[0], specs[0])
+		if err != nil {
+			return nil, err
+		}
+		return []*Result{res}, nil
+	}
+	results := make([]*Result, len(idxs))
+	for i, idx := range idxs {
+		sp := specs[i]
+		sp.Columns = nil
+		if sp.Count {
+			sp.Limit = 0
+		}
+		res, err := Run(idx, sp)
+		if err != nil {
+			return nil, err
+		}
+		results[i] = res
+	}
+	if specs[0].Count {
+		return results, nil
+	}
+	if limit := specs[0].Limit; limit > 0 {
+		refs := mergedOrder(results, specs[0].SortBy != nil)
+		if len(refs) > limit {
+			keep := make([][]bool, len(results))
+			for i, r := range results {
+				keep[i] = make([]bool, len(r.Items))
+			}
+			for _, ref := range refs[:limit] {
+				keep[ref.result][ref.item] = true
+			}
+			for i, r := range results {
+				kept := r.Items[:0:0]
+				for j, item := range r.Items {
+					if keep[i][j] {
+						kept = append(kept, item)
+					}
+				}
+				r.Items = kept
+			}
+		}
+	}
+	for i, r := range results {
+		if err := evalColumns(r, specs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// itemRef is the item-th item of the result-th Result.
+type itemRef struct{ result, item int }
+
+// mergedOrder returns the items of results (each in Run's order) in the
+// order of the answer they make together: with sorted (a --sort-by), by
+// sort key across the resources, ties broken by namespace, then name, then
+// the order of the resources, as kubectl get --sort-by orders a list of
+// several kinds; else resource by resource, as kubectl get prints several
+// resource types.
+func mergedOrder(results []*Result, sorted bool) []itemRef {
+	var refs []itemRef
+	for r, res := range results {
+		for i := range res.Items {
+			refs = append(refs, itemRef{r, i})
+		}
+	}
+	if !sorted {
+		return refs
+	}
+	type names struct{ namespace, name string }
+	keys := make([][]names, len(results))
+	for r, res := range results {
+		keys[r] = make([]names, len(res.Items))
+		for i, item := range res.Items {
+			if m, err := meta.Accessor(item.Object); err == nil {
+				keys[r][i] = names{m.GetNamespace(), m.GetName()}
+			}
+		}
+	}
+	slices.SortStableFunc(refs, func(a, b itemRef) int {
+		if c := Compare(results[a.result].Items[a.item].key, results[b.result].Items[b.item].key); c != 0 {
+			return c
+		}
+		na, nb := keys[a.result][a.item], keys[b.result][b.item]
+		if c := strings.Compare(na.namespace, nb.namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(na.name, nb.name)
+	})
+	return refs
+}
