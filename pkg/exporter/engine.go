@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -448,6 +449,14 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 				fail(fmt.Errorf("metric %q: value must be a number or a bool, got %s", f.Name, v.Type().TypeName()))
 				return
 			}
+			if math.IsNaN(n) || math.IsInf(n, 0) {
+				fail(fmt.Errorf("metric %q: value is %s; it must be a finite number (check for a division by zero)", f.Name, formatValue(n)))
+				return
+			}
+			if f.Aggregate == AggregateSum && math.Abs(n) > maxSummand {
+				fail(fmt.Errorf("metric %q: value %s is too large to add up; the values of aggregate: sum must be within ±1e300", f.Name, formatValue(n)))
+				return
+			}
 			value = n
 		}
 		samples = append(samples, sample{labels: values, value: value})
@@ -550,17 +559,18 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 
 // familyStats is one family's counters, for telemetry.
 type familyStats struct {
-	name            string
-	series          int
-	dropped, errors uint64
+	name                        string
+	series, unserved            int
+	dropped, duplicates, errors uint64
 }
 
 func (e *Engine) familyStats() []familyStats {
 	var out []familyStats
 	for _, rs := range e.resources {
 		for _, fs := range rs.families {
-			s, d, er := fs.stats()
-			out = append(out, familyStats{name: fs.f.Name, series: s, dropped: d, errors: er})
+			h := fs.health()
+			_, _, er := fs.stats()
+			out = append(out, familyStats{name: fs.f.Name, series: h.series, unserved: h.unserved, dropped: h.dropped, duplicates: h.duplicates, errors: er})
 		}
 	}
 	return out

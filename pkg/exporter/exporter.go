@@ -24,7 +24,9 @@ import (
 type Options struct {
 	// ConfigPath is the config file; it is read again on Reload.
 	ConfigPath string `json:"configPath" yaml:"configPath"`
-	// MaxSeriesPerMetric caps each family's series. Default 100000.
+	// MaxSeriesPerMetric caps each family's series; 0 (the default): no
+	// cap. A cap that bites is logged once per family and reported by
+	// /readyz and kubectl_informer_metric_series_capped.
 	MaxSeriesPerMetric int `json:"maxSeriesPerMetric" yaml:"maxSeriesPerMetric"`
 	// Shard selects this replica's objects; zero: not sharded.
 	Shard Shard `json:"shard" yaml:"shard"`
@@ -38,7 +40,9 @@ type Options struct {
 	// during the sync. Zero leaves the collector alone.
 	StartupGCPercent int `json:"startupGCPercent,omitempty" yaml:"startupGCPercent,omitempty"`
 	// ErrorLogInterval is how often each metric's new evaluation errors
-	// are logged, at most: their count and the last message. Default 30s.
+	// are logged, at most: their count and the last message. A metric
+	// whose series are capped or have duplicates is logged once, at the
+	// first look after it happened. Default 30s.
 	ErrorLogInterval time.Duration `json:"errorLogInterval,omitempty" yaml:"errorLogInterval,omitempty"`
 }
 
@@ -95,9 +99,6 @@ type registration struct {
 // New returns an Exporter that reaches the cluster through restConfig and
 // resolves resource names with resolver. Nothing runs until Start.
 func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Exporter, error) {
-	if opts.MaxSeriesPerMetric == 0 {
-		opts.MaxSeriesPerMetric = 100000
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -703,9 +704,10 @@ func (x *Exporter) engine() *Engine {
 }
 
 // logErrors logs, at most once per interval and family, the evaluation
-// errors counted since the previous report.
+// errors counted since the previous report, and once per family that its
+// series are capped or have duplicates (see logFamilies).
 func (x *Exporter) logErrors(ctx context.Context, interval time.Duration) {
-	seen := map[string]uint64{}
+	l := &familyLog{}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -714,19 +716,50 @@ func (x *Exporter) logErrors(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		e := x.engine()
-		if e == nil {
-			continue
-		}
-		for _, rs := range e.resources {
-			for _, fs := range rs.families {
-				fs.mu.Lock()
-				n, last := fs.errors, fs.lastError
-				fs.mu.Unlock()
-				if n > seen[fs.f.Name] {
-					x.log.Warn("metric evaluation errors", "metric", fs.f.Name, "errors", n-seen[fs.f.Name], "last", last)
-					seen[fs.f.Name] = n
-				}
+		x.logFamilies(l)
+	}
+}
+
+// familyLog is what logFamilies has logged of engine's families, by
+// metric name.
+type familyLog struct {
+	engine     *Engine
+	errors     map[string]uint64
+	capped     map[string]bool
+	duplicates map[string]bool
+}
+
+// logFamilies logs the evaluation errors of each family counted since l
+// saw them, and once per family (and config) that its series are capped
+// by --max-series-per-metric or that some have the labels of others.
+func (x *Exporter) logFamilies(l *familyLog) {
+	e := x.engine()
+	if e == nil {
+		return
+	}
+	if l.engine != e { // a new config: its families start afresh
+		*l = familyLog{engine: e, errors: map[string]uint64{}, capped: map[string]bool{}, duplicates: map[string]bool{}}
+	}
+	for _, rs := range e.resources {
+		for _, fs := range rs.families {
+			name := fs.f.Name
+			fs.mu.Lock()
+			n, last := fs.errors, fs.lastError
+			fs.mu.Unlock()
+			if n > l.errors[name] {
+				x.log.Warn("metric evaluation errors", "metric", name, "errors", n-l.errors[name], "last", last)
+				l.errors[name] = n
+			}
+			h := fs.health()
+			if h.dropped > 0 && !l.capped[name] {
+				l.capped[name] = true
+				x.log.Warn("metric capped: series beyond --max-series-per-metric are not served; raise it, or set it to 0 for no cap",
+					"metric", name, "cap", fs.maxSeries, "series_wanted", h.series+h.unserved, "series_served", h.series)
+			}
+			if h.duplicates > 0 && !l.duplicates[name] {
+				l.duplicates[name] = true
+				x.log.Warn("metric has series with the same labels: one is served, the others are dropped; add labels that tell the objects apart, or use aggregate: count to count them",
+					"metric", name, "duplicates", h.duplicates, "series", h.lastDuplicate)
 			}
 		}
 	}

@@ -60,6 +60,21 @@ type familyState struct {
 	series int
 	// dropped counts series not exposed because of maxSeries.
 	dropped uint64
+	// unserved is the number of series (plain families) or label sets
+	// (aggregated ones) wanted now and not exposed because of maxSeries;
+	// excess holds it per object (plain), refused per label set with the
+	// number of members refused (aggregated).
+	unserved int
+	excess   map[string]int
+	refused  map[string]int
+	// claims maps the rendered label set of each series of a plain family
+	// whose labels may not identify the object (see identifiesObject) to
+	// the UID of the object whose series has it; nil when they do.
+	claims map[string]string
+	// duplicates counts series left out because another series of the
+	// family has the same labels; lastDuplicate is the newest one's.
+	duplicates    uint64
+	lastDuplicate string
 	// errors counts failed evaluations.
 	errors uint64
 	// lastError is the newest evaluation error message, for logs.
@@ -80,23 +95,16 @@ type row struct {
 // rendering gets a chunk of its own.
 const chunkSize = 64 << 10
 
-// contribution is what one series of an object adds to a group.
+// contribution is what one series of an object adds to a group; refused
+// when the group was not created because of maxSeries.
 type contribution struct {
-	key   string
-	value float64
-}
-
-// group is an aggregated series.
-type group struct {
-	labels []byte // rendered {…} part
-	count  int
-	sum    float64
-	// values counts the members' values, for min and max.
-	values map[float64]int
+	key     string
+	value   float64
+	refused bool
 }
 
 func newFamilyState(f *Family, maxSeries int) *familyState {
-	return &familyState{
+	s := &familyState{
 		f:             f,
 		order:         labelOrder(f),
 		maxSeries:     maxSeries,
@@ -104,7 +112,28 @@ func newFamilyState(f *Family, maxSeries int) *familyState {
 		index:         map[string]int32{},
 		contributions: map[string][]contribution{},
 		groups:        map[string]*group{},
+		excess:        map[string]int{},
+		refused:       map[string]int{},
 	}
+	if f.Aggregate == AggregateNone && !identifiesObject(f) {
+		s.claims = map[string]string{}
+	}
+	return s
+}
+
+// identifiesObject reports whether the labels of f certainly tell the
+// objects apart: one is the object's UID, or two are its namespace and
+// name. Then the series of two objects never have the same labels, and
+// only an object's own series (with each) are checked against each other.
+// Otherwise every series is checked against the others of the family.
+func identifiesObject(f *Family) bool {
+	exprs := map[string]bool{}
+	for _, p := range f.Labels {
+		if p != nil {
+			exprs[strings.Join(strings.Fields(p.Expr()), "")] = true
+		}
+	}
+	return exprs["object.metadata.uid"] || (exprs["object.metadata.namespace"] && exprs["object.metadata.name"])
 }
 
 // set replaces the series of object uid by samples (nil or empty removes
@@ -130,11 +159,63 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	if had {
 		old = countLines(s.rows[i].line)
 		s.live -= len(s.rows[i].line)
+		s.releaseLocked(uid, s.rows[i].line)
 	}
-	keep := len(samples)
+	if n := s.excess[uid]; n > 0 {
+		s.unserved -= n
+		delete(s.excess, uid)
+	}
+	if s.maxSeries > 0 && s.series-old >= s.maxSeries && len(samples) > 0 {
+		// The cap is reached: nothing of the object can be served.
+		s.dropped += uint64(len(samples))
+		s.unserved += len(samples)
+		s.excess[uid] = len(samples)
+		samples = nil
+	}
+	size := 0
+	for _, smp := range samples {
+		size += len(s.f.Name) + s.labelsSize(smp.labels) + 1 + len(formatValue(smp.value)) + 1
+	}
+	b := s.bufferLocked(size)
+	// ends[k] is where the k-th line kept ends in b; labels[k] is its
+	// label set, to find duplicates among the object's own series.
+	var ends []int
+	var labels [][]byte
+	var seen map[string]bool // beyond a few series, instead of comparing each pair
+	for _, smp := range samples {
+		start := len(b)
+		b = append(b, s.f.Name...)
+		b = s.appendLabels(b, smp.labels)
+		set := b[start+len(s.f.Name):]
+		if s.duplicateLocked(uid, set, labels, &seen) {
+			s.duplicates++
+			s.lastDuplicate = s.f.Name + string(set)
+			b = b[:start]
+			continue
+		}
+		labels = append(labels, set)
+		b = append(b, ' ')
+		b = append(b, formatValue(smp.value)...)
+		b = append(b, '\n')
+		ends = append(ends, len(b))
+	}
+	keep := len(ends)
 	if s.maxSeries > 0 && s.series-old+keep > s.maxSeries {
 		keep = max(s.maxSeries-(s.series-old), 0)
-		s.dropped += uint64(len(samples) - keep)
+		over := len(ends) - keep
+		s.dropped += uint64(over)
+		s.unserved += over
+		s.excess[uid] = over
+		if s.claims != nil {
+			for _, set := range labels[keep:] {
+				delete(s.claims, string(set))
+			}
+		}
+		if keep == 0 {
+			b = b[:0]
+		} else {
+			b = b[:ends[keep-1]]
+		}
 	}
 	s.series += keep - old
 	if keep == 0 {
@@ -146,18 +227,6 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		s.compactIfWastefulLocked()
 		return
 	}
-	size := 0
-	for _, smp := range samples[:keep] {
-		size += len(s.f.Name) + s.labelsSize(smp.labels) + 1 + len(formatValue(smp.value)) + 1
-	}
-	b := s.bufferLocked(size)
-	for _, smp := range samples[:keep] {
-		b = append(b, s.f.Name...)
-		b = s.appendLabels(b, smp.labels)
-		b = append(b, ' ')
-		b = append(b, formatValue(smp.value)...)
-		b = append(b, '\n')
-	}
 	s.keptLocked(b)
 	if had {
 		s.rows[i].line = b
@@ -166,6 +235,59 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		s.rows = append(s.rows, row{uid: uid, line: b})
 	}
 	s.compactIfWastefulLocked()
+}
+
+// duplicateLocked reports whether the label set of a series of object uid
+// is that of another series: one of the object's own (before, and seen
+// when there are many) or, unless the family's labels identify the
+// object, one of another object. A label set that is not a duplicate is
+// claimed for uid.
+func (s *familyState) duplicateLocked(uid string, set []byte, before [][]byte, seen *map[string]bool) bool {
+	const pairwise = 16
+	switch {
+	case len(before) < pairwise:
+		for _, b := range before {
+			if bytes.Equal(b, set) {
+				return true
+			}
+		}
+	default:
+		if *seen == nil {
+			*seen = make(map[string]bool, 2*len(before))
+			for _, b := range before {
+				(*seen)[string(b)] = true
+			}
+		}
+		if (*seen)[string(set)] {
+			return true
+		}
+		(*seen)[string(set)] = true
+	}
+	if s.claims == nil {
+		return false
+	}
+	if owner, ok := s.claims[string(set)]; ok && owner != uid {
+		return true
+	}
+	s.claims[string(set)] = uid
+	return false
+}
+
+// releaseLocked gives up the label sets of lines, the series of object
+// uid, for other objects to claim.
+func (s *familyState) releaseLocked(uid string, lines []byte) {
+	if s.claims == nil {
+		return
+	}
+	for len(lines) > 0 {
+		end := bytes.IndexByte(lines, '\n')
+		line := lines[:end]
+		lines = lines[end+1:]
+		set := line[len(s.f.Name):bytes.LastIndexByte(line, ' ')]
+		if s.claims[string(set)] == uid {
+			delete(s.claims, string(set))
+		}
+	}
 }
 
 // bufferLocked returns the current chunk's unused part, empty, for lines of
@@ -268,17 +390,26 @@ func (s *familyState) orderLocked() {
 func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
 
 func (s *familyState) setAggregateLocked(uid string, samples []sample) {
+	agg := s.f.Aggregate
 	for _, c := range s.contributions[uid] {
-		g := s.groups[c.key]
-		g.count--
-		g.sum -= c.value
-		if g.values[c.value]--; g.values[c.value] == 0 {
-			delete(g.values, c.value)
+		if c.refused {
+			if s.refused[c.key]--; s.refused[c.key] == 0 {
+				delete(s.refused, c.key)
+				if s.groups[c.key] == nil {
+					s.unserved--
+				}
+			}
+			continue
 		}
+		g := s.groups[c.key]
+		g.remove(agg, c.value)
 		if g.count == 0 {
 			delete(s.groups, c.key)
 			s.series--
 			s.sorted = nil
+			if s.refused[c.key] > 0 {
+				s.unserved++
+			}
 		}
 	}
 	delete(s.contributions, uid)
@@ -293,16 +424,21 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 		if !ok {
 			if s.maxSeries > 0 && s.series >= s.maxSeries {
 				s.dropped++
+				if s.refused[key]++; s.refused[key] == 1 {
+					s.unserved++
+				}
+				cs = append(cs, contribution{key: key, refused: true})
 				continue
 			}
-			g = &group{labels: labels, values: map[float64]int{}}
+			if s.refused[key] > 0 {
+				s.unserved--
+			}
+			g = &group{labels: labels}
 			s.groups[key] = g
 			s.series++
 			s.sorted = nil
 		}
-		g.count++
-		g.sum += smp.value
-		g.values[smp.value]++
+		g.add(agg, smp.value)
 		cs = append(cs, contribution{key: key, value: smp.value})
 	}
 	s.contributions[uid] = cs
@@ -390,6 +526,9 @@ func needsEscape(v string) bool {
 	return false
 }
 
+// helpEscaper escapes HELP text in the text format: a backslash and a
+// newline. OpenMetrics escapes a double quote too (labelValueEscaper), as
+// github.com/prometheus/common/expfmt does.
 var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 
 // formatValue formats a sample value as the exposition formats do.
@@ -403,26 +542,6 @@ func formatValue(v float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// aggregateValue is the value of a group under the family's aggregation.
-func (s *familyState) aggregateValue(g *group) float64 {
-	switch s.f.Aggregate {
-	case AggregateCount:
-		return float64(g.count)
-	case AggregateSum:
-		return g.sum
-	case AggregateMin, AggregateMax:
-		first := true
-		var out float64
-		for v := range g.values {
-			if first || (s.f.Aggregate == AggregateMin && v < out) || (s.f.Aggregate == AggregateMax && v > out) {
-				out, first = v, false
-			}
-		}
-		return out
-	}
-	return 0
 }
 
 // write writes the family to w in the given format: headers, then every
@@ -446,7 +565,11 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	w.WriteString("# HELP ")
 	w.WriteString(name)
 	w.WriteByte(' ')
-	w.WriteString(helpEscaper.Replace(s.f.Help))
+	if openMetrics {
+		w.WriteString(labelValueEscaper.Replace(s.f.Help))
+	} else {
+		w.WriteString(helpEscaper.Replace(s.f.Help))
+	}
 	w.WriteString("\n# TYPE ")
 	w.WriteString(name)
 	w.WriteByte(' ')
@@ -486,7 +609,7 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 			b = append(b, s.f.Name...)
 			b = append(b, g.labels...)
 			b = append(b, ' ')
-			b = append(b, formatValue(s.aggregateValue(g))...)
+			b = append(b, formatValue(g.value(s.f.Aggregate))...)
 			b = append(b, '\n')
 		}
 		refs = append(refs, b)
@@ -512,4 +635,22 @@ func (s *familyState) stats() (series int, dropped, errors uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.series, s.dropped, s.errors
+}
+
+// health is what a family serves and leaves out.
+type health struct {
+	// series is the number of series served; unserved, of those wanted
+	// and not served because of the cap.
+	series, unserved int
+	// dropped counts the series left out by the cap over time, and
+	// duplicates those left out for having the labels of another.
+	dropped, duplicates uint64
+	// lastDuplicate is the newest series left out as a duplicate.
+	lastDuplicate string
+}
+
+func (s *familyState) health() health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return health{series: s.series, unserved: s.unserved, dropped: s.dropped, duplicates: s.duplicates, lastDuplicate: s.lastDuplicate}
 }

@@ -57,15 +57,49 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, err)
 		return
 	}
-	if len(failing) == 0 {
+	capped := x.capped()
+	if len(failing) == 0 && len(capped) == 0 {
 		fmt.Fprintln(w, "ok")
 		return
 	}
-	what := "the list and watch requests of 1 resource fail; its series are as last seen:"
-	if len(failing) > 1 {
-		what = fmt.Sprintf("the list and watch requests of %d resources fail; their series are as last seen:", len(failing))
+	if len(failing) > 0 {
+		what := "the list and watch requests of 1 resource fail; its series are as last seen:"
+		if len(failing) > 1 {
+			what = fmt.Sprintf("the list and watch requests of %d resources fail; their series are as last seen:", len(failing))
+		}
+		fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
 	}
-	fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
+	if len(capped) > 0 {
+		what := "1 metric is capped by --max-series-per-metric (raise it, or set it to 0 for no cap):"
+		if len(capped) > 1 {
+			what = fmt.Sprintf("%d metrics are capped by --max-series-per-metric (raise it, or set it to 0 for no cap):", len(capped))
+		}
+		if len(failing) == 0 {
+			fmt.Fprint(w, "ok, but ")
+		} else {
+			fmt.Fprint(w, "and ")
+		}
+		fmt.Fprintf(w, "%s\n%s\n", what, strings.Join(capped, "\n"))
+	}
+}
+
+// capped returns a line per family of the active config whose cap keeps
+// series from being served now: "kube_pod_info: 100000 of 130000 series
+// served".
+func (x *Exporter) capped() []string {
+	e := x.engine()
+	if e == nil {
+		return nil
+	}
+	var out []string
+	for _, rs := range e.resources {
+		for _, fs := range rs.families {
+			if h := fs.health(); h.unserved > 0 {
+				out = append(out, fmt.Sprintf("%s: %d of %d series served", fs.f.Name, h.series, h.series+h.unserved))
+			}
+		}
+	}
+	return out
 }
 
 var (
@@ -88,6 +122,10 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		x.log.Warn("gathering the exporter's own metrics", "err", err)
 	}
 	w.Header().Set("Content-Type", string(format))
+	// The body depends on Accept (the format) and Accept-Encoding (gzip or
+	// not): caches must key on both.
+	w.Header().Add("Vary", "Accept")
+	w.Header().Add("Vary", "Accept-Encoding")
 	// The series are streamed as they are copied (see Engine.WriteFamilies):
 	// memory does not grow with the size of the response. Writers and gzip
 	// compressors are reused.

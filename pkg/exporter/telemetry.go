@@ -85,6 +85,8 @@ var (
 	descRelists      = desc("relists_total", "Lists of a resource made after the first, when its informer's watch expired or could not be resumed.", "resource", "namespace")
 	descSeries       = desc("metric_series", "Series a configured metric exposes.", "metric")
 	descDropped      = desc("metric_series_dropped_total", "Series of a configured metric dropped by --max-series-per-metric.", "metric")
+	descCapped       = desc("metric_series_capped", "Series of a configured metric wanted now and not served because of --max-series-per-metric; 0 when all are served.", "metric")
+	descDuplicates   = desc("metric_series_duplicate_total", "Series of a configured metric without aggregate left out because another of its series has the same labels.", "metric")
 	descEvalErrors   = desc("metric_evaluation_errors_total", "Failed evaluations of a configured metric's expressions.", "metric")
 	descIndexValues  = desc("index_values", "Distinct values an index holds.", "resource", "index")
 	descReloadOK     = desc("config_last_reload_successful", "Whether the last config load succeeded (1) or failed (0).")
@@ -97,7 +99,7 @@ var (
 // Describe implements prometheus.Collector.
 func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descHealthy, descEvents, descLastEvent, descLists, descListErrors,
-		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
+		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descCapped, descDuplicates, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
 		ch <- d
 	}
 }
@@ -169,6 +171,8 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	for _, fs := range a.engine.familyStats() {
 		ch <- prometheus.MustNewConstMetric(descSeries, prometheus.GaugeValue, float64(fs.series), fs.name)
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(fs.dropped), fs.name)
+		ch <- prometheus.MustNewConstMetric(descCapped, prometheus.GaugeValue, float64(fs.unserved), fs.name)
+		ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(fs.duplicates), fs.name)
 		ch <- prometheus.MustNewConstMetric(descEvalErrors, prometheus.CounterValue, float64(fs.errors), fs.name)
 	}
 }

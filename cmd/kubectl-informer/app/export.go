@@ -96,7 +96,7 @@ namespaces. No informer starts and nothing is served.
 	f.StringVar(&o.WebConfigFile, "web.config.file", "", "exporter-toolkit web config for TLS and basic auth")
 	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
 	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
-	f.IntVar(&o.MaxSeriesPerMetric, "max-series-per-metric", 100000, "series per metric beyond which series are dropped and counted")
+	f.IntVar(&o.MaxSeriesPerMetric, "max-series-per-metric", 0, "series per metric beyond which series are dropped, counted, logged and reported by /readyz (0: no cap)")
 	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
 	f.BoolVar(&o.PrintRBAC, "print-rbac", false, "print least-privilege RBAC for the config's resources as YAML, and exit")
 	f.StringVar(&o.RBACName, "rbac-name", "kubectl-informer-exporter", "with --print-rbac: the name of the ServiceAccount, roles and bindings")
@@ -120,8 +120,8 @@ func (o *ExportOptions) Validate() error {
 	if o.TotalShards < 1 || o.Shard < 0 || o.Shard >= o.TotalShards {
 		errs = append(errs, fmt.Errorf("--shard %d --total-shards %d: want 0 ≤ shard < total-shards", o.Shard, o.TotalShards))
 	}
-	if o.MaxSeriesPerMetric < 1 {
-		errs = append(errs, fmt.Errorf("--max-series-per-metric must be positive, got %d", o.MaxSeriesPerMetric))
+	if o.MaxSeriesPerMetric < 0 {
+		errs = append(errs, fmt.Errorf("--max-series-per-metric must be 0 (no cap) or positive, got %d", o.MaxSeriesPerMetric))
 	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))

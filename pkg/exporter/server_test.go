@@ -1,0 +1,163 @@
+package exporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// testExporter is an Exporter serving engine e, without a cluster: no
+// informers, so it is ready and the telemetry has no resources.
+func testExporter(t *testing.T, e *Engine, log *slog.Logger) *Exporter {
+	t.Helper()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	x := &Exporter{log: log, active: &activeConfig{engine: e}}
+	x.tel = newTelemetry(x)
+	return x
+}
+
+// fetch GETs path from x's handler with the headers given as name, value
+// pairs, and returns the response with its body, gunzipped if need be.
+func fetch(t *testing.T, x *Exporter, path string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	h, err := x.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	var body io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = gz
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// TestHelpEscaping checks the HELP text of each format: the text format
+// escapes a backslash and a newline, OpenMetrics a double quote too, as
+// expfmt writes them.
+func TestHelpEscaping(t *testing.T) {
+	const help = `Says "hi", with a back\slash` + "\nand a newline."
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Compiled{Resources: []*CompiledResource{{
+		Config:   ResourceConfig{Resource: "pods"},
+		Families: []*Family{family(t, env, "quoted_info", TypeInfo, help, map[string]string{"pod": "object.metadata.name"}, "", "", "")},
+	}}}
+	e := NewEngine(c, EngineOptions{})
+	t.Cleanup(e.Close)
+	e.Update(0, pod("shop", "web-1", "u1", "n1", "Running"))
+
+	for _, tc := range []struct {
+		name        string
+		openMetrics bool
+		want        string
+	}{
+		{"text", false, `# HELP quoted_info Says "hi", with a back\\slash\nand a newline.
+# TYPE quoted_info gauge
+quoted_info{pod="web-1"} 1
+`},
+		{"OpenMetrics", true, `# HELP quoted Says \"hi\", with a back\\slash\nand a newline.
+# TYPE quoted info
+quoted_info{pod="web-1"} 1
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := exposition(e, tc.openMetrics)
+			if got != tc.want {
+				t.Errorf("exposition:\n%s\nwant:\n%s", got, tc.want)
+			}
+			// The HELP line is the one expfmt writes for the same family.
+			mf := &dto.MetricFamily{Name: proto.String("quoted_info"), Help: proto.String(help), Type: dto.MetricType_GAUGE.Enum(),
+				Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}
+			var ref bytes.Buffer
+			if tc.openMetrics {
+				_, err = expfmt.MetricFamilyToOpenMetrics(&ref, mf)
+			} else {
+				_, err = expfmt.MetricFamilyToText(&ref, mf)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// "# HELP name text": compare the text.
+			helpText := func(s string) string {
+				line, _, _ := strings.Cut(s, "\n")
+				if f := strings.SplitN(line, " ", 4); len(f) == 4 {
+					return f[3]
+				}
+				return ""
+			}
+			if got, want := helpText(got), helpText(ref.String()); got != want || want == "" {
+				t.Errorf("HELP text %q, expfmt writes %q", got, want)
+			}
+		})
+	}
+}
+
+// TestMetricsVary checks that /metrics says its body depends on Accept and
+// Accept-Encoding, whether or not this response is compressed, and that a
+// gzip response is the same exposition.
+func TestMetricsVary(t *testing.T) {
+	e := testEngine(t, EngineOptions{})
+	e.Update(0, pod("shop", "web-1", "u1", "n1", "Running", 2))
+	x := testExporter(t, e, nil)
+	const want = `# HELP pod_info Pod information.
+# TYPE pod_info gauge
+pod_info{cluster="c1",namespace="shop",node="n1",pod="web-1"} 1
+# HELP pod_status_phase The pod's phase.
+# TYPE pod_status_phase gauge
+pod_status_phase{namespace="shop",phase="Pending",pod="web-1"} 0
+pod_status_phase{namespace="shop",phase="Running",pod="web-1"} 1
+# HELP pod_restarts_total Container restarts.
+# TYPE pod_restarts_total counter
+pod_restarts_total{container="c0",namespace="shop",pod="web-1"} 2
+# HELP pods_per_node Pods per node and phase.
+# TYPE pods_per_node gauge
+pods_per_node{node="n1",phase="Running"} 1
+# HELP restarts_per_node_max Most restarts of a pod per node.
+# TYPE restarts_per_node_max gauge
+restarts_per_node_max{node="n1"} 2
+# HELP bad_value A value that is a string.
+# TYPE bad_value gauge
+`
+	for _, encoding := range []string{"", "gzip"} {
+		resp, body := fetch(t, x, "/metrics", "Accept-Encoding", encoding)
+		if got := resp.Header.Get("Content-Encoding"); got != encoding {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q", encoding, got)
+		}
+		if got := resp.Header.Values("Vary"); strings.Join(got, ", ") != "Accept, Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q: Vary %q, want Accept and Accept-Encoding", encoding, got)
+		}
+		if !strings.HasPrefix(body, want) {
+			t.Errorf("Accept-Encoding %q: body does not start with the families:\n%s", encoding, body)
+		}
+	}
+}
