@@ -39,6 +39,15 @@ type ExportOptions struct {
 	LogFormat          string
 }
 
+// defaultListenAddress is where the exporter listens unless
+// --web.listen-address says otherwise. Its port is none of Prometheus' own
+// (9090 the server, 9091 the Pushgateway, 9093 and 9094 the Alertmanager)
+// nor kube-state-metrics' (8080, 8081), which the exporter runs beside:
+// exporters' ports follow the Prometheus wiki page "Default port
+// allocations", whose range 9100-9999 is taken in full, and 10149 is one
+// of the ports after it.
+const defaultListenAddress = ":10149"
+
 // NewExportCommand returns the "export" verb.
 func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &ExportOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
@@ -72,8 +81,8 @@ namespaces. No informer starts and nothing is served.
   # Print the RBAC it needs, and apply it
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --print-rbac -n monitoring | kubectl apply -f -
 
-  # Serve it
-  kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :9090`,
+  # Serve it on port 10149, the default
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :10149`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !o.PrintRBAC {
@@ -92,7 +101,7 @@ namespaces. No informer starts and nothing is served.
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	f.StringVar(&o.ConfigFile, "config", "", "the exporter config file (required)")
-	f.StringSliceVar(&o.ListenAddresses, "web.listen-address", []string{":9090"}, "addresses to listen on (repeatable)")
+	f.StringSliceVar(&o.ListenAddresses, "web.listen-address", []string{defaultListenAddress}, "addresses to listen on (repeatable)")
 	f.StringVar(&o.WebConfigFile, "web.config.file", "", "exporter-toolkit web config for TLS and basic auth")
 	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
 	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
