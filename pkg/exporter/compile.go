@@ -61,10 +61,15 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 		}
 	}
 	var compiled []compiledExpr
-	compile := func(fn compileFunc, expr string, kind indexers.Kind, context string, path ...any) *indexers.Program {
+	// compile compiles an expression; withEach declares the variable each.
+	compile := func(withEach bool, expr string, kind indexers.Kind, context string, path ...any) *indexers.Program {
+		fn := env.Compile
+		if withEach {
+			fn = env.CompileEach
+		}
 		prog := p.compileExpr(fn, expr, kind, context, path...)
 		if prog != nil {
-			compiled = append(compiled, compiledExpr{prog, path})
+			compiled = append(compiled, compiledExpr{prog: prog, path: path, withEach: withEach})
 		}
 		return prog
 	}
@@ -79,7 +84,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 		}
 		for _, name := range slices.Sorted(maps.Keys(r.Indexes)) {
 			context := fmt.Sprintf("index %q of %s", name, resource)
-			if prog := compile(env.Compile, r.Indexes[name], indexers.KindIndex, context, at("indexes", name)...); prog != nil {
+			if prog := compile(false, r.Indexes[name], indexers.KindIndex, context, at("indexes", name)...); prog != nil {
 				cr.Indexes[name] = prog
 			}
 		}
@@ -94,17 +99,16 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 				Aggregate:   m.Aggregate,
 				Line:        p.line(mat()...),
 			}
-			fn := env.Compile
-			if m.Each != "" {
-				f.Each = compile(env.Compile, m.Each, indexers.KindValue, ctx+" each", mat("each")...)
-				fn = env.CompileEach
+			withEach := m.Each != ""
+			if withEach {
+				f.Each = compile(false, m.Each, indexers.KindValue, ctx+" each", mat("each")...)
 			}
 			if len(m.Labels) > 0 {
 				f.LabelNames = slices.Sorted(maps.Keys(m.Labels))
 				f.Labels = make([]*indexers.Program, len(f.LabelNames))
 				f.LabelSlots = make([]int, len(f.LabelNames))
 				for k, name := range f.LabelNames {
-					prog := compile(fn, m.Labels[name], indexers.KindValue, fmt.Sprintf("%s label %q", ctx, name), mat("labels", name)...)
+					prog := compile(withEach, m.Labels[name], indexers.KindValue, fmt.Sprintf("%s label %q", ctx, name), mat("labels", name)...)
 					f.Labels[k] = prog
 					f.LabelSlots[k] = -1
 					if prog == nil || prog.UsesEach() {
@@ -120,7 +124,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 				}
 			}
 			if m.Value != "" {
-				f.Value = compile(fn, m.Value, indexers.KindValue, ctx+" value", mat("value")...)
+				f.Value = compile(withEach, m.Value, indexers.KindNumber, ctx+" value", mat("value")...)
 			}
 			cr.Families = append(cr.Families, f)
 		}
@@ -137,6 +141,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
+	c.parser, c.exprs = p, compiled
 	return c, nil
 }
 
@@ -146,6 +151,8 @@ type compileFunc func(expr string, kind indexers.Kind, context string) (*indexer
 type compiledExpr struct {
 	prog *indexers.Program
 	path []any
+	// withEach: compiled with the variable each declared.
+	withEach bool
 }
 
 // compileExpr compiles the expression at path and reports its error at the

@@ -57,6 +57,10 @@ func TestCompileErrors(t *testing.T) {
 			`c.yaml:9: metric "pods" each: invalid expression: syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}
  | object.spec.containers.map(c,
  |                              ^`},
+		{"value of the wrong type", gauge + "    value: object.metadata.name + \"x\"\n",
+			`c.yaml:9: metric "pods" value: invalid expression: must evaluate to a number or bool but got string`},
+		{"each value of the wrong type", gauge + "    each: object.spec.containers\n    value: '[each.name]'\n",
+			`c.yaml:10: metric "pods" value: invalid expression: must evaluate to a number or bool but got list(dyn)`},
 		{"index of the wrong type", configHead + "resources:\n- resource: pods\n  indexes:\n    byCount: size(object.spec.containers)\n",
 			`c.yaml:6: index "byCount" of pods: invalid expression: must evaluate to string, list(string) or null but got int`},
 		{"byIndex of an unknown index", configHead + `resources:

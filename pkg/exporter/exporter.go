@@ -236,6 +236,9 @@ func (x *Exporter) switchTo(c *Compiled) error {
 		}
 		resolved[i] = res
 	}
+	if err := x.checkResources(c, resolved); err != nil {
+		return err
+	}
 	x.log.Debug("resources resolved", "took", time.Since(start).Round(time.Millisecond))
 	lookups, err := x.lookupNeeds(c, resolved)
 	if err != nil {

@@ -86,6 +86,12 @@ type Compiled struct {
 	Hash string
 	// Resources are in the config's order.
 	Resources []*CompiledResource
+
+	// parser holds the YAML nodes of the file, for the lines of the errors
+	// found by CheckResources; read-only once Compile has returned.
+	parser *configParser
+	// exprs are the compiled expressions with the paths of their fields.
+	exprs []compiledExpr
 }
 
 // CompiledResource is a resource with its compiled indexes and families.

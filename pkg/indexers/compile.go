@@ -31,6 +31,9 @@ const (
 	// KindValue expressions compute columns, sort keys and group-by keys:
 	// any value.
 	KindValue
+	// KindNumber expressions compute a sample value, such as that of a
+	// Prometheus metric: an int, a uint, a double, or a bool (1 or 0).
+	KindNumber
 )
 
 // String returns the name of the kind.
@@ -42,6 +45,8 @@ func (k Kind) String() string {
 		return "index"
 	case KindValue:
 		return "value"
+	case KindNumber:
+		return "number"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -53,6 +58,8 @@ func (k Kind) must() string {
 		return "bool"
 	case KindIndex:
 		return "string, list(string) or null"
+	case KindNumber:
+		return "a number or bool"
 	}
 	return "a value"
 }
@@ -191,11 +198,26 @@ func (e *Env) CompileWithSchema(expr string, kind Kind, context string, schema *
 	return e.compile(se.env, se.object, expr, kind, context)
 }
 
+// CompileEachWithSchema is [Env.CompileWithSchema] with the variable each
+// (dyn) declared too, as [Env.CompileEach] does: object is checked against
+// schema, each dynamically. A nil schema means there is none, as for
+// CompileEach.
+func (e *Env) CompileEachWithSchema(expr string, kind Kind, context string, schema *spec.Schema) (*Program, error) {
+	if schema == nil {
+		return e.CompileEach(expr, kind, context)
+	}
+	se, err := e.schemaEnv(schema)
+	if err != nil {
+		return nil, err
+	}
+	return e.compile(se.eachEnv, se.object, expr, kind, context)
+}
+
 // compile compiles expr in env; object is the declared type of the object
 // variable, or nil when it is dyn.
 func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, kind Kind, context string) (*Program, error) {
 	switch kind {
-	case KindPredicate, KindIndex, KindValue:
+	case KindPredicate, KindIndex, KindValue, KindNumber:
 	default:
 		return nil, fmt.Errorf("compiling %s: unknown expression kind %d", context, int(kind))
 	}
@@ -250,6 +272,8 @@ func outputAllowed(kind Kind, t *cel.Type) bool {
 	switch kind {
 	case KindPredicate:
 		return isKind(t, types.BoolKind, types.DynKind)
+	case KindNumber:
+		return isKind(t, types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.DynKind)
 	case KindIndex:
 		switch t.Kind() {
 		case types.StringKind, types.NullTypeKind, types.DynKind:

@@ -36,8 +36,10 @@ func ResolveSchema(client discovery.DiscoveryInterface, gvk schema.GroupVersionK
 
 // schemaEnv is the environment in which object has the type of a schema.
 type schemaEnv struct {
-	env    *cel.Env
-	object *apiservercel.DeclType
+	env *cel.Env
+	// eachEnv is env with each declared as dyn (see CompileEachWithSchema).
+	eachEnv *cel.Env
+	object  *apiservercel.DeclType
 }
 
 // schemaEnv returns the environment for schema, building it on first use.
@@ -51,7 +53,7 @@ func (e *Env) schemaEnv(s *spec.Schema) (*schemaEnv, error) {
 	if object == nil || !object.IsObject() {
 		// Nothing to check against (x-kubernetes-preserve-unknown-fields at
 		// the root, for example): check dynamically.
-		se := &schemaEnv{env: e.dyn}
+		se := &schemaEnv{env: e.dyn, eachEnv: e.dynEach}
 		e.schemaEnvs[s] = se
 		return se, nil
 	}
@@ -60,7 +62,11 @@ func (e *Env) schemaEnv(s *spec.Schema) (*schemaEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declaring the schema of %s: %w", schemaName(s), err)
 	}
-	se := &schemaEnv{env: env, object: object}
+	eachEnv, err := env.Extend(cel.Variable(EachVar, cel.DynType))
+	if err != nil {
+		return nil, fmt.Errorf("declaring the schema of %s: %w", schemaName(s), err)
+	}
+	se := &schemaEnv{env: env, eachEnv: eachEnv, object: object}
 	e.schemaEnvs[s] = se
 	return se, nil
 }

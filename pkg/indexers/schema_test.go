@@ -125,6 +125,10 @@ func TestCompileWithSchemaErrors(t *testing.T) {
 		want: `invalid --where expression: found no matching overload for '_>_' applied to '(string, timestamp)'
  | object.metadata.creationTimestamp > timestamp("2024-01-01T00:00:00Z")
  |                                   ^`,
+	}, {
+		expr: `object.status.phase`,
+		kind: indexers.KindNumber,
+		want: `invalid --where expression: must evaluate to a number or bool but got string`,
 	}}
 	for _, tt := range tests {
 		_, err := env.CompileWithSchema(tt.expr, tt.kind, "--where", schema)
@@ -254,5 +258,39 @@ func TestSchemaWithoutShape(t *testing.T) {
 	}
 	if ok, err := p.Match(map[string]any{"spec": map[string]any{"anything": int64(1)}}); err != nil || !ok {
 		t.Errorf("Match = %v, %v; want true", ok, err)
+	}
+}
+
+// TestCompileNumber checks what a KindNumber expression may yield.
+func TestCompileNumber(t *testing.T) {
+	env := newEnv(t)
+	for _, expr := range []string{`object.spec.priority`, `object.status.phase == "Running"`, `1.5`, `object.metadata.uid`} {
+		if _, err := env.CompileWithSchema(expr, indexers.KindNumber, "value", podSchema()); (err == nil) != (expr != `object.metadata.uid`) {
+			t.Errorf("CompileWithSchema(%q, KindNumber): %v", expr, err)
+		}
+	}
+	// dyn is checked on each object.
+	if _, err := env.Compile(`object.status.phase`, indexers.KindNumber, "value"); err != nil {
+		t.Errorf("Compile(dyn, KindNumber): %v", err)
+	}
+}
+
+// TestCompileEachWithSchema checks that each is declared, dyn, beside an
+// object checked against the schema.
+func TestCompileEachWithSchema(t *testing.T) {
+	env := newEnv(t)
+	p, err := env.CompileEachWithSchema(`object.metadata.name + "/" + each.name`, indexers.KindValue, "label", podSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.UsesEach() {
+		t.Error("UsesEach() = false")
+	}
+	_, err = env.CompileEachWithSchema(`object.spec.nodeNme + each.name`, indexers.KindValue, "label", podSchema())
+	want := `invalid label expression: undefined field 'nodeNme' (did you mean "nodeName"?)
+ | object.spec.nodeNme + each.name
+ |             ^`
+	if err == nil || err.Error() != want {
+		t.Errorf("CompileEachWithSchema error:\n%v\nwant:\n%s", err, want)
 	}
 }

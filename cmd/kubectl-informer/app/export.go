@@ -39,6 +39,15 @@ type ExportOptions struct {
 	LogFormat          string
 }
 
+// defaultListenAddress is where the exporter listens unless
+// --web.listen-address says otherwise. Its port is none of Prometheus' own
+// (9090 the server, 9091 the Pushgateway, 9093 and 9094 the Alertmanager)
+// nor kube-state-metrics' (8080, 8081), which the exporter runs beside:
+// exporters' ports follow the Prometheus wiki page "Default port
+// allocations", whose range 9100-9999 is taken in full, and 10149 is one
+// of the ports after it.
+const defaultListenAddress = ":10149"
+
 // NewExportCommand returns the "export" verb.
 func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &ExportOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
@@ -72,8 +81,8 @@ namespaces. No informer starts and nothing is served.
   # Print the RBAC it needs, and apply it
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --print-rbac -n monitoring | kubectl apply -f -
 
-  # Serve it
-  kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :9090`,
+  # Serve it on port 10149, the default
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :10149`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !o.PrintRBAC {
@@ -92,7 +101,7 @@ namespaces. No informer starts and nothing is served.
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	f.StringVar(&o.ConfigFile, "config", "", "the exporter config file (required)")
-	f.StringSliceVar(&o.ListenAddresses, "web.listen-address", []string{":9090"}, "addresses to listen on (repeatable)")
+	f.StringSliceVar(&o.ListenAddresses, "web.listen-address", []string{defaultListenAddress}, "addresses to listen on (repeatable)")
 	f.StringVar(&o.WebConfigFile, "web.config.file", "", "exporter-toolkit web config for TLS and basic auth")
 	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
 	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
@@ -171,15 +180,7 @@ func startupGCPercent() int {
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
 func (o *ExportOptions) Run(ctx context.Context) error {
 	if o.Check {
-		env, err := indexers.NewEnv()
-		if err != nil {
-			return err
-		}
-		c, err := exporter.Load(o.ConfigFile, env)
-		if err != nil {
-			return &UsageError{Err: err}
-		}
-		return exporter.Describe(o.Out, c)
+		return o.check(ctx)
 	}
 	if o.PrintRBAC {
 		return o.printRBAC()
@@ -210,6 +211,83 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		}
 		return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.ListenAddresses, WebConfigFile: o.WebConfigFile}, log)
 	})
+}
+
+// checkTimeout bounds each request --check sends to the cluster, unless
+// --request-timeout says otherwise: a check must not hang on a cluster
+// that does not answer.
+const checkTimeout = "10s"
+
+// check loads the config, checks it against the cluster's resources when
+// a cluster can be reached, and prints the families it would expose.
+// Without a cluster (no kubeconfig, or a server that cannot be reached)
+// the expressions are checked dynamically and metrics that may serve
+// duplicate series are only warned about, on stderr.
+func (o *ExportOptions) check(ctx context.Context) error {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return err
+	}
+	c, err := exporter.Load(o.ConfigFile, env)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	warnings, err := o.checkCluster(ctx, env, c)
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	if err != nil {
+		return err
+	}
+	return exporter.Describe(o.Out, c)
+}
+
+// checkCluster checks c against the resources of the kubeconfig's cluster
+// (see exporter.Compiled.CheckResources); without one, it returns the
+// warnings of a check without a cluster.
+func (o *ExportOptions) checkCluster(ctx context.Context, env *indexers.Env, c *exporter.Compiled) ([]string, error) {
+	offline := func(why string) []string {
+		return append([]string{"not checked against a cluster: " + why,
+			"without a cluster, field names and value types are checked on each object once the exporter runs; give a kubeconfig (--kubeconfig, --context) to check them against the API server's OpenAPI schemas"},
+			c.DuplicateSeries()...)
+	}
+	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return offline(err.Error()), nil
+	}
+	if raw.CurrentContext == "" && (o.ConfigFlags.Context == nil || *o.ConfigFlags.Context == "") &&
+		(o.ConfigFlags.APIServer == nil || *o.ConfigFlags.APIServer == "") {
+		return offline("no kubeconfig context"), nil
+	}
+	if _, err := o.ConfigFlags.ToRESTConfig(); err != nil {
+		return offline(err.Error()), nil
+	}
+	if o.ConfigFlags.Timeout == nil || *o.ConfigFlags.Timeout == "" || *o.ConfigFlags.Timeout == "0" {
+		timeout := checkTimeout
+		o.ConfigFlags.Timeout = &timeout
+	}
+	var warnings []string
+	err = withCluster(ctx, o.ConfigFlags, func(_ context.Context, conn query.Conn) error {
+		infos, schemaErrs, err := exporter.ResolveResources(c, conn.Resolver)
+		var serverErr *factory.ServerError
+		switch {
+		case errors.As(err, &serverErr):
+			warnings = offline(strings.ReplaceAll(serverErr.Error(), "\n", "; "))
+			return nil
+		case err != nil:
+			return err
+		}
+		for _, err := range schemaErrs {
+			warnings = append(warnings, fmt.Sprintf("%v: its expressions are checked on each object once the exporter runs", err))
+		}
+		w, err := c.CheckResources(env, infos)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		return nil
+	})
+	return warnings, err
 }
 
 // printRBAC resolves the resources of the config through discovery and

@@ -377,7 +377,9 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 		return &InterruptedError{}
 	}
 	var qe *query.UsageError
-	if errors.As(err, &qe) {
+	if errors.As(err, &qe) || factory.IsUnknownResource(err) {
+		// A resource type the server does not have is the input's
+		// mistake, for every verb and wherever it is named.
 		return &UsageError{Err: err}
 	}
 	const check = "check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it"

@@ -22,7 +22,8 @@ const (
 	ExitOK = 0
 	// ExitRuntime: a runtime or cluster error (unreachable, forbidden, sync timeout).
 	ExitRuntime = 1
-	// ExitUsage: a usage or expression error, found before any cluster contact.
+	// ExitUsage: a usage or expression error: a bad flag, invalid CEL, an
+	// expression a schema refutes, a resource type the server does not have.
 	ExitUsage = 2
 	// ExitInterrupted: Ctrl-C (SIGINT) stopped a command before it was done,
 	// such as a query waiting for the server or its caches. It is 128 + the
@@ -70,7 +71,7 @@ func usageErrorf(format string, args ...any) error {
 const exitCodesHelp = `Exit codes:
   0  success (also when nothing matched, and a watch, query --watch or export stopped by Ctrl-C)
   1  runtime or cluster error (unreachable or silent server, forbidden, sync timeout)
-  2  usage or expression error (bad flag, invalid CEL), reported before any cluster contact
+  2  usage or expression error (bad flag, invalid CEL, an unknown resource type in any verb)
   130  interrupted by Ctrl-C before the command was done (143: by SIGTERM)`
 
 func init() {

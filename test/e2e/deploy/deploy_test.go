@@ -484,8 +484,8 @@ type podWant struct {
 	scheme corev1.URIScheme
 }
 
-// exporterPod is the exporter's pod: metrics and probes over HTTP on 9090.
-var exporterPod = podWant{serviceAccount: serviceAccount, portName: "http-metrics", port: 9090, scheme: corev1.URISchemeHTTP}
+// exporterPod is the exporter's pod: metrics and probes over HTTP on 10149.
+var exporterPod = podWant{serviceAccount: serviceAccount, portName: "http-metrics", port: 10149, scheme: corev1.URISchemeHTTP}
 
 // checkPodTemplate checks a pod of the deployment: image, probes, and a
 // container that runs as non-root with a read-only root filesystem, no
@@ -598,7 +598,7 @@ func checkProbe(t *testing.T, what string, p *corev1.Probe, path string, want po
 // checkArgs checks the exporter's arguments: the base ones, then extra.
 func checkArgs(t *testing.T, what string, args, extra []string) {
 	t.Helper()
-	want := append([]string{"export", "--config=/etc/kubectl-informer/config.yaml", "--web.listen-address=:9090"}, extra...)
+	want := append([]string{"export", "--config=/etc/kubectl-informer/config.yaml", "--web.listen-address=:10149"}, extra...)
 	if !slices.Equal(args, want) {
 		t.Errorf("%s: args %q, want %q", what, args, want)
 	}
@@ -641,15 +641,15 @@ func checkStatefulSet(t *testing.T, r rendering, s *appsv1.StatefulSet) {
 	}
 }
 
-// checkMetricsService checks the scrape target: port 9090 named
+// checkMetricsService checks the scrape target: port 10149 named
 // http-metrics, with the prometheus.io annotations.
 func checkMetricsService(t *testing.T, s *corev1.Service) {
 	t.Helper()
 	what := "Service " + s.Name
-	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != "http-metrics" || s.Spec.Ports[0].Port != 9090 {
-		t.Errorf("%s: ports %+v, want http-metrics on 9090", what, s.Spec.Ports)
+	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != "http-metrics" || s.Spec.Ports[0].Port != 10149 {
+		t.Errorf("%s: ports %+v, want http-metrics on 10149", what, s.Spec.Ports)
 	}
-	for k, v := range map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/metrics"} {
+	for k, v := range map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "10149", "prometheus.io/path": "/metrics"} {
 		if got := s.Annotations[k]; got != v {
 			t.Errorf("%s: annotation %s=%q, want %q", what, k, got, v)
 		}

@@ -1,0 +1,253 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
+
+// ResourceInfo is what the API server tells of the resource of an entry of
+// a config, for [Compiled.CheckResources].
+type ResourceInfo struct {
+	// Resource is the entry's resource as discovery resolved it.
+	Resource factory.Resource
+	// Schema is the resource's OpenAPI v3 schema (see
+	// [indexers.ResolveSchema]); nil when the server publishes none, and
+	// the entry's expressions stay checked dynamically.
+	Schema *spec.Schema
+}
+
+// ResolveResources resolves the resource of every entry of c through
+// discovery, with its OpenAPI v3 schema, in the order of c.Resources. A
+// name the server does not know fails with the error of
+// [factory.Resolver.Resolve] (see [factory.IsUnknownResource]), prefixed
+// with the file and the entry. A schema that cannot be read is left nil
+// and its error returned in schemaErrs.
+func ResolveResources(c *Compiled, resolver *factory.Resolver) (infos []ResourceInfo, schemaErrs []error, err error) {
+	resolved := make([]factory.Resource, len(c.Resources))
+	for i, r := range c.Resources {
+		res, err := resolver.Resolve([]string{r.Config.Resource})
+		if err == nil && len(res) != 1 {
+			err = fmt.Errorf("names %d resource types; name one", len(res))
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: resource %q: %w", c.Path, r.Config.Resource, err)
+		}
+		resolved[i] = res[0]
+	}
+	infos, schemaErrs = withSchemas(resolver, resolved)
+	return infos, schemaErrs, nil
+}
+
+// withSchemas reads the schema of each resource; one that cannot be read is
+// left nil, with its error.
+func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]ResourceInfo, []error) {
+	infos := make([]ResourceInfo, len(resolved))
+	var errs []error
+	for i, res := range resolved {
+		s, err := indexers.ResolveSchema(resolver.Discovery(), res.GVK)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		infos[i] = ResourceInfo{Resource: res, Schema: s}
+	}
+	return infos, errs
+}
+
+// CheckResources checks c against what the API server says of its
+// resources, one ResourceInfo per entry of c.Resources, in order:
+//
+//   - every expression is compiled again with env against the schema of
+//     its resource, as query does, so that a misspelled field
+//     (object.spec.nodeNme) or a value of the wrong type
+//     (value: object.status.phase, a string) is refused at load instead of
+//     failing on every object;
+//   - a metric without aggregate whose labels do not tell the objects of a
+//     namespaced resource apart would serve the same series once per object:
+//     it is refused, naming aggregate: count as the fix (see
+//     [Compiled.DuplicateSeries]).
+//
+// The errors are [*LineError]s, joined and sorted by line, as those of
+// [Compile]. The warnings are the metrics of cluster-scoped resources whose
+// labels read neither the name nor the UID of the object: fine for a
+// resource of a single object, duplicate series otherwise.
+func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warnings []string, err error) {
+	if len(infos) != len(c.Resources) {
+		return nil, fmt.Errorf("checking %s: %d resources resolved for %d entries", c.Path, len(infos), len(c.Resources))
+	}
+	if c.parser == nil {
+		return nil, errors.New("checking the exporter config: not compiled by Compile")
+	}
+	p := *c.parser
+	p.errs = nil
+	for _, ce := range c.exprs {
+		i, ok := ce.path[1].(int)
+		if !ok || infos[i].Schema == nil {
+			continue
+		}
+		schema := infos[i].Schema
+		compile := func(expr string, kind indexers.Kind, context string) (*indexers.Program, error) {
+			if ce.withEach {
+				return env.CompileEachWithSchema(expr, kind, context, schema)
+			}
+			return env.CompileWithSchema(expr, kind, context, schema)
+		}
+		p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
+	}
+	if len(p.errs) > 0 {
+		// A misspelled field would only be reported again, as not
+		// identifying the object.
+		return nil, p.err()
+	}
+	for i, r := range c.Resources {
+		for j, f := range r.Families {
+			if c.identifies(i, j, infos[i].Resource.Namespaced) {
+				continue
+			}
+			line, ctx := c.parser.keyLine("resources", i, "metrics", j, "labels"), metricContext(c.Config.Prefix, r.Config.Metrics[j].Name, "", j)
+			if infos[i].Resource.Namespaced {
+				p.errorf(line, ctx, "%s", duplicateMessage(r, f, true))
+				continue
+			}
+			if !readsAny(c.labelPaths(i, j), nameOrUID...) {
+				warnings = append(warnings, (&LineError{Path: c.Path, Line: line, Context: ctx, Err: errors.New(duplicateMessage(r, f, false))}).Error())
+			}
+		}
+	}
+	return warnings, p.err()
+}
+
+// DuplicateSeries returns, without a cluster, a warning for each metric
+// without aggregate whose labels read neither the name nor the UID of the
+// object (nor fix it with the entry's fieldSelector): every object with the
+// same label values serves the same series, unless the resource has a
+// single object. [Compiled.CheckResources], which knows which resources
+// are namespaced, refuses those of namespaced resources.
+func (c *Compiled) DuplicateSeries() []string {
+	var out []string
+	for i, r := range c.Resources {
+		for j, f := range r.Families {
+			if f.Aggregate != AggregateNone || readsAny(c.labelPaths(i, j), nameOrUID...) || pinned(r.Config, "metadata.name") {
+				continue
+			}
+			line, ctx := c.parser.keyLine("resources", i, "metrics", j, "labels"), metricContext(c.Config.Prefix, r.Config.Metrics[j].Name, "", j)
+			out = append(out, (&LineError{Path: c.Path, Line: line, Context: ctx, Err: errors.New(duplicateMessage(r, f, false))}).Error())
+		}
+	}
+	return out
+}
+
+var (
+	nameOrUID = [][]string{{"metadata", "name"}, {"metadata", "uid"}}
+	namespace = []string{"metadata", "namespace"}
+)
+
+// identifies reports whether the labels of the j-th family of the i-th
+// resource give every object a series of its own: the family aggregates;
+// or a label reads the object's UID; or one reads its name (or the entry's
+// fieldSelector fixes it) and the resource is cluster-scoped, a label reads
+// the namespace, or the entry watches a single namespace. A label that may
+// read anything of the object (object passed whole to a function) is taken
+// to identify it.
+func (c *Compiled) identifies(i, j int, namespaced bool) bool {
+	r := c.Resources[i]
+	if r.Families[j].Aggregate != AggregateNone {
+		return true
+	}
+	paths := c.labelPaths(i, j)
+	if readsAny(paths, []string{"metadata", "uid"}) {
+		return true
+	}
+	if !readsAny(paths, []string{"metadata", "name"}) && !pinned(r.Config, "metadata.name") {
+		return false
+	}
+	return !namespaced || readsAny(paths, namespace) || len(r.Config.Namespaces) == 1 || pinned(r.Config, "metadata.namespace")
+}
+
+// labelPaths returns the paths of the object that the labels of the j-th
+// family of the i-th resource read; nil when they may read anything.
+func (c *Compiled) labelPaths(i, j int) *jsonval.Paths {
+	out := &jsonval.Paths{}
+	for _, l := range c.Resources[i].Families[j].Labels {
+		if l == nil {
+			continue
+		}
+		if !out.Union(l.ObjectPaths()) {
+			return nil
+		}
+	}
+	return out
+}
+
+// readsAny reports whether paths (nil: anything) read one of the wanted
+// paths, or a part of the object that holds it.
+func readsAny(paths *jsonval.Paths, wanted ...[]string) bool {
+	if paths == nil {
+		return true
+	}
+	for _, p := range paths.List() {
+		for _, w := range wanted {
+			if len(p) <= len(w) && slices.Equal(p, w[:len(p)]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pinned reports whether the entry's fieldSelector fixes the value of field.
+func pinned(r ResourceConfig, field string) bool {
+	if r.FieldSelector == "" {
+		return false
+	}
+	sel, err := fields.ParseSelector(r.FieldSelector)
+	if err != nil {
+		return false
+	}
+	_, ok := sel.RequiresExactMatch(field)
+	return ok
+}
+
+// duplicateMessage says why the labels of f may not tell the objects of r
+// apart, and what to do; namespaced says the resource is namespaced.
+func duplicateMessage(r *CompiledResource, f *Family, namespaced bool) string {
+	var b strings.Builder
+	what := "the labels"
+	if len(f.LabelNames) > 0 {
+		what = "the labels (" + strings.Join(f.LabelNames, ", ") + ")"
+	}
+	if namespaced {
+		fmt.Fprintf(&b, "%s do not tell the objects of %s apart: objects with the same label values would serve the same series", what, r.Config.Resource)
+		b.WriteString("; set aggregate: count to count them, or add labels that identify each object, such as namespace: object.metadata.namespace and name: object.metadata.name")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s read neither object.metadata.name nor object.metadata.uid: unless %s has a single object, objects with the same label values serve the same series", what, r.Config.Resource)
+	b.WriteString("; set aggregate: count to count them, or add a label such as name: object.metadata.name")
+	return b.String()
+}
+
+// checkResources checks c against the schemas of its resolved resources
+// (see Compiled.CheckResources): the errors are a *LoadError, the warnings
+// are logged.
+func (x *Exporter) checkResources(c *Compiled, resolved []factory.Resource) error {
+	infos, schemaErrs := withSchemas(x.resolver, resolved)
+	for _, err := range schemaErrs {
+		x.log.Warn("expressions not checked against a resource's schema; they are checked on each object", "err", err)
+	}
+	warnings, err := c.CheckResources(x.env, infos)
+	for _, w := range warnings {
+		x.log.Warn("possible duplicate series", "problem", w)
+	}
+	if err != nil {
+		return &LoadError{Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package exporter_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+)
+
+// TestUnknownResourceExitCode names a resource type the server does not
+// have to every verb that contacts the cluster: each says so and exits
+// with 2, the code of a mistake in the input, whether the name comes from
+// the command line or a config file.
+func TestUnknownResourceExitCode(t *testing.T) {
+	path := writeConfig(t, strings.ReplaceAll(config, "resource: pods", "resource: podz"))
+	const unknown = `the server doesn't have a resource type "podz"`
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"query", []string{"query", "podz", "-A"}},
+		{"watch", []string{"watch", "podz", "-A"}},
+		{"serve", []string{"serve", "podz", "-A", "--listen-address", "127.0.0.1:0", "--cert-dir", t.TempDir()}},
+		{"export", []string{"export", "--config", path, "--web.listen-address", "127.0.0.1:0"}},
+		{"export --check", []string{"export", "--config", path, "--check"}},
+		{"export --print-rbac", []string{"export", "--config", path, "--print-rbac"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{tt.args[0], "--kubeconfig", cluster.Kubeconfig}, tt.args[1:]...)
+			code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
+			if code != 2 || !strings.Contains(errOut, unknown) {
+				t.Errorf("exit code %d, stdout:\n%s\nstderr:\n%s\nwant 2 and %q", code, out, errOut, unknown)
+			}
+		})
+	}
+}
