@@ -124,9 +124,13 @@ BENCH_RUNS ?= 5
 # bench/RESULTS-<pods>.md.
 BENCH_RESULTS ?= bench/RESULTS$(if $(filter 10000,$(BENCH_PODS)),,-$(BENCH_PODS)).md
 
+# A kube-state-metrics binary to measure beside the exporter in the same run;
+# empty: the results say "not measured".
+KSM ?=
+
 .PHONY: bench
-bench: build controlplane ## Measure queries and the exporter against kubectl on a local cluster with BENCH_PODS pods; writes bench/RESULTS.md
-	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS)
+bench: build controlplane ## Measure queries against the API server's list transfer and the exporter beside kube-state-metrics (KSM=binary) with BENCH_PODS pods; writes bench/RESULTS.md
+	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS) --ksm '$(KSM)'
 
 .PHONY: bench-compare
 bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) with benchstat

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
@@ -26,18 +25,36 @@ import (
 
 // exporterResult is what benchExporter measured.
 type exporterResult struct {
-	// readies are the times to ready of several starts, sorted.
-	readies []time.Duration
-	// starts are those starts, in order, and floor the bare informer's
-	// started alternately with them (runFloor).
-	starts, floor []startStats
-	hwmSynced     int64 // peak RSS of the last start, at ready
-	rssSynced     int64
-	scrapes       []time.Duration
-	rssScraped    int64
-	scrapeBytes   int
-	series        int
-	churns        []churnResult
+	// exp is the exporter, ksm kube-state-metrics on the same families
+	// (nil: not measured), ksmArgs its flags.
+	exp     side
+	ksm     *side
+	ksmArgs []string
+	// floor are the bare informer's starts (runFloor), each before a
+	// start of the exporter.
+	floor  []startStats
+	churns []churnResult
+}
+
+// side is what was measured of one of the two exporters.
+type side struct {
+	// starts are several starts, in order, alternating with the other's.
+	starts []startStats
+	// rssSynced is the last start's RSS 1 s after its first full /metrics.
+	rssSynced int64
+	// scrapes as Prometheus makes them (gzip) and uncompressed.
+	gzipped, plain []scrapeStat
+	series         int
+	// churn is what each rate of pod updates cost it, in the order of
+	// exporterResult.churns.
+	churn []sideChurn
+}
+
+// sideChurn is one exporter's CPU and memory while pods are updated.
+type sideChurn struct {
+	cpu float64 // cores
+	// rss is sampled every second while pods are updated, sorted.
+	rss []int64
 }
 
 // churnResult is what one rate of pod updates measured.
@@ -45,13 +62,11 @@ type churnResult struct {
 	rate     int     // updates per second asked for
 	achieved float64 // updates per second made
 	seconds  float64
-	cpu      float64 // cores the exporter used, without probing scrapes
 	// apiserver is the cores the API server used meanwhile, and idle the
 	// share of the machine's CPU time left idle.
 	apiserver, idle float64
-	rssAfter        int64
-	// lags are the times from an update's response to its series on
-	// /metrics, probed by scraping every probeEvery.
+	// lags are the times from an update's response to its series on the
+	// exporter's /metrics, probed by scraping every probeEvery.
 	lags       []time.Duration
 	probed     int // updates probed
 	unseen     int // probed updates never seen on /metrics
@@ -70,74 +85,130 @@ type churnResult struct {
 // is known to within this much.
 const probeEvery = 200 * time.Millisecond
 
-// benchExporter starts the exporter on config, measures time to ready and
-// RSS, scrapes /metrics ten times, then, for each rate, updates pods at
-// that rate for d while measuring the exporter's CPU, and for a further
-// probe period while scraping to measure the lag from update to series.
-// apiserverPID is the API server's process, whose CPU each start costs.
-func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, apiserverPID, pods int, rates []int, d, probe time.Duration) (exporterResult, error) {
+// starts is how many times each process is started.
+const starts = 5
+
+// benchExporter starts the bare informer, the exporter on config and, when
+// ksmBin is not empty, kube-state-metrics on the same families, in turn,
+// several times, measuring time to ready and memory. The last starts of
+// both exporters stay up: each is scraped ten times as Prometheus scrapes
+// and ten times uncompressed; then, for each rate, pods are updated at
+// that rate for d while the CPU and RSS of both are measured, and for a
+// further probe period while the exporter is scraped to measure the lag
+// from update to series. apiserverPID is the API server's process, whose
+// CPU each start costs.
+func benchExporter(plugin, ksmBin, kubeconfig, config string, cfg *rest.Config, apiserverPID, pods int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
+	var exp, ksm *process
+	defer func() {
+		for _, p := range []*process{exp, ksm} {
+			if p != nil {
+				p.stop()
+			}
+		}
+	}()
+	if ksmBin != "" {
+		r.ksm = &side{}
+	}
 	// Time to ready varies from start to start, and with the machine's
-	// speed over a day: start it a few times, each after a start of the bare
-	// informer it is compared with.
-	var cmd *exec.Cmd
-	var base string
+	// speed over a day: start each a few times, in turn.
 	// Each start waits for the API server to settle after the previous one,
 	// whose garbage it would otherwise collect on the next one's time.
 	const settle = 2 * time.Second
-	for i := range 5 {
+	for i := range starts {
+		last := i == starts-1
 		time.Sleep(settle)
 		f, err := startFloor(kubeconfig, apiserverPID, pods)
 		if err != nil {
 			return r, err
 		}
 		r.floor = append(r.floor, f)
+
 		time.Sleep(settle)
-		c, b, s, err := startExporter(plugin, kubeconfig, config, apiserverPID)
+		addr, err := freeAddr()
 		if err != nil {
 			return r, err
 		}
-		r.starts = append(r.starts, s)
-		r.readies = append(r.readies, s.ready)
-		if i < 4 {
-			_ = c.Process.Kill()
-			_ = c.Wait()
+		// No series may be dropped: at 100,000 pods the KSM config has
+		// 500,000 phase series, over the default cap of 100,000 per metric.
+		p, s, err := startProcess("the exporter", plugin, []string{"export", "--kubeconfig=" + kubeconfig, "--config=" + config,
+			"--web.listen-address=" + addr, "--max-series-per-metric=10000000"}, addr, true, apiserverPID, pods)
+		if err != nil {
+			return r, err
+		}
+		r.exp.starts = append(r.exp.starts, s)
+		if last {
+			exp = p
+		} else {
+			p.stop()
+		}
+
+		if ksmBin == "" {
 			continue
 		}
-		cmd, base = c, b
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	slices.Sort(r.readies)
-	pid := cmd.Process.Pid
-	r.hwmSynced = procField(pid, "VmHWM:")
-	// Once ready, the exporter returns the memory of the initial lists to
-	// the operating system: measure after that.
-	time.Sleep(time.Second)
-	r.rssSynced = procRSS(pid)
-
-	sc := &scraper{base: base}
-	for range 10 {
-		t := time.Now()
-		b, err := sc.scrape()
+		time.Sleep(settle)
+		addr, err = freeAddr()
 		if err != nil {
 			return r, err
 		}
-		r.scrapes = append(r.scrapes, time.Since(t))
-		r.scrapeBytes = len(b)
-		r.series = 0
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "kube_") {
-				r.series++
-			}
+		taddr, err := freeAddr()
+		if err != nil {
+			return r, err
+		}
+		if r.ksmArgs, err = kubeStateMetricsArgs(config, kubeconfig, addr, taddr); err != nil {
+			return r, err
+		}
+		// Its /readyz answers once its own metrics are registered, before
+		// its lists are in: only the first full /metrics tells it is ready.
+		p, s, err = startProcess("kube-state-metrics", ksmBin, r.ksmArgs, addr, false, apiserverPID, pods)
+		if err != nil {
+			return r, err
+		}
+		r.ksm.starts = append(r.ksm.starts, s)
+		if last {
+			ksm = p
+		} else {
+			p.stop()
 		}
 	}
-	r.rssScraped = procRSS(pid)
+	// The exporter returns the memory of the initial lists to the operating
+	// system once synced: a second figure, measured after that.
+	time.Sleep(time.Second)
+	r.exp.rssSynced = procRSS(exp.pid())
+	if ksm != nil {
+		r.ksm.rssSynced = procRSS(ksm.pid())
+	}
+
+	type scraped struct {
+		side *side
+		gz   *scraper
+		pl   *scraper
+	}
+	targets := []scraped{{&r.exp, &scraper{base: exp.base}, &scraper{base: exp.base, plain: true}}}
+	if ksm != nil {
+		targets = append(targets, scraped{r.ksm, &scraper{base: ksm.base}, &scraper{base: ksm.base, plain: true}})
+	}
+	for range 10 {
+		for _, t := range targets {
+			_, st, err := t.gz.scrape()
+			if err != nil {
+				return r, err
+			}
+			t.side.gzipped = append(t.side.gzipped, st)
+			b, st, err := t.pl.scrape()
+			if err != nil {
+				return r, err
+			}
+			t.side.plain = append(t.side.plain, st)
+			t.side.series = countSeries(b)
+		}
+	}
 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0 // the update rate is the harness's, not client-go's default 5/s
 	// Protobuf costs the updater and the API server less CPU than JSON.
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.ContentType = protobufType
+	cfg.AcceptContentTypes = protobufType + "," + jsonType
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return r, err
@@ -147,22 +218,38 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, apiserve
 		return r, err
 	}
 	u := &updater{cs: cs, pods: list.Items}
+	procs := []*process{exp}
+	sides := []*side{&r.exp}
+	if ksm != nil {
+		procs, sides = append(procs, ksm), append(sides, r.ksm)
+	}
+	sc := &scraper{base: exp.base}
 	for _, rate := range rates {
 		c := churnResult{rate: rate}
-		cpu0, api0, t0 := procCPU(pid), procCPU(apiserverPID), time.Now()
+		cpu0 := make([]float64, len(procs))
+		for i, p := range procs {
+			cpu0[i] = procCPU(p.pid())
+		}
+		api0, t0 := procCPU(apiserverPID), time.Now()
 		idle0, total0 := machineCPU()
+		stop := make(chan struct{})
+		sampled := make(chan [][]int64)
+		go func() { sampled <- sampleRSS(procs, time.Second, stop) }()
 		n, err := u.run(rate, d, nil)
+		close(stop)
+		rss := <-sampled
 		if err != nil {
 			return r, err
 		}
 		c.seconds = time.Since(t0).Seconds()
-		c.cpu = (procCPU(pid) - cpu0) / c.seconds
+		for i, p := range procs {
+			sides[i].churn = append(sides[i].churn, sideChurn{cpu: (procCPU(p.pid()) - cpu0[i]) / c.seconds, rss: rss[i]})
+		}
 		c.apiserver = (procCPU(apiserverPID) - api0) / c.seconds
 		if idle1, total1 := machineCPU(); total1 > total0 {
 			c.idle = (idle1 - idle0) / (total1 - total0)
 		}
 		c.achieved = float64(n) / c.seconds
-		c.rssAfter = procRSS(pid)
 		if err := c.probeLags(u, sc, rate, probe); err != nil {
 			return r, err
 		}
@@ -171,39 +258,99 @@ func benchExporter(plugin, kubeconfig, config string, cfg *rest.Config, apiserve
 	return r, nil
 }
 
-// scraper reads the exporter's /metrics, uncompressed, as Prometheus reads a
-// target's: into a buffer kept from the previous scrape, so that a scrape
-// of the same size allocates nothing. What scrape returns is valid until
-// the next scrape.
-type scraper struct {
-	base string
-	buf  []byte
+// sampleRSS samples the RSS of each process every interval until stop is
+// closed, and returns the samples of each, sorted.
+func sampleRSS(procs []*process, interval time.Duration, stop <-chan struct{}) [][]int64 {
+	out := make([][]int64, len(procs))
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			for _, s := range out {
+				slices.Sort(s)
+			}
+			return out
+		case <-tick.C:
+			for i, p := range procs {
+				out[i] = append(out[i], procRSS(p.pid()))
+			}
+		}
+	}
 }
 
-func (s *scraper) scrape() ([]byte, error) {
-	req, _ := http.NewRequest(http.MethodGet, s.base+"/metrics", nil)
-	req.Header.Set("Accept-Encoding", "identity")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
+// process is a started exporter: kubectl-informer's or kube-state-metrics.
+type process struct {
+	cmd    *exec.Cmd
+	base   string // http://ADDR
+	stderr *tailWriter
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+func (p *process) stop() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+}
+
+// tailWriter keeps the last 4 KiB written to it, for an error message.
+type tailWriter struct{ b []byte }
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4<<10 {
+		t.b = t.b[len(t.b)-4<<10:]
 	}
-	defer resp.Body.Close()
-	b := s.buf[:0]
+	return len(p), nil
+}
+
+// pollEvery is how often a starting exporter is asked whether it is ready.
+const pollEvery = 10 * time.Millisecond
+
+// startProcess starts an exporter serving /metrics on addr and waits until
+// its /metrics holds a kube_pod_info series for each of pods (its first
+// full /metrics), and, with readyz, until its /readyz answers 200, polling
+// both every pollEvery. /metrics is read as Prometheus reads it,
+// uncompressed.
+func startProcess(name, path string, args []string, addr string, readyz bool, apiserverPID, pods int) (*process, startStats, error) {
+	p := &process{cmd: exec.Command(path, args...), base: "http://" + addr, stderr: &tailWriter{}}
+	p.cmd.Stderr = p.stderr
+	api0 := procCPU(apiserverPID)
+	start := time.Now()
+	if err := p.cmd.Start(); err != nil {
+		return nil, startStats{}, err
+	}
+	var s startStats
+	sc := &scraper{base: p.base, plain: true}
 	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+		if readyz && s.ready == 0 {
+			if resp, err := http.Get(p.base + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					s.ready = time.Since(start)
+				}
+			}
 		}
-		n, err := resp.Body.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
+		if s.full == 0 {
+			if b, _, err := sc.scrape(); err == nil && podInfoSeries(b) >= pods {
+				s.full = time.Since(start)
+			}
+		}
+		if s.full > 0 && (!readyz || s.ready > 0) {
 			break
 		}
-		if err != nil {
-			return nil, err
+		if time.Since(start) > 2*time.Minute {
+			p.stop()
+			return nil, s, fmt.Errorf("%s had not served every pod's kube_pod_info after 2 minutes (ready: %v); its last output:\n%s", name, s.ready > 0, p.stderr.b)
 		}
+		time.Sleep(pollEvery)
 	}
-	s.buf = b
-	return b, nil
+	if !readyz {
+		s.ready = s.full
+	}
+	s.apiserver = procCPU(apiserverPID) - api0
+	s.cpu, s.hwm = procCPU(p.pid()), procField(p.pid(), "VmHWM:")
+	return p, s, nil
 }
 
 // updater bumps the restart count of the first container of Running pods,
@@ -290,7 +437,7 @@ func (c *churnResult) probeLags(u *updater, sc *scraper, rate int, d time.Durati
 			start := time.Now()
 			starts = append(starts, start)
 			var b []byte
-			if b, err = sc.scrape(); err != nil {
+			if b, _, err = sc.scrape(); err != nil {
 				return
 			}
 			last = parseHistogram(b, eventToSeries)
@@ -404,41 +551,6 @@ func gauge(b []byte, name string) (float64, bool) {
 	return v, err == nil
 }
 
-// startExporter starts the exporter and waits until /readyz answers 200.
-func startExporter(plugin, kubeconfig, config string, apiserverPID int) (*exec.Cmd, string, startStats, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", startStats{}, err
-	}
-	// No series may be dropped: at 100,000 pods the KSM config has 500,000
-	// phase series, over the default cap of 100,000 per metric.
-	cmd := exec.Command(plugin, "export", "--kubeconfig="+kubeconfig, "--config="+config, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
-	cmd.Stderr = io.Discard
-	api0 := procCPU(apiserverPID)
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, "", startStats{}, err
-	}
-	base := "http://" + addr
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				s := startStats{ready: time.Since(start), apiserver: procCPU(apiserverPID) - api0}
-				s.cpu, s.hwm = procCPU(cmd.Process.Pid), procField(cmd.Process.Pid, "VmHWM:")
-				return cmd, base, s, nil
-			}
-		}
-		if time.Since(start) > 2*time.Minute {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return nil, "", startStats{}, fmt.Errorf("the exporter was not ready after 2 minutes")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // freeAddr returns a localhost address with a port free at the time of
 // asking, for a server the harness starts.
 func freeAddr() (string, error) {
@@ -504,64 +616,129 @@ func procCPU(pid int) float64 {
 	return (utime + stime) / 100 // clock ticks; USER_HZ is 100 on Linux
 }
 
-func (r exporterResult) render(config string, pods int) string {
-	rssTarget := "≤ 120 MiB"
-	if pods != 10000 {
-		rssTarget = "< 1 GiB at 100,000 pods"
-	}
+func (r exporterResult) render(config string, ksmVersion string) string {
 	var b strings.Builder
-	s := slices.Clone(r.scrapes)
-	slices.Sort(s)
-	med := s[len(s)/2]
-	n := len(r.readies)
+	notMeasured := "not measured"
 	fmt.Fprintf(&b, "\n## Exporter (%s)\n\n", config)
-	fmt.Fprintf(&b, "| measure | kubectl-informer | kube-state-metrics (same workload and series, measured earlier) | target |\n|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| time to ready, median of %d starts (min–max) | %s (%s–%s) | 0.61 s | ≤ 0.61 s |\n", n, secs(r.readies[n/2]), secs(r.readies[0]), secs(r.readies[n-1]))
-	fmt.Fprintf(&b, "| RSS after sync (1 s after ready) | %s | 174 MiB | %s |\n", mib(r.rssSynced), rssTarget)
-	steady := r.rssScraped // without updates: after the scrapes
-	steadyName := "after the 10 scrapes"
-	if len(r.churns) > 0 {
-		steady, steadyName = r.churns[0].rssAfter, fmt.Sprintf("after %d updates/s", r.churns[0].rate)
+	if r.ksm != nil {
+		fmt.Fprintf(&b, "Beside it, kube-state-metrics (%s) on the same families and resources, started in turn with it\n", ksmVersion)
+		fmt.Fprintf(&b, "and, under updates, running at the same time on the same updates:\n\n```text\nkube-state-metrics %s\n```\n\n", strings.Join(r.ksmArgs, " "))
+	} else {
+		fmt.Fprintf(&b, "kube-state-metrics was not measured in this run: `make bench KSM=/path/to/kube-state-metrics` measures it beside the exporter.\n\n")
 	}
-	fmt.Fprintf(&b, "| peak RSS while syncing (VmHWM at ready) | %s: %.2f× the steady state (RSS %s) | | ≤ 1.5× steady state |\n",
-		mib(r.hwmSynced), float64(r.hwmSynced)/float64(steady), steadyName)
-	fmt.Fprintf(&b, "| `/metrics` latency, uncompressed, median of 10 (min–max), read as Prometheus reads it: into the previous scrape's buffer | %.1f ms (%.1f–%.1f ms) | 33 ms | ≤ 33 ms |\n",
-		ms(med), ms(s[0]), ms(s[len(s)-1]))
-	fmt.Fprintf(&b, "| RSS after the 10 scrapes | %s | | |\n", mib(r.rssScraped))
-	fmt.Fprintf(&b, "| series (`kube_*`), response size | %d, %d KiB | | |\n", r.series, r.scrapeBytes/1024)
+	ksm := func(f func(s *side) string) string {
+		if r.ksm == nil {
+			return notMeasured
+		}
+		return f(r.ksm)
+	}
+	fmt.Fprintf(&b, "| measure | kubectl-informer export | kube-state-metrics |\n|---|---|---|\n")
+	for i, c := range r.churns {
+		name := fmt.Sprintf("**RSS under %d pod updates/s**: median of samples every second over %.0f s (max)", c.rate, c.seconds)
+		if i > 0 {
+			name = fmt.Sprintf("RSS under %d pod updates/s (asked; %.0f made), as above", c.rate, c.achieved)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, churnRSS(r.exp.churn[i]), ksm(func(s *side) string { return churnRSS(s.churn[i]) }))
+	}
+	n := len(r.exp.starts)
+	fmt.Fprintf(&b, "| time to first full `/metrics` (a `kube_pod_info` series for every pod; polled every %s), median of %d starts (min–max) | %s | %s |\n",
+		pollEvery, n, durations(r.exp.starts, func(s startStats) time.Duration { return s.full }),
+		ksm(func(s *side) string { return durations(s.starts, func(s startStats) time.Duration { return s.full }) }))
+	fmt.Fprintf(&b, "| time to ready (`/readyz` 200), as above | %s | – (its `/readyz` answers before its lists are in) |\n",
+		durations(r.exp.starts, func(s startStats) time.Duration { return s.ready }))
+	fmt.Fprintf(&b, "| peak RSS while syncing (VmHWM at the first full `/metrics`), median of the starts | %s | %s |\n",
+		peak(r.exp), ksm(func(s *side) string { return peak(*s) }))
+	fmt.Fprintf(&b, "| `/metrics` as Prometheus 3 scrapes it (its default Accept, gzip), read and decompressed, median of 10 (min–max) | %s | %s |\n",
+		scrapes(r.exp.gzipped), ksm(func(s *side) string { return scrapes(s.gzipped) }))
+	fmt.Fprintf(&b, "| the same, uncompressed (`Accept-Encoding: identity`) | %s | %s |\n",
+		scrapes(r.exp.plain), ksm(func(s *side) string { return scrapes(s.plain) }))
+	fmt.Fprintf(&b, "| series (`kube_*` samples) | %d | %s |\n", r.exp.series, ksm(func(s *side) string { return strconv.Itoa(s.series) }))
+	for i, c := range r.churns {
+		fmt.Fprintf(&b, "| CPU under %d pod updates/s (asked) | %.2f cores | %s |\n", c.rate, r.exp.churn[i].cpu,
+			ksm(func(s *side) string { return fmt.Sprintf("%.2f cores", s.churn[i].cpu) }))
+	}
+	fmt.Fprintf(&b, "| secondary: RSS 1 s after the last start's first full `/metrics`, no updates (the exporter has just returned the initial lists' memory to the operating system) | %s | %s |\n",
+		mib(r.exp.rssSynced), ksm(func(s *side) string { return mib(s.rssSynced) }))
 	if len(r.floor) > 0 {
-		fmt.Fprintf(&b, "\nThe time to ready above is compared with a figure measured at another time, and this machine's speed varies\n")
-		fmt.Fprintf(&b, "about 2× over a day. In the same conditions, each start of the exporter followed a start of the least a client-go\n")
-		fmt.Fprintf(&b, "program does to cache the same pods: a SharedInformerFactory with client-go's defaults (HTTP/2, WatchList),\n")
-		fmt.Fprintf(&b, "protobuf, one pod informer, no handlers, no metrics (`-%s` in hack/bench/floor.go). Medians of %d starts each.\n\n", floorFlag, len(r.floor))
+		fmt.Fprintf(&b, "\nThe least a client-go program does to cache the same pods, started in turn with the exporter: a\n")
+		fmt.Fprintf(&b, "SharedInformerFactory with client-go's defaults (HTTP/2, WatchList), protobuf, one pod informer, no handlers,\n")
+		fmt.Fprintf(&b, "no metrics (`-%s` in hack/bench/floor.go). Medians of %d starts each.\n\n", floorFlag, len(r.floor))
 		fmt.Fprintf(&b, "| measure | exporter | bare client-go informer |\n|---|---|---|\n")
-		ex, fl := medianStats(r.starts), medianStats(r.floor)
-		fmt.Fprintf(&b, "| time to ready (exporter: `/readyz` 200; informer: synced), min–max | %s (%s–%s) | %s (%s–%s) |\n",
-			secs(ex.ready), secs(minReady(r.starts)), secs(maxReady(r.starts)), secs(fl.ready), secs(minReady(r.floor)), secs(maxReady(r.floor)))
-		fmt.Fprintf(&b, "| its CPU until then | %.2f s | %.2f s |\n", ex.cpu, fl.cpu)
+		ex, fl := medianStats(r.exp.starts), medianStats(r.floor)
+		fmt.Fprintf(&b, "| time to ready (exporter: `/readyz` 200; informer: synced), min–max | %s | %s |\n",
+			durations(r.exp.starts, func(s startStats) time.Duration { return s.ready }), durations(r.floor, func(s startStats) time.Duration { return s.ready }))
+		fmt.Fprintf(&b, "| its CPU until then (exporter: until its first full `/metrics`) | %.2f s | %.2f s |\n", ex.cpu, fl.cpu)
 		fmt.Fprintf(&b, "| the API server's CPU until then | %.2f s | %.2f s |\n", ex.apiserver, fl.apiserver)
-		fmt.Fprintf(&b, "| its peak RSS (VmHWM at ready) | %s | %s |\n", mib(ex.hwm), mib(fl.hwm))
+		fmt.Fprintf(&b, "| its peak RSS (VmHWM then) | %s | %s |\n", mib(ex.hwm), mib(fl.hwm))
 	}
 	if len(r.churns) > 0 {
-		fmt.Fprintf(&b, "\nPod updates (the restart count of a Running pod's first container) at a steady rate: CPU and RSS of the exporter\n")
-		fmt.Fprintf(&b, "over %.0f s of updates; then, while updating at the same rate, /metrics is scraped continuously (at most every %s) and each\n", r.churns[0].seconds, probeEvery)
-		fmt.Fprintf(&b, "update's lag is the time from the API server's answer to the start of the first scrape that shows it: known to within\n")
-		fmt.Fprintf(&b, "the interval between scrapes, which grows with the size of /metrics. An update not seen within 30 s of the last is unseen.\n\n")
-		fmt.Fprintf(&b, "The API server's CPU and the machine's idle share over the same 30 s show what bounds the rate made.\n")
+		fmt.Fprintf(&b, "\nPod updates (the restart count of a Running pod's first container) at a steady rate: CPU and RSS\n")
+		fmt.Fprintf(&b, "over %.0f s of updates; then, while updating at the same rate, the exporter's /metrics is scraped as Prometheus\n", r.churns[0].seconds)
+		fmt.Fprintf(&b, "scrapes it, continuously (at most every %s), and each update's lag is the time from the API server's answer\n", probeEvery)
+		fmt.Fprintf(&b, "to the start of the first scrape that shows it: known to within the interval between scrapes, which grows with the\n")
+		fmt.Fprintf(&b, "size of /metrics. An update not seen within 30 s of the last is unseen.\n\n")
+		fmt.Fprintf(&b, "The API server's CPU and the machine's idle share over the same %.0f s show what bounds the rate made.\n", r.churns[0].seconds)
 		fmt.Fprintf(&b, "The exporter's own histogram of the time from an event reaching it to its series computed (`%s`),\n", eventToSeries)
 		fmt.Fprintf(&b, "over the same probe period, bounds the exporter's part of that lag: each quantile is at most the bucket bound given.\n\n")
-		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | API server CPU, machine idle | RSS after | lag p50 | lag p99 | lag max | scrape interval | probed (unseen) | events pending, max | event to series: events, p50, p99 |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, c := range r.churns {
+		fmt.Fprintf(&b, "| updates/s asked (made) | exporter CPU | API server CPU, machine idle | exporter RSS, median (max) | lag p50 | lag p99 | lag max | scrape interval | probed (unseen) | events pending, max | event to series: events, p50, p99 |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for i, c := range r.churns {
 			p50, p99, pmax := "–", "–", "–"
 			if l := c.lags; len(l) > 0 {
 				p50, p99, pmax = msd(l[len(l)/2]), msd(l[len(l)*99/100]), msd(l[len(l)-1])
 			}
 			fmt.Fprintf(&b, "| %d (%.0f) | %.2f cores | %.2f cores, %.0f%% | %s | %s | %s | %s | %s | %d (%d) | %.0f | %.0f, ≤ %s, ≤ %s |\n",
-				c.rate, c.achieved, c.cpu, c.apiserver, 100*c.idle, mib(c.rssAfter), p50, p99, pmax, msd(c.interval), c.probed, c.unseen, c.pendingMax,
+				c.rate, c.achieved, r.exp.churn[i].cpu, c.apiserver, 100*c.idle, churnRSS(r.exp.churn[i]), p50, p99, pmax, msd(c.interval), c.probed, c.unseen, c.pendingMax,
 				c.engine.count(), bound(c.engine.quantile(0.5)), bound(c.engine.quantile(0.99)))
 		}
 	}
 	return b.String()
+}
+
+// churnRSS is the median of the RSS samples taken under updates, with their
+// maximum.
+func churnRSS(c sideChurn) string {
+	if len(c.rss) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%s)", mib(c.rss[len(c.rss)/2]), mib(c.rss[len(c.rss)-1]))
+}
+
+// durations is the median, min and max of a measure of starts.
+func durations(starts []startStats, f func(startStats) time.Duration) string {
+	d := make([]time.Duration, len(starts))
+	for i, s := range starts {
+		d[i] = f(s)
+	}
+	slices.Sort(d)
+	return fmt.Sprintf("%s (%s–%s)", secs(d[len(d)/2]), secs(d[0]), secs(d[len(d)-1]))
+}
+
+// peak is the median peak RSS of the starts of s, and its ratio to the RSS
+// under the first rate of updates.
+func peak(s side) string {
+	hwm := medianStats(s.starts).hwm
+	if len(s.churn) == 0 || len(s.churn[0].rss) == 0 {
+		return mib(hwm)
+	}
+	under := s.churn[0].rss[len(s.churn[0].rss)/2]
+	return fmt.Sprintf("%s: %.2f× the RSS under updates", mib(hwm), float64(hwm)/float64(under))
+}
+
+// scrapes is the median time of scrapes, with min and max, what was sent
+// and what it decompressed to.
+func scrapes(st []scrapeStat) string {
+	st = slices.Clone(st)
+	slices.SortFunc(st, func(a, b scrapeStat) int { return cmp.Compare(a.took, b.took) })
+	m := st[len(st)/2]
+	enc := m.encoding
+	if enc == "" {
+		enc = "identity"
+	}
+	size := fmt.Sprintf("%d KiB", m.body/1024)
+	if m.wire != m.body {
+		size = fmt.Sprintf("%d KiB sent, %d KiB decompressed", m.wire/1024, m.body/1024)
+	}
+	return fmt.Sprintf("%.1f ms (%.1f–%.1f ms); %s; `%s`, %s", ms(m.took), ms(st[0].took), ms(st[len(st)-1].took), size, m.contentType, enc)
 }
 
 func msd(d time.Duration) string { return fmt.Sprintf("%.0f ms", ms(d)) }
@@ -580,18 +757,11 @@ func medianStats(starts []startStats) startStats {
 	}
 	return startStats{
 		ready:     time.Duration(med(func(s startStats) float64 { return float64(s.ready) })),
+		full:      time.Duration(med(func(s startStats) float64 { return float64(s.full) })),
 		cpu:       med(func(s startStats) float64 { return s.cpu }),
 		apiserver: med(func(s startStats) float64 { return s.apiserver }),
 		hwm:       int64(med(func(s startStats) float64 { return float64(s.hwm) })),
 	}
-}
-
-func minReady(starts []startStats) time.Duration {
-	return slices.MinFunc(starts, func(a, b startStats) int { return cmp.Compare(a.ready, b.ready) }).ready
-}
-
-func maxReady(starts []startStats) time.Duration {
-	return slices.MaxFunc(starts, func(a, b startStats) int { return cmp.Compare(a.ready, b.ready) }).ready
 }
 
 // eventToSeries is the exporter's histogram of the time from an informer

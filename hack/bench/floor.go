@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -52,9 +54,10 @@ func runFloor(kubeconfig string) error {
 }
 
 // startStats is what one start of a process measured: its time to ready
-// (or synced), its CPU and the API server's until then, its peak RSS.
+// (or synced) and to its first full /metrics, its CPU and the API server's
+// until then, its peak RSS.
 type startStats struct {
-	ready          time.Duration
+	ready, full    time.Duration
 	cpu, apiserver float64 // seconds
 	hwm            int64
 }
@@ -93,4 +96,54 @@ func startFloor(kubeconfig string, apiserverPID, pods int) (startStats, error) {
 		return s, fmt.Errorf("the bare informer wrote %q, want %q", line, want)
 	}
 	return s, nil
+}
+
+// transferFlag runs the harness as a plain client of the API server
+// instead: see runTransfer.
+const transferFlag = "list-transfer"
+
+// Media types of the two list transfers measured.
+const (
+	protobufType = "application/vnd.kubernetes.protobuf"
+	jsonType     = "application/json"
+)
+
+// runTransfer is the floor of a one-shot query: one GET of every pod, with
+// the credentials of kubeconfig, the body read whole and written to stdout,
+// nothing decoded. accept is the media type asked for, which the API server
+// must answer with. Compression is not asked for (as curl does not without
+// --compressed): on loopback, the API server's gzip costs more than the
+// bytes it saves.
+func runTransfer(kubeconfig, accept string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.DisableCompression = true
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/api/v1/pods", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return fmt.Errorf("GET /api/v1/pods: %s: %s", resp.Status, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, accept) {
+		return fmt.Errorf("GET /api/v1/pods with Accept %q was answered with Content-Type %q", accept, ct)
+	}
+	w := bufio.NewWriterSize(os.Stdout, 256<<10)
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return err
+	}
+	return w.Flush()
 }

@@ -1,12 +1,16 @@
 // Command bench is the whole-process benchmark harness behind `make bench`.
 // It starts a local control plane of its own (state in _output/bench-cluster),
 // loads the reproducible workload, then runs each measured command several
-// times, side by side in one run, and reports the median, min and max of its
-// wall time and peak RSS. A query server (serve) answers queries beside the
-// same one-shot local ones, and Go benchmarks (CEL predicate, index lookup,
-// group-by) run too. The report goes to stdout and to bench/RESULTS.md.
+// times, in rounds, and reports the median, min and max of its wall time and
+// peak RSS. Each one-shot query is compared with the floor measured in the
+// same rounds: a plain GET of every pod as protobuf (and, beside it, as
+// JSON). A query server (serve) answers queries beside the same one-shot
+// local ones; the exporter is measured beside a bare client-go informer and,
+// given -ksm, beside kube-state-metrics on the same families; Go benchmarks
+// run too. Everything in the report comes from this one run, which it names
+// (commit, machine, versions); it goes to stdout and to bench/RESULTS.md.
 //
-//	go run ./hack/bench --pods 10000 --runs 5
+//	go run ./hack/bench --pods 10000 --runs 5 --ksm /path/to/kube-state-metrics
 package main
 
 import (
@@ -26,6 +30,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
@@ -43,6 +49,9 @@ type options struct {
 	queries    bool
 	server     bool
 	goBenchPkg string
+	// ksm is a kube-state-metrics binary to measure beside the exporter;
+	// empty: not measured.
+	ksm string
 }
 
 func main() {
@@ -58,7 +67,17 @@ func main() {
 	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the query server, the exporter and the Go benchmarks)")
 	floor := flag.String(floorFlag, "", "run as the bare client-go informer the exporter is compared with, against this kubeconfig (used by the harness itself)")
 	flag.BoolVar(&o.server, "server", true, "measure queries answered by a query server (serve) beside the same one-shot local queries")
+	flag.StringVar(&o.ksm, "ksm", "", "a kube-state-metrics binary to measure beside the exporter, on the same families (empty: not measured)")
+	transfer := flag.String(transferFlag, "", "run as a plain GET of every pod, the floor of a one-shot query, against this kubeconfig (used by the harness itself)")
+	accept := flag.String("accept", protobufType, "with -"+transferFlag+": the media type to ask for")
 	flag.Parse()
+	if *transfer != "" {
+		if err := runTransfer(*transfer, *accept); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: the list transfer: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *floor != "" {
 		if err := runFloor(*floor); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: the bare informer: %v\n", err)
@@ -73,6 +92,19 @@ func main() {
 }
 
 func run(o options) error {
+	var ksmVersion string
+	if o.ksm != "" {
+		// Before the cluster starts: a wrong path fails at once.
+		v, err := kubeStateMetricsVersion(o.ksm)
+		if err != nil {
+			return err
+		}
+		ksmVersion = v
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	localcluster := filepath.Join(o.binDir, "localcluster")
 	// A fresh cluster, so that the object count is exactly the workload's.
 	_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()
@@ -96,15 +128,21 @@ func run(o options) error {
 	}
 	fmt.Fprintln(os.Stderr, "loaded:", sum)
 
+	apiserverVersion, err := serverVersion(cfg)
+	if err != nil {
+		return err
+	}
+
 	kubectl := filepath.Join(o.binDir, "kubectl")
 	kc := "--kubeconfig=" + kubeconfig
 	where := `object.status.phase == "Pending"`
 	cmds := []measured{
-		{"kubectl get --raw /api/v1/pods (transfer only)", kubectl, []string{kc, "get", "--raw", "/api/v1/pods"}},
+		{protobufFloor, self, []string{"-" + transferFlag, kubeconfig, "-accept", protobufType}},
+		{jsonFloor, self, []string{"-" + transferFlag, kubeconfig, "-accept", jsonType}},
 		{"kubectl get pods -A -o json", kubectl, []string{kc, "get", "pods", "-A", "-o", "json"}},
 		{"kubectl get pods -A --field-selector status.phase=Pending", kubectl, []string{kc, "get", "pods", "-A", "--field-selector", "status.phase=Pending"}},
 		{"query pods -A --count", o.plugin, []string{"query", kc, "pods", "-A", "--count"}},
-		{"query pods -A --where 'phase == Pending' --count", o.plugin, []string{"query", kc, "pods", "-A", "--where", where, "--count"}},
+		{whereCount, o.plugin, []string{"query", kc, "pods", "-A", "--where", where, "--count"}},
 		{"query pods -A --where 'phase == Pending'", o.plugin, []string{"query", kc, "pods", "-A", "--where", where}},
 		{"query pods -A --index byNode --by byNode=node-001", o.plugin, []string{"query", kc, "pods", "-A", "--index", `byNode=object.spec.?nodeName.orValue("")`, "--by", "byNode=node-001"}},
 		{"query pods -A --count --group-by node", o.plugin, []string{"query", kc, "pods", "-A", "--count", "--group-by", `object.spec.?nodeName.orValue("")`}},
@@ -112,16 +150,10 @@ func run(o options) error {
 		{"query pods -A -o json", o.plugin, []string{"query", kc, "pods", "-A", "-o", "json"}},
 	}
 	var rows []row
-	if !o.queries {
-		cmds = nil
-	}
-	for _, m := range cmds {
-		fmt.Fprintf(os.Stderr, "measuring %s…\n", m.name)
-		r, err := m.measure(o.runs)
-		if err != nil {
+	if o.queries {
+		if rows, err = measureAll(cmds, o.runs); err != nil {
 			return err
 		}
-		rows = append(rows, r)
 	}
 	var cache cacheResult
 	if o.queries {
@@ -147,7 +179,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	exp, err := benchExporter(o.plugin, kubeconfig, ksm, cfg, apiserverPID, o.pods, []int{100, 1000}, 30*time.Second, 15*time.Second)
+	exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, ksm, cfg, apiserverPID, o.pods, []int{100, 1000}, 30*time.Second, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -160,7 +192,8 @@ func run(o options) error {
 			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
-	report := render(o, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(ksm, o.pods))
+	versions := versions{apiserver: apiserverVersion, ksm: ksmVersion}
+	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(ksm, ksmVersion))
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
@@ -190,32 +223,56 @@ type row struct {
 	output  int // bytes written to stdout by the last run
 }
 
-// measure runs the command once to warm the API server's caches, then runs
-// times more, recording wall time and peak RSS of each.
-func (m measured) measure(runs int) (row, error) {
-	r := row{name: m.name}
-	for i := 0; i <= runs; i++ {
-		cmd := exec.Command(m.path, m.args...)
-		var out countingWriter
-		var errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			return r, fmt.Errorf("%s: %v\n%s", m.name, err, errOut.String())
+// Names of the two list transfers, the floors of a one-shot query.
+const (
+	protobufFloor = "GET /api/v1/pods, protobuf (transfer only)"
+	jsonFloor     = "GET /api/v1/pods, JSON (transfer only)"
+	whereCount    = "query pods -A --where 'phase == Pending' --count"
+)
+
+// measureAll runs each command once to warm the API server's caches, then
+// runs rounds in which each command runs once, in turn, so that a change
+// of the machine's speed during the measurement touches every command
+// alike. It records the wall time and peak RSS of each run.
+func measureAll(cmds []measured, runs int) ([]row, error) {
+	rows := make([]row, len(cmds))
+	for round := 0; round <= runs; round++ {
+		for i, m := range cmds {
+			if round == 0 {
+				fmt.Fprintf(os.Stderr, "warming up %s…\n", m.name)
+				rows[i].name = m.name
+			} else if i == 0 {
+				fmt.Fprintf(os.Stderr, "round %d of %d…\n", round, runs)
+			}
+			s, n, err := m.run()
+			if err != nil {
+				return nil, err
+			}
+			if round > 0 {
+				rows[i].samples = append(rows[i].samples, s)
+				rows[i].output = n
+			}
 		}
-		wall := time.Since(start)
-		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		if i == 0 {
-			continue
-		}
-		var rss int64
-		if ru != nil {
-			rss = ru.Maxrss * 1024 // kilobytes on Linux
-		}
-		r.samples = append(r.samples, sample{wall: wall, rss: rss})
-		r.output = out.n
 	}
-	return r, nil
+	return rows, nil
+}
+
+// run runs the command once and returns its wall time, its peak RSS and
+// the bytes it wrote to stdout.
+func (m measured) run() (sample, int, error) {
+	cmd := exec.Command(m.path, m.args...)
+	var out countingWriter
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return sample{}, 0, fmt.Errorf("%s: %v\n%s", m.name, err, errOut.String())
+	}
+	s := sample{wall: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return s, out.n, nil
 }
 
 type countingWriter struct{ n int }
@@ -250,7 +307,7 @@ func (r row) rss() (int64, int64, int64) {
 // runGoBenchmarks runs the Go benchmarks that carry targets and returns
 // their output lines.
 func runGoBenchmarks() (string, error) {
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|DecodePod", "-benchmem", "-count", "1",
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|WriteFamiliesKSM|DecodePod", "-benchmem", "-count", "1",
 		"./pkg/indexers/...", "./pkg/query/...", "./pkg/exporter/...", "./pkg/factory/...")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -272,37 +329,34 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-func render(o options, sum workload.Summary, rows []row, cache, server, goBench, exporter string) string {
+// versions are the versions of what was measured, beside the harness's
+// own Go.
+type versions struct {
+	apiserver string
+	ksm       string // empty: not measured
+}
+
+func render(o options, v versions, sum workload.Summary, rows []row, cache, server, goBench, exporter string) string {
 	var b strings.Builder
-	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	cpu := cpuModel()
+	ksm := v.ksm
+	if ksm == "" {
+		ksm = "not measured (run with KSM=/path/to/kube-state-metrics)"
+	}
 	fmt.Fprintf(&b, "# Benchmark results\n\n")
-	fmt.Fprintf(&b, "Written by `make bench BENCH_PODS=%d` on %s.\n\n", o.pods, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "- machine: %d cores (%s), %s, %s/%s, %s\n", runtime.NumCPU(), cpu, memTotal(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	fmt.Fprintf(&b, "- commit: %s\n", strings.TrimSpace(string(commit)))
+	fmt.Fprintf(&b, "Every figure below comes from this one run: `go run ./hack/bench %s`, on %s.\n\n",
+		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "- commit: %s\n", commit())
+	fmt.Fprintf(&b, "- machine: %d cores (nproc), %s, %s, %s/%s\n", runtime.NumCPU(), cpuModel(), memTotal(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "- versions: %s (harness and plugin), kube-apiserver %s, kube-state-metrics: %s\n", runtime.Version(), v.apiserver, ksm)
 	fmt.Fprintf(&b, "- cluster: the project's local kube-apiserver + etcd (hack/controlplane), loopback\n")
 	fmt.Fprintf(&b, "- workload: %d pods (2 containers each) in 20 namespaces on 100 nodes, %d deployments, %d custom resources\n", o.pods, sum.Deployments, sum.CustomResources)
-	fmt.Fprintf(&b, "- each command: one warm-up run, then %d runs; median (min–max)\n\n", o.runs)
+	if len(rows) == 0 {
+		fmt.Fprintf(&b, "- one-shot queries: not measured in this run\n")
+	} else {
+		fmt.Fprintf(&b, "- each command: one warm-up run, then %d rounds running each command once in turn; median (min–max)\n", o.runs)
+	}
 	if len(rows) > 0 {
-		fmt.Fprintf(&b, "| command | wall | peak RSS | stdout |\n|---|---|---|---|\n")
-	}
-	for _, r := range rows {
-		wm, wl, wh := r.wall()
-		rm, rl, rh := r.rss()
-		fmt.Fprintf(&b, "| `%s` | %s (%s–%s) | %s (%s–%s) | %d KiB |\n", r.name, secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024)
-	}
-	for _, r := range rows {
-		raw, _, _ := rows[0].wall()
-		if r.name == "query pods -A --where 'phase == Pending' --count" {
-			wm, _, _ := r.wall()
-			rm, _, _ := r.rss()
-			target := ""
-			if o.pods == 10000 {
-				target = " (target ≤ 120 MiB)"
-			}
-			fmt.Fprintf(&b, "\n`query --where … --count`: %.2f× the raw transfer's wall time (target ≤ 2×), peak RSS %s%s.\n",
-				wm.Seconds()/raw.Seconds(), mib(rm), target)
-		}
+		b.WriteString(renderQueries(rows))
 	}
 	b.WriteString(cache)
 	b.WriteString(server)
@@ -311,6 +365,69 @@ func render(o options, sum workload.Summary, rows []row, cache, server, goBench,
 		fmt.Fprintf(&b, "\n## Go benchmarks\n\n```text\n%s\n```\n", goBench)
 	}
 	return b.String()
+}
+
+// renderQueries is the table of one-shot commands, each compared with the
+// protobuf list transfer measured in the same rounds.
+func renderQueries(rows []row) string {
+	var b strings.Builder
+	var floor, json time.Duration
+	for _, r := range rows {
+		switch r.name {
+		case protobufFloor:
+			floor, _, _ = r.wall()
+		case jsonFloor:
+			json, _, _ = r.wall()
+		}
+	}
+	fmt.Fprintf(&b, "\n## One-shot commands\n\n")
+	fmt.Fprintf(&b, "The floor of a one-shot query is the API server's list of every pod as protobuf: a plain GET of\n")
+	fmt.Fprintf(&b, "`/api/v1/pods` with `Accept: %s` and the kubeconfig's credentials, the body read whole\n", protobufType)
+	fmt.Fprintf(&b, "and not decoded, no compression asked for (`-%s` in hack/bench/floor.go, a process of its own like\n", transferFlag)
+	fmt.Fprintf(&b, "every command here). The same GET as JSON is shown beside it. Each command's headline is its median\n")
+	fmt.Fprintf(&b, "wall time divided by the protobuf transfer's median.\n\n")
+	fmt.Fprintf(&b, "| command | wall ÷ protobuf transfer | wall | peak RSS | stdout |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		wm, wl, wh := r.wall()
+		rm, rl, rh := r.rss()
+		fmt.Fprintf(&b, "| `%s` | %.2f× | %s (%s–%s) | %s (%s–%s) | %d KiB |\n", r.name, wm.Seconds()/floor.Seconds(), secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024)
+	}
+	for _, r := range rows {
+		if r.name == whereCount {
+			wm, _, _ := r.wall()
+			rm, _, _ := r.rss()
+			fmt.Fprintf(&b, "\n`%s`: %.2f× the protobuf transfer, %.2f× the JSON transfer, peak RSS %s.\n",
+				r.name, wm.Seconds()/floor.Seconds(), wm.Seconds()/json.Seconds(), mib(rm))
+		}
+	}
+	return b.String()
+}
+
+// commit is the commit the harness runs at, marked dirty when the work
+// tree differs from it: a results file names the code that produced it.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		c += " with uncommitted changes"
+	}
+	return c
+}
+
+// serverVersion is the API server's version, as /version reports it.
+func serverVersion(cfg *rest.Config) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("asking the API server its version: %w", err)
+	}
+	return v.GitVersion, nil
 }
 
 func cpuModel() string {

@@ -119,17 +119,12 @@ func benchServer(plugin, kubeconfig string, runs int) (serverResult, error) {
 		if err := sameOutput(local, remote); err != nil {
 			return r, err
 		}
-		for _, m := range []struct {
-			measured
-			rows *[]row
-		}{{local, &r.local}, {remote, &r.remote}} {
-			fmt.Fprintf(os.Stderr, "measuring %s…\n", m.name)
-			res, err := m.measure(runs)
-			if err != nil {
-				return r, err
-			}
-			*m.rows = append(*m.rows, res)
+		// In turn, as the one-shot commands are.
+		rows, err := measureAll([]measured{local, remote}, runs)
+		if err != nil {
+			return r, err
 		}
+		r.local, r.remote = append(r.local, rows[0]), append(r.remote, rows[1])
 	}
 	r.rssAfter = procRSS(pid)
 	err = srv.stop()

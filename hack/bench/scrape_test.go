@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// exposition is a /metrics body of two pods.
+const exposition = `# HELP kube_pod_info [STABLE] Information about pod.
+# TYPE kube_pod_info gauge
+kube_pod_info{namespace="a",pod="p1",uid="1"} 1
+kube_pod_info{namespace="a",pod="p2",uid="2"} 1
+# TYPE kube_pod_container_status_restarts_total counter
+kube_pod_container_status_restarts_total{container="app",namespace="a",pod="p1",uid="1"} 3
+# EOF
+`
+
+// metricsServer serves exposition, gzip-compressed when asked as
+// kube-state-metrics and the exporter do, and records the request headers.
+func metricsServer(t *testing.T, got *http.Header) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/openmetrics-text; version=1.0.0; charset=utf-8")
+		if r.Header.Get("Accept-Encoding") == "gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			_, _ = gz.Write([]byte(exposition))
+			_ = gz.Close()
+			return
+		}
+		_, _ = w.Write([]byte(exposition))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestScraperAsPrometheus(t *testing.T) {
+	for _, tc := range []struct {
+		plain        bool
+		wantEncoding string
+	}{
+		{plain: false, wantEncoding: "gzip"},
+		{plain: true, wantEncoding: "identity"},
+	} {
+		var got http.Header
+		srv := metricsServer(t, &got)
+		sc := &scraper{base: srv.URL, plain: tc.plain}
+		// Twice: the second scrape reuses the buffer and gzip reader of
+		// the first.
+		for range 2 {
+			b, st, err := sc.scrape()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != exposition {
+				t.Errorf("plain=%v: body %q, want %q", tc.plain, b, exposition)
+			}
+			if got.Get("Accept") != prometheusAccept || got.Get("Accept-Encoding") != tc.wantEncoding {
+				t.Errorf("plain=%v: sent Accept %q, Accept-Encoding %q; want %q, %q", tc.plain, got.Get("Accept"), got.Get("Accept-Encoding"), prometheusAccept, tc.wantEncoding)
+			}
+			if st.body != len(exposition) {
+				t.Errorf("plain=%v: body size %d, want %d", tc.plain, st.body, len(exposition))
+			}
+			if tc.plain && (st.wire != st.body || st.encoding != "") {
+				t.Errorf("plain: %d bytes sent, %d decompressed, encoding %q; want the same, no encoding", st.wire, st.body, st.encoding)
+			}
+			if !tc.plain && (st.wire == st.body || st.encoding != "gzip") {
+				t.Errorf("gzip: %d bytes sent, %d decompressed, encoding %q; want compressed bytes, gzip", st.wire, st.body, st.encoding)
+			}
+		}
+	}
+}
+
+func TestSeriesCounts(t *testing.T) {
+	if n := countSeries([]byte(exposition)); n != 3 {
+		t.Errorf("countSeries = %d, want 3", n)
+	}
+	if n := podInfoSeries([]byte(exposition)); n != 2 {
+		t.Errorf("podInfoSeries = %d, want 2", n)
+	}
+}
+
+func TestKubeStateMetricsArgsFromConfig(t *testing.T) {
+	args, err := kubeStateMetricsArgs("../../examples/kube-state-metrics-pods.yaml", "/k/config", "127.0.0.1:8080", "127.0.0.1:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"--kubeconfig=/k/config",
+		"--resources=pods",
+		"--metric-allowlist=kube_pod_info,kube_pod_status_phase,kube_pod_container_status_restarts_total",
+		"--host=127.0.0.1", "--port=8080",
+		"--telemetry-host=127.0.0.1", "--telemetry-port=8081",
+		"--enable-gzip-encoding",
+	}
+	if !slices.Equal(args, want) {
+		t.Errorf("args:\n%q\nwant\n%q", args, want)
+	}
+}
+
+func TestRenderQueriesAgainstProtobufTransfer(t *testing.T) {
+	mk := func(name string, wall time.Duration) row {
+		return row{name: name, samples: []sample{{wall: wall, rss: 64 << 20}}}
+	}
+	out := renderQueries([]row{
+		mk(protobufFloor, 500*time.Millisecond),
+		mk(jsonFloor, 800*time.Millisecond),
+		mk(whereCount, time.Second),
+	})
+	for _, want := range []string{
+		"| `" + protobufFloor + "` | 1.00× | 0.50 s",
+		"| `" + jsonFloor + "` | 1.60× | 0.80 s",
+		"| `" + whereCount + "` | 2.00× | 1.00 s",
+		"`" + whereCount + "`: 2.00× the protobuf transfer, 1.25× the JSON transfer, peak RSS 64 MiB.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestRenderWithoutKubeStateMetrics: without -ksm, the kube-state-metrics
+// column says it was not measured, and holds no figure.
+func TestRenderWithoutKubeStateMetrics(t *testing.T) {
+	start := startStats{ready: 700 * time.Millisecond, full: 720 * time.Millisecond, hwm: 140 << 20}
+	st := scrapeStat{took: 6 * time.Millisecond, wire: 1 << 20, body: 12 << 20, contentType: "application/openmetrics-text", encoding: "gzip"}
+	r := exporterResult{
+		exp: side{
+			starts:    []startStats{start, start, start},
+			rssSynced: 98 << 20,
+			gzipped:   []scrapeStat{st}, plain: []scrapeStat{st},
+			series: 80000,
+			churn:  []sideChurn{{cpu: 0.05, rss: []int64{120 << 20, 131 << 20, 140 << 20}}},
+		},
+		floor:  []startStats{start, start, start},
+		churns: []churnResult{{rate: 100, achieved: 100, seconds: 30}},
+	}
+	out := r.render("examples/kube-state-metrics-pods.yaml", "")
+	// The exporter's table, before that of the bare informer.
+	table, _, _ := strings.Cut(out, "\nThe least a client-go program")
+	var ksmColumn []string
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, " | ")
+		if len(cells) == 3 && strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| measure") {
+			ksmColumn = append(ksmColumn, strings.TrimSuffix(cells[2], " |"))
+		}
+	}
+	if len(ksmColumn) == 0 {
+		t.Fatalf("no exporter table in:\n%s", out)
+	}
+	for _, cell := range ksmColumn {
+		if cell != "not measured" && !strings.HasPrefix(cell, "–") {
+			t.Errorf("kube-state-metrics cell %q, want %q, in:\n%s", cell, "not measured", out)
+		}
+	}
+	// The headline is the RSS under updates: the first row.
+	if !strings.Contains(out, "| **RSS under 100 pod updates/s**: median of samples every second over 30 s (max) | 131 MiB (140 MiB) | not measured |") {
+		t.Errorf("the first row is not the RSS under updates:\n%s", out)
+	}
+	if !bytes.Contains([]byte(out), []byte("make bench KSM=")) {
+		t.Errorf("no word of how to measure kube-state-metrics:\n%s", out)
+	}
+}
