@@ -389,13 +389,14 @@ func httpGet(url string) (int, string) {
 
 // TestPrintRBACKubeStateMetricsPods prints the RBAC of the example that
 // deploy/base ships, as a user who may list and watch nothing, with the
-// default name and the namespace of -n; applies it; and checks that the
+// default name and the namespace of --rbac-namespace (-n would scope the
+// pods to it, see TestPrintRBACNamespacedLookups); applies it; and checks that the
 // ServiceAccount may list and watch pods and nothing else, and that the
 // exporter runs on that alone.
 func TestPrintRBACKubeStateMetricsPods(t *testing.T) {
 	ns := cluster.NewNamespace(t, "rbac-ksm")
 	config := filepath.Join(cluster.Root, exampleFile)
-	printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, "-n", ns)
+	printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, "--rbac-namespace", ns)
 	const name = "kubectl-informer-exporter"
 	want := rbacAccess{everywhere: []string{"pods"}}
 	checkPrintedRBAC(t, decodeAll(t, []byte(printed)), name, ns, want)
