@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -44,6 +46,10 @@ type Options struct {
 	// whose series are capped or have duplicates is logged once, at the
 	// first look after it happened. Default 30s.
 	ErrorLogInterval time.Duration `json:"errorLogInterval,omitempty" yaml:"errorLogInterval,omitempty"`
+	// Namespace, when set, is the namespace of every entry that lists no
+	// namespaces of its own (see DefaultNamespace), as kubectl's -n.
+	// Empty: such entries watch every namespace.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
 }
 
 // LoadError is a config file that could not be loaded: unreadable,
@@ -85,9 +91,14 @@ type activeConfig struct {
 	// informers of each configured resource, in the config's order; a
 	// resource with several namespaces has one per namespace.
 	informers [][]*factory.Informer
+	// names are the resolved names of the configured resources, in the
+	// config's order ("pods", "deployments.apps"), as telemetry, logs and
+	// /readyz name them.
+	names []string
 	// lookups are the informers of resources read by get() and byIndex(),
-	// by the name expressions give them.
-	lookups map[string]*factory.Informer
+	// by the name expressions give them: one of every namespace, or one
+	// per namespace the resource is read in.
+	lookups map[string][]*factory.Informer
 	regs    []registration
 }
 
@@ -203,6 +214,7 @@ func (x *Exporter) Reload() error {
 	if err != nil {
 		err = &LoadError{Err: err}
 	} else {
+		DefaultNamespace(compiled, x.opts.Namespace)
 		err = x.switchTo(compiled)
 	}
 	x.tel.reloaded(compiled, err)
@@ -217,8 +229,29 @@ func (x *Exporter) Reload() error {
 		return err
 	}
 	x.started = true
-	x.log.Info("config loaded", "path", x.opts.ConfigPath, "sha256", compiled.Hash, "resources", len(compiled.Resources), "took", time.Since(start).Round(time.Millisecond))
+	attrs := []any{"path", x.opts.ConfigPath, "sha256", compiled.Hash, "resources", len(compiled.Resources)}
+	if x.opts.Namespace != "" {
+		attrs = append(attrs, "namespace", x.opts.Namespace)
+	}
+	x.log.Info("config loaded", append(attrs, "took", time.Since(start).Round(time.Millisecond))...)
 	return nil
+}
+
+// DefaultNamespace scopes every entry of c that lists no namespaces to
+// namespace, as kubectl's -n scopes a command: such an entry of a
+// namespaced resource then watches that namespace only, and the lookups
+// its expressions make read that namespace (see RBACObjects). Entries with
+// namespaces of their own keep them; cluster-scoped resources are watched
+// whole whatever their entry says. An empty namespace changes nothing.
+func DefaultNamespace(c *Compiled, namespace string) {
+	if namespace == "" {
+		return
+	}
+	for _, r := range c.Resources {
+		if len(r.Config.Namespaces) == 0 {
+			r.Config.Namespaces = []string{namespace}
+		}
+	}
 }
 
 func (x *Exporter) switchTo(c *Compiled) error {
@@ -226,7 +259,7 @@ func (x *Exporter) switchTo(c *Compiled) error {
 		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard,
 		Now:      func() int64 { return time.Now().Unix() },
 		Computed: func(d time.Duration) { x.tel.computed.Observe(d.Seconds()) },
-	}), lookups: map[string]*factory.Informer{}}
+	}), lookups: map[string][]*factory.Informer{}}
 	start := time.Now()
 	resolved := make([]factory.Resource, len(c.Resources))
 	for i, r := range c.Resources {
@@ -244,7 +277,7 @@ func (x *Exporter) switchTo(c *Compiled) error {
 	if err != nil {
 		return err
 	}
-	lookup := factory.NewLookup()
+	lookup := configLookup{factory.NewLookup()}
 	for _, r := range c.Resources {
 		bindLookup(r, lookup)
 	}
@@ -260,9 +293,15 @@ func (x *Exporter) switchTo(c *Compiled) error {
 			entryKeys[i] = append(entryKeys[i], k)
 		}
 	}
-	lookupKeys := map[string]informerKey{}
+	lookupKeys := map[string][]informerKey{}
 	for _, l := range lookups {
-		lookupKeys[l.name] = plan.add(l.res, factory.Scope{}, nil, l.indexes)
+		if l.namespaces == nil {
+			lookupKeys[l.name] = []informerKey{plan.add(l.res, factory.Scope{}, nil, l.indexes)}
+			continue
+		}
+		for _, ns := range l.namespaces {
+			lookupKeys[l.name] = append(lookupKeys[l.name], plan.add(l.res, factory.Scope{Namespace: ns}, nil, l.indexes))
+		}
 	}
 	stats := &indexers.Stats{}
 	got := map[informerKey]*factory.Informer{}
@@ -281,11 +320,14 @@ func (x *Exporter) switchTo(c *Compiled) error {
 			infs = append(infs, got[k])
 		}
 		next.informers = append(next.informers, infs)
+		next.names = append(next.names, resolved[i].String())
 		getters[i] = getterOf(infs)
 	}
-	for name, k := range lookupKeys {
-		next.lookups[name] = got[k]
-		lookup.Add(name, got[k])
+	for name, keys := range lookupKeys {
+		for _, k := range keys {
+			next.lookups[name] = append(next.lookups[name], got[k])
+		}
+		lookup.Add(name, next.lookups[name]...)
 	}
 	var l indexers.Lookup
 	if len(next.lookups) > 0 {
@@ -295,12 +337,14 @@ func (x *Exporter) switchTo(c *Compiled) error {
 
 	// Feed the new engine: a handler added to a running informer first
 	// receives every cached object, so series come from the caches.
-	for name, inf := range next.lookups {
-		reg, err := inf.Informer.AddEventHandler(next.engine.LookupHandler(name, inf.Informer.GetIndexer().GetIndexers()))
-		if err != nil {
-			return err
+	for name, infs := range next.lookups {
+		for _, inf := range infs {
+			reg, err := inf.Informer.AddEventHandler(next.engine.LookupHandler(name, inf.Informer.GetIndexer().GetIndexers()))
+			if err != nil {
+				return err
+			}
+			next.regs = append(next.regs, registration{inf, reg})
 		}
-		next.regs = append(next.regs, registration{inf, reg})
 	}
 	for i, infs := range next.informers {
 		for _, inf := range infs {
@@ -442,11 +486,12 @@ func (x *Exporter) resolveOne(name string) (factory.Resource, error) {
 }
 
 // lookupNeed is a resource read by get() or byIndex(), with the indexes
-// byIndex() names.
+// byIndex() names and the namespaces it is read in (nil: every one).
 type lookupNeed struct {
-	name    string
-	res     factory.Resource
-	indexes map[string]*indexers.Program
+	name       string
+	res        factory.Resource
+	indexes    map[string]*indexers.Program
+	namespaces []string
 }
 
 // lookupNeeds lists the resources that get() and byIndex() read; indexes
@@ -467,11 +512,13 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 		}
 	}
 	var out []lookupNeed
+	looked := map[string]factory.Resource{}
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
 		res, err := x.resolveOne(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
 		}
+		looked[name] = res
 		ix := map[string]*indexers.Program{}
 		for idx := range wanted[name] {
 			if idx == indexers.NamespaceIndex {
@@ -491,7 +538,86 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 		}
 		out = append(out, lookupNeed{name: name, res: res, indexes: ix})
 	}
+	scopes := lookupNamespaces(c, resolved, looked)
+	for i := range out {
+		out[i].namespaces = scopes[out[i].name]
+	}
 	return out, nil
+}
+
+// lookupNamespaces returns where an exporter of c reads each resource its
+// expressions read with get() and byIndex(), by the name they give it
+// (looked): nil for every namespace, else the namespaces, sorted. A
+// namespaced resource is read in the namespaces of the entries whose
+// expressions read it (under any name) and of the entries of the resource
+// itself; in every namespace as soon as one of those entries watches every
+// namespace or is of a cluster-scoped resource. entries are the resolved
+// resources of c's entries, in order.
+func lookupNamespaces(c *Compiled, entries []factory.Resource, looked map[string]factory.Resource) map[string][]string {
+	reads := make([]map[schema.GroupVersionResource]bool, len(c.Resources))
+	for i, r := range c.Resources {
+		reads[i] = map[schema.GroupVersionResource]bool{}
+		for _, p := range programsOf(r) {
+			for _, ref := range p.References() {
+				if res, ok := looked[ref.Resource]; ok {
+					reads[i][res.GVR] = true
+				}
+			}
+		}
+	}
+	out := map[string][]string{}
+	for name, res := range looked {
+		if !res.Namespaced {
+			out[name] = nil
+			continue
+		}
+		all, set := false, map[string]bool{}
+		for i, r := range c.Resources {
+			if entries[i].GVR != res.GVR && !reads[i][res.GVR] {
+				continue
+			}
+			if !entries[i].Namespaced || len(r.Config.Namespaces) == 0 {
+				all = true
+				break
+			}
+			for _, ns := range r.Config.Namespaces {
+				set[ns] = true
+			}
+		}
+		if all {
+			out[name] = nil
+		} else {
+			out[name] = slices.Sorted(maps.Keys(set))
+		}
+	}
+	return out
+}
+
+// configLookup is the Lookup of a config's expressions: a get() or
+// byIndex() of a namespace where the resource is not read fails with an
+// error that says how to read it there.
+type configLookup struct{ *factory.Lookup }
+
+var _ indexers.Lookup = configLookup{}
+
+// Get implements indexers.Lookup.
+func (l configLookup) Get(resource, namespace, name string) (any, bool, error) {
+	obj, found, err := l.Lookup.Get(resource, namespace, name)
+	return obj, found, notWatchedHint(err)
+}
+
+// ByIndex implements indexers.Lookup.
+func (l configLookup) ByIndex(resource, index, value string) ([]any, error) {
+	objs, err := l.Lookup.ByIndex(resource, index, value)
+	return objs, notWatchedHint(err)
+}
+
+func notWatchedHint(err error) error {
+	var nw *factory.NamespaceNotWatchedError
+	if errors.As(err, &nw) {
+		return fmt.Errorf("%w: get() and byIndex() read a resource only in the namespaces of the entries that read it and of its own entry; add %q to the namespaces of one of them", err, nw.Namespace)
+	}
+	return err
 }
 
 // stopUnused stops the informers prev used and next does not.
@@ -502,8 +628,10 @@ func (x *Exporter) stopUnused(prev, next *activeConfig) {
 			used[inf] = true
 		}
 	}
-	for _, inf := range next.lookups {
-		used[inf] = true
+	for _, infs := range next.lookups {
+		for _, inf := range infs {
+			used[inf] = true
+		}
 	}
 	stop := func(inf *factory.Informer) {
 		if !used[inf] {
@@ -517,8 +645,10 @@ func (x *Exporter) stopUnused(prev, next *activeConfig) {
 			stop(inf)
 		}
 	}
-	for _, inf := range prev.lookups {
-		stop(inf)
+	for _, infs := range prev.lookups {
+		for _, inf := range infs {
+			stop(inf)
+		}
 	}
 }
 
@@ -634,6 +764,54 @@ func (a *activeConfig) informerNames() map[*factory.Informer]string {
 	for _, r := range a.regs {
 		out[r.inf] = informerName(r.inf)
 	}
+	return out
+}
+
+// watchedResource is a resource in one namespace ("" for all, and for a
+// cluster-scoped resource) with the distinct informers that watch it
+// there: usually one, more when entries and lookups watch it with
+// different selectors.
+type watchedResource struct {
+	// name is the resolved name of the resource, as informerName has it.
+	name      string
+	namespace string
+	infs      []*factory.Informer
+}
+
+// watched returns every resource a watches, configured or read only by
+// get() and byIndex(), by resolved name and namespace, sorted.
+func (a *activeConfig) watched() []watchedResource {
+	type key struct{ name, namespace string }
+	byKey := map[key]*watchedResource{}
+	seen := map[*factory.Informer]bool{}
+	add := func(inf *factory.Informer) {
+		if seen[inf] {
+			return
+		}
+		seen[inf] = true
+		k := key{inf.Resource.String(), inf.Scope.Namespace}
+		if byKey[k] == nil {
+			byKey[k] = &watchedResource{name: k.name, namespace: k.namespace}
+		}
+		byKey[k].infs = append(byKey[k].infs, inf)
+	}
+	for _, infs := range a.informers {
+		for _, inf := range infs {
+			add(inf)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.lookups)) {
+		for _, inf := range a.lookups[name] {
+			add(inf)
+		}
+	}
+	out := make([]watchedResource, 0, len(byKey))
+	for _, w := range byKey {
+		out = append(out, *w)
+	}
+	slices.SortFunc(out, func(a, b watchedResource) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.namespace, b.namespace))
+	})
 	return out
 }
 

@@ -54,12 +54,14 @@ func (o RBACOptions) Validate() error {
 // RBACObjects grant an exporter's ServiceAccount list and watch on what its
 // config reads, and nothing else.
 //
-// A resource that the exporter watches in every namespace, a cluster-scoped
-// resource, and a resource read with get() or byIndex() (which read every
-// namespace) are granted by the ClusterRole. A namespaced resource that the
-// config watches only in the namespaces of its entry's namespaces field is
-// granted by a Role in each of those namespaces instead, so that the
-// ServiceAccount cannot read it anywhere else.
+// A resource that the exporter watches in every namespace and a
+// cluster-scoped resource are granted by the ClusterRole. A namespaced
+// resource that the config watches only in some namespaces is granted by a
+// Role in each of those namespaces instead, so that the ServiceAccount
+// cannot read it anywhere else: a resource of an entry with namespaces
+// (its own, or those of DefaultNamespace), and a resource read with get()
+// or byIndex() whose every reader is such an entry — it is read in the
+// namespaces of the entries that read it and of its own entry.
 type RBACObjects struct {
 	ServiceAccount *corev1.ServiceAccount
 	// ClusterRole and ClusterRoleBinding are nil when every resource is
@@ -164,32 +166,38 @@ func RBAC(c *Compiled, resolved map[string]factory.Resource, opts RBACOptions) (
 	// namespaced resources watched only there.
 	cluster := map[schema.GroupResource]bool{}
 	namespaced := map[schema.GroupResource]map[string]bool{}
-	for _, r := range c.Resources {
+	grant := func(res factory.Resource, namespaces []string) {
+		gr := res.GVR.GroupResource()
+		if !res.Namespaced || len(namespaces) == 0 {
+			cluster[gr] = true
+			return
+		}
+		if namespaced[gr] == nil {
+			namespaced[gr] = map[string]bool{}
+		}
+		for _, ns := range namespaces {
+			namespaced[gr][ns] = true
+		}
+	}
+	entries := make([]factory.Resource, len(c.Resources))
+	looked := map[string]factory.Resource{}
+	for i, r := range c.Resources {
 		res, err := resource(r.Config.Resource)
 		if err != nil {
 			return nil, err
 		}
-		gr := res.GVR.GroupResource()
-		if !res.Namespaced || len(r.Config.Namespaces) == 0 {
-			cluster[gr] = true
-		} else {
-			if namespaced[gr] == nil {
-				namespaced[gr] = map[string]bool{}
-			}
-			for _, ns := range r.Config.Namespaces {
-				namespaced[gr][ns] = true
-			}
-		}
-		// get() and byIndex() read every namespace.
+		entries[i] = res
+		grant(res, r.Config.Namespaces)
 		for _, p := range programsOf(r) {
 			for _, ref := range p.References() {
-				res, err := resource(ref.Resource)
-				if err != nil {
+				if looked[ref.Resource], err = resource(ref.Resource); err != nil {
 					return nil, err
 				}
-				cluster[res.GVR.GroupResource()] = true
 			}
 		}
+	}
+	for name, namespaces := range lookupNamespaces(c, entries, looked) {
+		grant(looked[name], namespaces)
 	}
 	perNamespace := map[string]map[schema.GroupResource]bool{}
 	for gr, nss := range namespaced {

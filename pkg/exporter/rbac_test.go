@@ -101,8 +101,10 @@ func TestRBACClusterWide(t *testing.T) {
 }
 
 // TestRBACNamespaces: a namespaced resource watched only in some namespaces
-// is granted by a Role in each; one also read with get() elsewhere, or
-// cluster-scoped, stays in the ClusterRole.
+// is granted by a Role in each, and so is one read with get() from entries
+// watched there only (whatever namespace the call names: get() reads the
+// namespaces of its readers); a cluster-scoped one stays in the
+// ClusterRole.
 func TestRBACNamespaces(t *testing.T) {
 	c := compileRBACConfig(t, `- resource: configmaps
   namespaces: [shop, batch]
@@ -150,13 +152,13 @@ func TestRBACNamespaces(t *testing.T) {
 	if got.ClusterRole == nil {
 		t.Fatal("no ClusterRole")
 	}
-	if want := []rbacv1.PolicyRule{rule("", "nodes", "pods")}; !reflect.DeepEqual(got.ClusterRole.Rules, want) {
+	if want := []rbacv1.PolicyRule{rule("", "nodes")}; !reflect.DeepEqual(got.ClusterRole.Rules, want) {
 		t.Errorf("ClusterRole rules %+v, want %+v", got.ClusterRole.Rules, want)
 	}
 	wantRoles := map[string][]rbacv1.PolicyRule{
 		"batch":    {rule("", "configmaps")},
 		"payments": {rule("", "secrets")},
-		"shop":     {rule("", "configmaps", "secrets"), rule("apps", "deployments")},
+		"shop":     {rule("", "configmaps", "pods", "secrets"), rule("apps", "deployments")},
 	}
 	var namespaces []string
 	for i, r := range got.Roles {
@@ -176,6 +178,95 @@ func TestRBACNamespaces(t *testing.T) {
 	}
 	if want := []string{"batch", "payments", "shop"}; !reflect.DeepEqual(namespaces, want) || len(got.RoleBindings) != len(want) {
 		t.Errorf("Roles in %q and %d RoleBindings, want one of each in %q", namespaces, len(got.RoleBindings), want)
+	}
+}
+
+// TestRBACLookupNamespaces: a resource read only with get() and byIndex()
+// is granted where the entries that read it are watched, with the
+// namespaces of its own entry: by Roles when every one of them is watched
+// in some namespaces only (theirs, or those DefaultNamespace gives the
+// entries without any), by the ClusterRole when one watches every
+// namespace or is cluster-scoped.
+func TestRBACLookupNamespaces(t *testing.T) {
+	const config = `- resource: pods
+  namespaces: [shop, batch]
+  metrics:
+  - name: pod_config_info
+    help: A pod and whether a configmap of its name exists.
+    type: info
+    labels:
+      pod: object.metadata.name
+      config: 'get("configmaps", object.metadata.namespace, object.metadata.name) != null ? "yes" : "no"'
+- resource: deploy
+  namespaces: [shop]
+  metrics:
+  - name: deployment_replicasets
+    help: Replicasets of a deployment's namespace.
+    type: gauge
+    labels:
+      deployment: object.metadata.name
+      config: 'get("configmaps", object.metadata.namespace, "settings") != null ? "yes" : "no"'
+    value: size(byIndex("replicasets.apps", "namespace", object.metadata.namespace))
+- resource: replicasets.apps
+  namespaces: [payments]
+- resource: secrets
+  metrics:
+  - name: secret_info
+    help: A secret and the database of its name.
+    type: info
+    labels:
+      secret: object.metadata.name
+      database: 'get("databases.demo.kubectl-informer.io", "shop", object.metadata.name) != null ? "yes" : "no"'
+`
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		cluster   []rbacv1.PolicyRule
+		roles     map[string][]rbacv1.PolicyRule
+	}{
+		{
+			name: "every namespace for secrets",
+			// Secrets are watched everywhere, so are the databases they read.
+			cluster: []rbacv1.PolicyRule{rule("", "secrets"), rule("demo.kubectl-informer.io", "databases")},
+			roles: map[string][]rbacv1.PolicyRule{
+				"batch":    {rule("", "configmaps", "pods")},
+				"payments": {rule("apps", "replicasets")},
+				"shop":     {rule("", "configmaps", "pods"), rule("apps", "deployments", "replicasets")},
+			},
+		},
+		{
+			name:      "-n audit",
+			namespace: "audit",
+			roles: map[string][]rbacv1.PolicyRule{
+				"audit":    {rule("", "secrets"), rule("demo.kubectl-informer.io", "databases")},
+				"batch":    {rule("", "configmaps", "pods")},
+				"payments": {rule("apps", "replicasets")},
+				"shop":     {rule("", "configmaps", "pods"), rule("apps", "deployments", "replicasets")},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := compileRBACConfig(t, config)
+			DefaultNamespace(c, tc.namespace)
+			got, err := RBAC(c, testResources, testRBACOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cluster []rbacv1.PolicyRule
+			if got.ClusterRole != nil {
+				cluster = got.ClusterRole.Rules
+			}
+			if !reflect.DeepEqual(cluster, tc.cluster) {
+				t.Errorf("ClusterRole rules %+v, want %+v", cluster, tc.cluster)
+			}
+			roles := map[string][]rbacv1.PolicyRule{}
+			for _, r := range got.Roles {
+				roles[r.Namespace] = r.Rules
+			}
+			if !reflect.DeepEqual(roles, tc.roles) {
+				t.Errorf("Roles %+v, want %+v", roles, tc.roles)
+			}
+		})
 	}
 }
 

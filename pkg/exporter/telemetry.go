@@ -1,14 +1,13 @@
 package exporter
 
 import (
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/version"
 )
 
@@ -73,7 +72,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 var (
 	descBuildInfo    = desc("build_info", "Build information of the running binary; always 1.", "version", "revision", "goversion")
-	descObjects      = desc("resource_objects", "Objects in the informer cache of a configured resource.", "resource", "namespace")
+	descObjects      = desc("resource_objects", "Objects in the informer cache of a watched resource: configured, or read by get() and byIndex().", "resource", "namespace")
 	descSynced       = desc("resource_synced", "Whether the informer cache of a resource has synced (1) or not (0).", "resource", "namespace")
 	descHealthy      = desc("resource_healthy", "Whether the list and watch requests of a resource's informer succeed (1) or have been failing since the last success (0); its series are as last seen while they fail.", "resource", "namespace")
 	descEvents       = desc("resource_events_total", "Informer events handled, by resource and type (add, update, delete).", "resource", "type")
@@ -129,44 +128,74 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(a.engine.Pending()))
-	for i, infs := range a.informers {
-		rs := a.engine.resources[i]
-		for _, inf := range infs {
-			ns := inf.Scope.Namespace
-			synced := 0.0
-			if inf.Informer.HasSynced() {
-				synced = 1
+	// Every resource watched, configured or read only by get() and
+	// byIndex(), by its resolved name; several informers of one resource
+	// and namespace (different selectors) add up, and it is synced and
+	// healthy when they all are.
+	for _, w := range a.watched() {
+		var objects, lists, listErrors, watches, watchErrors, relists uint64
+		synced, healthy := 1.0, 1.0
+		for _, inf := range w.infs {
+			objects += uint64(len(inf.Informer.GetStore().ListKeys()))
+			if !inf.Informer.HasSynced() {
+				synced = 0
 			}
-			ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(len(inf.Informer.GetStore().ListKeys())), rs.name, ns)
-			ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, synced, rs.name, ns)
-			healthy := 1.0
 			if inf.Healthy() != nil {
 				healthy = 0
 			}
-			ch <- prometheus.MustNewConstMetric(descHealthy, prometheus.GaugeValue, healthy, rs.name, ns)
-			ch <- prometheus.MustNewConstMetric(descLists, prometheus.CounterValue, float64(inf.Requests.Lists.Load()), rs.name, ns)
-			ch <- prometheus.MustNewConstMetric(descListErrors, prometheus.CounterValue, float64(inf.Requests.ListErrors.Load()), rs.name, ns)
-			ch <- prometheus.MustNewConstMetric(descWatches, prometheus.CounterValue, float64(inf.Requests.Watches.Load()), rs.name, ns)
-			ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(inf.Requests.WatchErrors.Load()), rs.name, ns)
-			ch <- prometheus.MustNewConstMetric(descRelists, prometheus.CounterValue, float64(inf.Requests.Relists.Load()), rs.name, ns)
+			lists += inf.Requests.Lists.Load()
+			listErrors += inf.Requests.ListErrors.Load()
+			watches += inf.Requests.Watches.Load()
+			watchErrors += inf.Requests.WatchErrors.Load()
+			relists += inf.Requests.Relists.Load()
 		}
-		for t, name := range eventNames {
-			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(rs.events[t].Load()), rs.name, name)
+		ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(objects), w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, synced, w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descHealthy, prometheus.GaugeValue, healthy, w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descLists, prometheus.CounterValue, float64(lists), w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descListErrors, prometheus.CounterValue, float64(listErrors), w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descWatches, prometheus.CounterValue, float64(watches), w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(watchErrors), w.name, w.namespace)
+		ch <- prometheus.MustNewConstMetric(descRelists, prometheus.CounterValue, float64(relists), w.name, w.namespace)
+	}
+	// Events and indexes of the configured resources, by resolved name.
+	events := map[string]*[3]uint64{}
+	lastEvent := map[string]int64{}
+	type indexKey struct{ resource, index string }
+	indexed := map[indexKey]map[*factory.Informer]bool{}
+	for i, rs := range a.engine.resources {
+		name := a.names[i]
+		if events[name] == nil {
+			events[name] = &[3]uint64{}
 		}
-		if last := rs.lastEvent.Load(); last > 0 {
-			ch <- prometheus.MustNewConstMetric(descLastEvent, prometheus.GaugeValue, float64(last), rs.name)
+		for t := range eventNames {
+			events[name][t] += rs.events[t].Load()
 		}
-		if len(infs) > 0 {
-
-			for _, name := range slices.Sorted(maps.Keys(a.engine.compiled.Resources[i].Indexes)) {
-				n := 0
-				for _, inf := range infs {
-					n += len(inf.Informer.GetIndexer().ListIndexFuncValues(name))
-				}
-
-				ch <- prometheus.MustNewConstMetric(descIndexValues, prometheus.GaugeValue, float64(n), rs.name, name)
+		lastEvent[name] = max(lastEvent[name], rs.lastEvent.Load())
+		for ix := range a.engine.compiled.Resources[i].Indexes {
+			k := indexKey{name, ix}
+			if indexed[k] == nil {
+				indexed[k] = map[*factory.Informer]bool{}
+			}
+			for _, inf := range a.informers[i] {
+				indexed[k][inf] = true
 			}
 		}
+	}
+	for name, counts := range events {
+		for t, typ := range eventNames {
+			ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(counts[t]), name, typ)
+		}
+		if last := lastEvent[name]; last > 0 {
+			ch <- prometheus.MustNewConstMetric(descLastEvent, prometheus.GaugeValue, float64(last), name)
+		}
+	}
+	for k, infs := range indexed {
+		n := 0
+		for inf := range infs {
+			n += len(inf.Informer.GetIndexer().ListIndexFuncValues(k.index))
+		}
+		ch <- prometheus.MustNewConstMetric(descIndexValues, prometheus.GaugeValue, float64(n), k.resource, k.index)
 	}
 	for _, fs := range a.engine.familyStats() {
 		ch <- prometheus.MustNewConstMetric(descSeries, prometheus.GaugeValue, float64(fs.series), fs.name)

@@ -2,6 +2,8 @@ package factory
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,19 +15,63 @@ import (
 // "configmaps", "deploy"); each is resolved once, when added.
 type Lookup struct {
 	// byName is written by Add before evaluations start and only read after.
-	byName map[string]*Informer
+	byName map[string]*lookupEntry
+}
+
+// lookupEntry is what a Lookup reads one resource from: an informer of
+// every namespace, or informers of some namespaces.
+type lookupEntry struct {
+	res Resource
+	// all reads every namespace (or the cluster-scoped resource); nil when
+	// byNamespace reads the namespaces the resource is read in.
+	all         *Informer
+	byNamespace map[string]*Informer
+	// namespaces are the keys of byNamespace, sorted.
+	namespaces []string
 }
 
 // NewLookup returns an empty Lookup.
-func NewLookup() *Lookup { return &Lookup{byName: map[string]*Informer{}} }
+func NewLookup() *Lookup { return &Lookup{byName: map[string]*lookupEntry{}} }
 
-// Add makes name readable through inf. Call it before any evaluation.
-func (l *Lookup) Add(name string, inf *Informer) { l.byName[name] = inf }
+// Add makes name readable through infs: one informer of every namespace
+// (or of a cluster-scoped resource), or one informer per namespace that
+// name is read in, each scoped to its namespace. get() of another
+// namespace then fails with a *NamespaceNotWatchedError, and byIndex()
+// reads the objects of those namespaces only. Call it before any
+// evaluation, once per name.
+func (l *Lookup) Add(name string, infs ...*Informer) {
+	if len(infs) == 0 {
+		return
+	}
+	e := &lookupEntry{res: infs[0].Resource}
+	if len(infs) == 1 && (infs[0].Scope.Namespace == "" || !infs[0].Resource.Namespaced) {
+		e.all = infs[0]
+	} else {
+		e.byNamespace = map[string]*Informer{}
+		for _, inf := range infs {
+			e.byNamespace[inf.Scope.Namespace] = inf
+		}
+		e.namespaces = slices.Sorted(maps.Keys(e.byNamespace))
+	}
+	l.byName[name] = e
+}
 
-func (l *Lookup) informer(resource string) (*Informer, error) {
-	inf, ok := l.byName[resource]
+func (l *Lookup) entry(resource string) (*lookupEntry, error) {
+	e, ok := l.byName[resource]
 	if !ok {
 		return nil, fmt.Errorf("no informer for %q", resource)
+	}
+	return e, nil
+}
+
+// in returns the informer that holds namespace's objects.
+func (e *lookupEntry) in(namespace string) (*Informer, error) {
+	if e.all != nil {
+		return e.all, nil
+	}
+	inf, ok := e.byNamespace[namespace]
+	if !ok {
+		return nil, &NamespaceNotWatchedError{Resource: e.res, Namespace: namespace, Watched: slices.Clone(e.namespaces)}
 	}
 	return inf, nil
 }
@@ -33,15 +79,19 @@ func (l *Lookup) informer(resource string) (*Informer, error) {
 // Get returns the cached object namespace/name of resource ("" namespace for
 // cluster-scoped resources).
 func (l *Lookup) Get(resource, namespace, name string) (any, bool, error) {
-	inf, err := l.informer(resource)
+	e, err := l.entry(resource)
 	if err != nil {
 		return nil, false, err
 	}
 	switch {
-	case inf.Resource.Namespaced && namespace == "":
-		return nil, false, fmt.Errorf("%s is namespaced: use get(%q, namespace, name)", inf.Resource, resource)
-	case !inf.Resource.Namespaced && namespace != "":
-		return nil, false, fmt.Errorf("%s is cluster-scoped: use get(%q, name)", inf.Resource, resource)
+	case e.res.Namespaced && namespace == "":
+		return nil, false, fmt.Errorf("%s is namespaced: use get(%q, namespace, name)", e.res, resource)
+	case !e.res.Namespaced && namespace != "":
+		return nil, false, fmt.Errorf("%s is cluster-scoped: use get(%q, name)", e.res, resource)
+	}
+	inf, err := e.in(namespace)
+	if err != nil {
+		return nil, false, err
 	}
 	key := name
 	if namespace != "" {
@@ -51,16 +101,54 @@ func (l *Lookup) Get(resource, namespace, name string) (any, bool, error) {
 }
 
 // ByIndex returns the cached objects of resource whose index holds value.
+// For a resource read in some namespaces only, the namespace index of
+// another namespace fails with a *NamespaceNotWatchedError, and any other
+// index answers with the objects of those namespaces.
 func (l *Lookup) ByIndex(resource, index, value string) ([]any, error) {
-	inf, err := l.informer(resource)
+	e, err := l.entry(resource)
 	if err != nil {
 		return nil, err
 	}
+	if e.all != nil {
+		return byIndex(e.all, index, value)
+	}
+	if index == cache.NamespaceIndex {
+		inf, err := e.in(value)
+		if err != nil {
+			return nil, err
+		}
+		return byIndex(inf, index, value)
+	}
+	var out []any
+	for _, ns := range e.namespaces {
+		objs, err := byIndex(e.byNamespace[ns], index, value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+func byIndex(inf *Informer, index, value string) ([]any, error) {
 	idx := inf.Informer.GetIndexer()
 	if _, ok := idx.GetIndexers()[index]; !ok {
 		return nil, UnknownIndexError(inf.Resource, index, idx.GetIndexers())
 	}
 	return idx.ByIndex(index, value)
+}
+
+// NamespaceNotWatchedError is a get() or byIndex() of a namespace where a
+// Lookup does not read the resource.
+type NamespaceNotWatchedError struct {
+	Resource  Resource
+	Namespace string
+	// Watched are the namespaces the resource is read in, sorted.
+	Watched []string
+}
+
+func (e *NamespaceNotWatchedError) Error() string {
+	return fmt.Sprintf("%s are not watched in namespace %q, only in %s", e.Resource, e.Namespace, strings.Join(e.Watched, ", "))
 }
 
 // UnknownIndexError says that resource has no index called name and lists

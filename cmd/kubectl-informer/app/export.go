@@ -62,24 +62,38 @@ and while every resource's requests fail, and 200 otherwise, naming any resource
 whose requests fail (forbidden, CRD deleted): it keeps its last series. SIGHUP or a change of the config
 file reloads it; a config that fails to load leaves the running one in place.
 
+With -n NAMESPACE, every entry of the config that lists no namespaces of its
+own watches that namespace only, as kubectl's -n scopes a command; entries with
+namespaces keep theirs, and cluster-scoped resources are watched whole. Without
+-n, such entries watch every namespace, whatever the kubeconfig's context says.
+A resource read with get() or byIndex() is watched in the namespaces of the
+entries that read it and of its own entry (every namespace if one of them
+watches every namespace or is cluster-scoped); get() of another namespace fails
+as an evaluation error that names the fix.
+
 With --check, the config is compiled and validated, the metric families it would
 expose are printed, and nothing else happens.
 
 With --print-rbac, the resources the config reads (its entries and those its
 expressions read with get() and byIndex()) are resolved through the API server's
-discovery, and least-privilege RBAC for the exporter is printed as YAML: a
-ServiceAccount, and list and watch on exactly those resources, one rule per API
-group. A resource watched in every namespace, a cluster-scoped one and one read
-with get() or byIndex() are granted by a ClusterRole; a namespaced resource
-watched only in the namespaces of its entry is granted by a Role in each of those
+discovery, and least-privilege RBAC for the exporter the same flags would run is
+printed as YAML: a ServiceAccount, and list and watch on exactly those
+resources, one rule per API group. A resource watched in every namespace and a
+cluster-scoped one are granted by a ClusterRole; a namespaced resource watched
+only in some namespaces (its entry's, those of -n, or for get() and byIndex()
+those of the entries that read it) is granted by a Role in each of those
 namespaces. No informer starts and nothing is served.
 
 ` + exitCodesHelp,
 		Example: `  # Check a config without a cluster
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --check
 
-  # Print the RBAC it needs, and apply it
-  kubectl informer export --config examples/kube-state-metrics-pods.yaml --print-rbac -n monitoring | kubectl apply -f -
+  # Print the RBAC it needs, for a ServiceAccount in monitoring, and apply it
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml --print-rbac --rbac-namespace monitoring | kubectl apply -f -
+
+  # Export the pods of the namespace shop only, and print the Role that needs
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml -n shop
+  kubectl informer export --config examples/kube-state-metrics-pods.yaml -n shop --print-rbac
 
   # Serve it on port 10149, the default
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :10149`,
@@ -109,7 +123,7 @@ namespaces. No informer starts and nothing is served.
 	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
 	f.BoolVar(&o.PrintRBAC, "print-rbac", false, "print least-privilege RBAC for the config's resources as YAML, and exit")
 	f.StringVar(&o.RBACName, "rbac-name", "kubectl-informer-exporter", "with --print-rbac: the name of the ServiceAccount, roles and bindings")
-	f.StringVar(&o.RBACNamespace, "rbac-namespace", "", "with --print-rbac: the ServiceAccount's namespace (default: the namespace of -n or the kubeconfig's context)")
+	f.StringVar(&o.RBACNamespace, "rbac-namespace", "", "with --print-rbac: the ServiceAccount's namespace (default: the namespace of -n, else the kubeconfig's context)")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
 	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
 	registerExportCompletions(cmd, o)
@@ -132,6 +146,11 @@ func (o *ExportOptions) Validate() error {
 	if o.MaxSeriesPerMetric < 0 {
 		errs = append(errs, fmt.Errorf("--max-series-per-metric must be 0 (no cap) or positive, got %d", o.MaxSeriesPerMetric))
 	}
+	if ns := o.namespace(); ns != "" {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--namespace %q: %s", ns, strings.Join(msgs, "; ")))
+		}
+	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
 	}
@@ -150,6 +169,15 @@ func (o *ExportOptions) Validate() error {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	return nil
+}
+
+// namespace is the namespace of -n, "" when not given: the entries
+// without namespaces then watch every namespace, not the context's.
+func (o *ExportOptions) namespace() string {
+	if o.ConfigFlags.Namespace == nil {
+		return ""
+	}
+	return *o.ConfigFlags.Namespace
 }
 
 func (o *ExportOptions) logger() *slog.Logger { return newLogger(o.ErrOut, o.Verbosity, o.LogFormat) }
@@ -195,6 +223,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
 			Logger:             log,
 			StartupGCPercent:   startupGCPercent(),
+			Namespace:          o.namespace(),
 		})
 		if err != nil {
 			return err
@@ -301,6 +330,7 @@ func (o *ExportOptions) printRBAC() error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	exporter.DefaultNamespace(c, o.namespace())
 	namespace := o.RBACNamespace
 	if namespace == "" {
 		if namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {

@@ -50,6 +50,8 @@ resources:
 		{"invalid namespace", []string{"--config", good, "--print-rbac", "--rbac-namespace", "a.b"}, ExitUsage, `--rbac-namespace "a.b"`},
 		{"invalid config", []string{"--config", bad, "--print-rbac"}, ExitUsage, bad + `:10: metric "pod_info" label "pod"`},
 		{"unreachable server", []string{"--config", good, "--print-rbac"}, ExitRuntime, "the API server could not be reached"},
+		{"invalid -n", []string{"--config", good, "-n", "a.b"}, ExitUsage, `--namespace "a.b"`},
+		{"invalid -n with --print-rbac", []string{"--config", good, "--print-rbac", "-n", "Shop"}, ExitUsage, `--namespace "Shop"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(append([]string{"export", "--kubeconfig", kc}, tc.args...)...)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -348,8 +349,15 @@ func checkAccess(t *testing.T, user string, want rbacAccess, namespaces ...strin
 // exporter's URL.
 func exportAs(t *testing.T, user, config string) string {
 	t.Helper()
+	url, _ := exportRun(t, user, config)
+	return url
+}
+
+// exportRun is exportAs with more flags, returning the run too.
+func exportRun(t *testing.T, user, config string, flags ...string) (string, *framework.Run) {
+	t.Helper()
 	addr := framework.ClosedPort(t)
-	run := cluster.StartPlugin(t, "export", "--as", user, "--cache-dir", t.TempDir(), "--config", config, "--web.listen-address", addr)
+	run := cluster.StartPlugin(t, append([]string{"export", "--as", user, "--cache-dir", t.TempDir(), "--config", config, "--web.listen-address", addr}, flags...)...)
 	url := "http://" + addr
 	deadline := time.Now().Add(framework.HangTimeout)
 	for {
@@ -365,7 +373,7 @@ func exportAs(t *testing.T, user, config string) string {
 	if strings.Contains(strings.ToLower(run.ErrOut.String()), "forbidden") {
 		t.Errorf("the exporter running as %s was forbidden something:\n%s", user, run.ErrOut)
 	}
-	return url
+	return url, run
 }
 
 // httpGet returns the status and body of a GET, or 0 and the error.
@@ -381,13 +389,14 @@ func httpGet(url string) (int, string) {
 
 // TestPrintRBACKubeStateMetricsPods prints the RBAC of the example that
 // deploy/base ships, as a user who may list and watch nothing, with the
-// default name and the namespace of -n; applies it; and checks that the
+// default name and the namespace of --rbac-namespace (-n would scope the
+// pods to it, see TestPrintRBACNamespacedLookups); applies it; and checks that the
 // ServiceAccount may list and watch pods and nothing else, and that the
 // exporter runs on that alone.
 func TestPrintRBACKubeStateMetricsPods(t *testing.T) {
 	ns := cluster.NewNamespace(t, "rbac-ksm")
 	config := filepath.Join(cluster.Root, exampleFile)
-	printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, "-n", ns)
+	printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, "--rbac-namespace", ns)
 	const name = "kubectl-informer-exporter"
 	want := rbacAccess{everywhere: []string{"pods"}}
 	checkPrintedRBAC(t, decodeAll(t, []byte(printed)), name, ns, want)
@@ -759,5 +768,108 @@ func TestDeployServeRBAC(t *testing.T) {
 		if strings.Contains(strings.ToLower(srv.run.ErrOut.String()), s) {
 			t.Errorf("the query server running as %s logged %q:\n%s", user, s, srv.run.ErrOut)
 		}
+	}
+}
+
+// TestPrintRBACNamespacedLookups prints the RBAC of a config whose pods,
+// watched in one namespace only, read configmaps with get(): once with the
+// namespace in the entry, once with -n (for both --print-rbac and the
+// exporter). Both give a Role in that namespace for pods and configmaps,
+// and nothing cluster-wide; the exporter runs as the ServiceAccount on that
+// alone, reads the configmap of its namespace, exports no pod of another
+// namespace, and answers a get() of a namespace it does not watch with an
+// evaluation error, counted and logged with the fix.
+func TestPrintRBACNamespacedLookups(t *testing.T) {
+	const metrics = `  metrics:
+  - name: pod_settings_info
+    help: A pod, with the mode of its namespace's settings.
+    type: info
+    labels:
+      namespace: object.metadata.namespace
+      pod: object.metadata.name
+      mode: >-
+        get("configmaps", object.metadata.namespace, "settings") != null
+          ? get("configmaps", object.metadata.namespace, "settings").data.mode
+          : "none"
+  - name: pod_system_settings_info
+    help: A pod, with the settings of kube-system, which the exporter does not watch.
+    type: info
+    labels:
+      pod: object.metadata.name
+      found: 'string(get("configmaps", "kube-system", "settings") != null)'
+`
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		entry string
+		flags func(watched string) []string
+	}{
+		{"namespaces in the entry", "- resource: pods\n  namespaces: [%s]\n", func(string) []string { return nil }},
+		{"-n", "- resource: pods\n", func(watched string) []string { return []string{"-n", watched} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saNamespace := cluster.NewNamespace(t, "rbac-sa")
+			watched := cluster.NewNamespace(t, "rbac-watched")
+			other := cluster.NewNamespace(t, "rbac-other")
+			entry := tc.entry
+			if strings.Contains(entry, "%s") {
+				entry = fmt.Sprintf(entry, watched)
+			}
+			config := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(config, []byte("apiVersion: kubectl-informer.io/v1alpha1\nkind: ExporterConfig\nprefix: rbac_\nresources:\n"+entry+metrics), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			name := "rbac-ns-exporter"
+			printed := printRBAC(t, cluster.UnprivilegedKubeconfig, config, append(tc.flags(watched), "--rbac-name", name, "--rbac-namespace", saNamespace)...)
+			want := rbacAccess{namespaces: map[string][]string{watched: {"configmaps", "pods"}}}
+			checkPrintedRBAC(t, decodeAll(t, []byte(printed)), name, saNamespace, want)
+			applyRBAC(t, printed)
+			user := serviceAccountUser(saNamespace, name)
+			checkAccess(t, user, want, saNamespace, other)
+
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "fast"}}
+			for _, ns := range []string{watched, other} {
+				if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cluster.CreatePod(t, watched, "p1", nil)
+			cluster.CreatePod(t, other, "p2", nil)
+			url, run := exportRun(t, user, config, tc.flags(watched)...)
+			metric := `rbac_pod_settings_info{mode="fast",namespace="` + watched + `",pod="p1"} 1`
+			errorsLine := regexp.MustCompile(`(?m)^kubectl_informer_metric_evaluation_errors_total\{metric="rbac_pod_system_settings_info"\} [1-9]`)
+			deadline := time.Now().Add(time.Minute)
+			var body string
+			for {
+				_, body = httpGet(url + "/metrics")
+				if strings.Contains(body, metric+"\n") && errorsLine.MatchString(body) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("/metrics lacks %s or a counted evaluation error of rbac_pod_system_settings_info:\n%s", metric, body)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if strings.Contains(body, `pod="p2"`) || strings.Contains(body, "rbac_pod_system_settings_info{") {
+				t.Errorf("/metrics has a pod of %s, or a series of a get() of kube-system:\n%s", other, body)
+			}
+			for _, want := range []string{
+				`kubectl_informer_resource_healthy{namespace="` + watched + `",resource="configmaps"} 1`,
+				`kubectl_informer_resource_healthy{namespace="` + watched + `",resource="pods"} 1`,
+			} {
+				if !strings.Contains(body, want+"\n") {
+					t.Errorf("/metrics lacks %s", want)
+				}
+			}
+			// Evaluation errors are logged every 30 s at most.
+			hint := `configmaps are not watched in namespace \"kube-system\", only in ` + watched
+			deadline = time.Now().Add(2 * time.Minute)
+			for !strings.Contains(run.ErrOut.String(), hint) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the logs do not say %s:\n%s", hint, run.ErrOut)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
 	}
 }
