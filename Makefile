@@ -96,13 +96,34 @@ test-unit: ## Unit tests (no cluster needed)
 test-e2e: controlplane ## End-to-end tests against a real kube-apiserver + etcd
 	KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
 
+# Tools the targets install, pinned, into $(TOOLS_DIR); the file name
+# carries the version, so a new pin installs anew.
+TOOLS_DIR := $(CURDIR)/$(OUT)/tools
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(TOOLS_DIR)/golangci-lint $@
+
+.PHONY: tools
+tools: $(GOLANGCI_LINT) ## Install the pinned tools (golangci-lint) into _output/tools
+
 .PHONY: lint
-lint: ## go vet, gofmt and govulncheck, for both modules
+lint: ## go mod tidy check, go vet, gofmt and govulncheck, for both modules
+	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+	@cd hack/controlplane && { go mod tidy -diff || { echo "hack/controlplane: go.mod/go.sum are not tidy: run go mod tidy there"; exit 1; }; }
 	go vet ./...
 	cd hack/controlplane && go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_output/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	hack/vulncheck.sh
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## golangci-lint (pinned, linters in .golangci.yml) for both modules
+	$(GOLANGCI_LINT) run ./...
+	cd hack/controlplane && $(GOLANGCI_LINT) run --config ../../.golangci.yml ./...
 
 .PHONY: vulncheck
 vulncheck: ## govulncheck for both modules; fails when its database cannot be reached

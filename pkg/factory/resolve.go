@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -253,8 +254,12 @@ func (e *ServerError) Error() string {
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// discoveryError wraps errors that mean the server is unreachable.
+// discoveryError wraps errors that mean the server is unreachable, or that
+// it did not accept the credentials.
 func discoveryError(err error) error {
+	if apierrors.IsUnauthorized(err) {
+		return fmt.Errorf("%w\nthe server did not accept your credentials (401 Unauthorized): log in again or check --kubeconfig, --context and --token", err)
+	}
 	var ne net.Error
 	var ue *url.Error
 	if errors.As(err, &ne) || errors.As(err, &ue) || strings.Contains(err.Error(), "connection refused") {

@@ -1,10 +1,13 @@
 // Package version holds the build's version information. Version and Commit
-// are stamped at build time with
+// are stamped at build time, as make build and make dist do, with
 //
 //	-ldflags "-X github.com/kubectl-informer/kubectl-informer/pkg/version.Version=v1.2.3
 //	          -X github.com/kubectl-informer/kubectl-informer/pkg/version.Commit=abc1234"
 //
-// and read "dev" and "unknown" otherwise.
+// Unstamped, they come from what the Go toolchain recorded in the binary:
+// the module version that `go install …@v1.2.3` built, and the VCS revision
+// of a build from a git checkout. They read "dev" and "unknown" when neither
+// says.
 package version
 
 import (
@@ -18,7 +21,7 @@ var (
 	// Version is the release version, "dev" when not stamped.
 	Version = "dev"
 	// Commit is the git commit the binary was built from, "unknown" when not
-	// stamped and not recorded by the Go toolchain.
+	// stamped.
 	Commit = "unknown"
 )
 
@@ -30,25 +33,50 @@ type Info struct {
 	Platform  string `json:"platform"`
 }
 
-// Get returns the version information of the running binary. When Commit was
-// not stamped it falls back to the VCS revision the Go toolchain recorded.
+// Get returns the version information of the running binary.
 func Get() Info {
-	commit := Commit
-	if commit == "unknown" {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" && s.Value != "" {
-					commit = s.Value
-				}
-			}
-		}
-	}
+	bi, _ := debug.ReadBuildInfo()
+	v, c := resolve(Version, Commit, bi)
 	return Info{
-		Version:   Version,
-		Commit:    commit,
+		Version:   v,
+		Commit:    c,
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
+}
+
+// resolve returns the version and commit of a binary stamped with version
+// and commit ("dev" and "unknown" when not) whose build information is bi
+// (nil when it has none). A stamped value wins. Otherwise the version is
+// the main module's, as `go install module@v1.2.3` records it ("(devel)" for
+// a build of a checkout without VCS information means none), and the commit
+// is the recorded VCS revision, with "-dirty" when the work tree had
+// changes, as `git describe --dirty` marks them.
+func resolve(version, commit string, bi *debug.BuildInfo) (string, string) {
+	if bi == nil {
+		return version, commit
+	}
+	if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	if commit == "unknown" {
+		var revision, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if revision != "" {
+			commit = revision
+			if modified == "true" {
+				commit += "-dirty"
+			}
+		}
+	}
+	return version, commit
 }
 
 // String formats the information on one line.
