@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,10 +74,10 @@ resources:
 
 	cmLabels := fmt.Sprintf(`namespace=%q,resource="configmaps"`, ns)
 	podLabels := fmt.Sprintf(`namespace=%q,resource="pods"`, ns)
-	waitFor(t, x, 60*time.Second, "the configmaps read by get() to be reported unhealthy", func() bool {
+	waitFor(t, x, "the configmaps read by get() to be reported unhealthy", func() bool {
 		return telemetry(url, "resource_healthy", cmLabels) == 0
 	})
-	waitFor(t, x, 60*time.Second, "the pods to be reported synced and healthy as pods", func() bool {
+	waitFor(t, x, "the pods to be reported synced and healthy as pods", func() bool {
 		return telemetry(url, "resource_synced", podLabels) == 1 && telemetry(url, "resource_healthy", podLabels) == 1
 	})
 	if v := telemetry(url, "resource_synced", cmLabels); v != 0 {
@@ -91,11 +90,11 @@ resources:
 		t.Errorf("/metrics names the pods as the config spells them, po:\n%s", body)
 	}
 	failing := regexp.MustCompile(`configmaps in ` + ns + ` \((list|watch) failing for \d+s: configmaps is forbidden: User "` + user + `" cannot (list|watch) resource "configmaps"`)
-	waitFor(t, x, 30*time.Second, "/readyz to answer 503 naming the forbidden configmaps", func() bool {
+	waitFor(t, x, "/readyz to answer 503 naming the forbidden configmaps", func() bool {
 		code, body := get(url + "/readyz")
 		return code == http.StatusServiceUnavailable && failing.MatchString(body)
 	})
-	waitFor(t, x, 30*time.Second, "the forbidden configmaps to be logged", func() bool {
+	waitFor(t, x, "the forbidden configmaps to be logged", func() bool {
 		return strings.Contains(x.ErrOut.String(), `resource="configmaps in `+ns+`"`) && strings.Contains(x.ErrOut.String(), "forbidden")
 	})
 	if code := x.Stop(t); code != 0 {
