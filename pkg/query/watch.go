@@ -568,14 +568,17 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 		}
 		inf.OnRelist(func(r factory.Relist) { em.relist(inf.Resource, r) })
 	}
-	if err := f.WaitForSync(syncCtx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
+	// A watch ended (Ctrl-C) before its caches synced still summarises
+	// the failures of what it printed.
+	if err := f.WaitForSync(syncCtx, p.req.SyncTimeout, true, p.req.Progress); err != nil && ctx.Err() == nil {
 		return err
-	}
-	release()
-	releaseMemory()
-	select {
-	case <-ctx.Done():
-	case <-em.failed:
+	} else if err == nil {
+		release()
+		releaseMemory()
+		select {
+		case <-ctx.Done():
+		case <-em.failed:
+		}
 	}
 	em.stop()
 	for _, warn := range em.warnings() {
