@@ -105,6 +105,8 @@ func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector: one snapshot of the counters.
+// It walks no cache: object and index value counts are kept on events (see
+// cacheCount).
 func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	info := version.Get()
 	ch <- prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, info.Version, info.Commit, info.GoVersion)
@@ -137,7 +139,9 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 			if inf.Informer.HasSynced() {
 				synced = 1
 			}
-			ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(len(inf.Informer.GetStore().ListKeys())), rs.name, ns)
+			if count := a.counts[inf]; count != nil {
+				ch <- prometheus.MustNewConstMetric(descObjects, prometheus.GaugeValue, float64(count.Objects()), rs.name, ns)
+			}
 			ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, synced, rs.name, ns)
 			healthy := 1.0
 			if inf.Healthy() != nil {
@@ -157,13 +161,13 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descLastEvent, prometheus.GaugeValue, float64(last), rs.name)
 		}
 		if len(infs) > 0 {
-
 			for _, name := range slices.Sorted(maps.Keys(a.engine.compiled.Resources[i].Indexes)) {
 				n := 0
 				for _, inf := range infs {
-					n += len(inf.Informer.GetIndexer().ListIndexFuncValues(name))
+					if count := a.counts[inf]; count != nil {
+						n += count.IndexValues(name)
+					}
 				}
-
 				ch <- prometheus.MustNewConstMetric(descIndexValues, prometheus.GaugeValue, float64(n), rs.name, name)
 			}
 		}
