@@ -99,7 +99,10 @@ type activeConfig struct {
 	// by the name expressions give them: one of every namespace, or one
 	// per namespace the resource is read in.
 	lookups map[string][]*factory.Informer
-	regs    []registration
+	// counts keep the object and index value counts telemetry reports, by
+	// informer, for every informer watched; fixed once the config is active.
+	counts map[*factory.Informer]*cacheCount
+	regs   []registration
 }
 
 type registration struct {
@@ -259,7 +262,7 @@ func (x *Exporter) switchTo(c *Compiled) error {
 		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard,
 		Now:      func() int64 { return time.Now().Unix() },
 		Computed: func(d time.Duration) { x.tel.computed.Observe(d.Seconds()) },
-	}), lookups: map[string][]*factory.Informer{}}
+	}), lookups: map[string][]*factory.Informer{}, counts: map[*factory.Informer]*cacheCount{}}
 	start := time.Now()
 	resolved := make([]factory.Resource, len(c.Resources))
 	for i, r := range c.Resources {
@@ -355,6 +358,9 @@ func (x *Exporter) switchTo(c *Compiled) error {
 			next.regs = append(next.regs, registration{inf, reg})
 		}
 	}
+	if err := next.countCaches(c); err != nil {
+		return err
+	}
 
 	x.mu.Lock()
 	prev := x.active
@@ -368,6 +374,54 @@ func (x *Exporter) switchTo(c *Compiled) error {
 		x.stopUnused(prev, next)
 	}
 	return nil
+}
+
+// countCaches registers on each informer a watches (lookup-only ones
+// included) a handler that counts its objects and the values of the
+// indexes c reports, for telemetry to read.
+func (a *activeConfig) countCaches(c *Compiled) error {
+	reported := reportedIndexes(c, a.informers)
+	for _, w := range a.watched() {
+		for _, inf := range w.infs {
+			if reported[inf] == nil {
+				reported[inf] = map[string]bool{}
+			}
+		}
+	}
+	for inf, names := range reported {
+		all := inf.Informer.GetIndexer().GetIndexers()
+		ix := cache.Indexers{}
+		for name := range names {
+			if fn, ok := all[name]; ok {
+				ix[name] = fn
+			}
+		}
+		count := newCacheCount(ix)
+		reg, err := inf.Informer.AddEventHandler(count)
+		if err != nil {
+			return err
+		}
+		a.counts[inf] = count
+		a.regs = append(a.regs, registration{inf, reg})
+	}
+	return nil
+}
+
+// reportedIndexes returns the names of the indexes telemetry reports of
+// each informer of informers (the informers of c's resources, in order).
+func reportedIndexes(c *Compiled, informers [][]*factory.Informer) map[*factory.Informer]map[string]bool {
+	out := map[*factory.Informer]map[string]bool{}
+	for i, infs := range informers {
+		for _, inf := range infs {
+			if out[inf] == nil {
+				out[inf] = map[string]bool{}
+			}
+			for name := range c.Resources[i].Indexes {
+				out[inf][name] = true
+			}
+		}
+	}
+	return out
 }
 
 // informerKey identifies an informer as the factory does: cluster-scoped

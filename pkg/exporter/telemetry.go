@@ -104,6 +104,8 @@ func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector: one snapshot of the counters.
+// It walks no cache: object and index value counts are kept on events (see
+// cacheCount).
 func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	info := version.Get()
 	ch <- prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, info.Version, info.Commit, info.GoVersion)
@@ -136,7 +138,9 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 		var objects, lists, listErrors, watches, watchErrors, relists uint64
 		synced, healthy := 1.0, 1.0
 		for _, inf := range w.infs {
-			objects += uint64(len(inf.Informer.GetStore().ListKeys()))
+			if count := a.counts[inf]; count != nil {
+				objects += uint64(count.Objects())
+			}
 			if !inf.Informer.HasSynced() {
 				synced = 0
 			}
@@ -193,7 +197,9 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	for k, infs := range indexed {
 		n := 0
 		for inf := range infs {
-			n += len(inf.Informer.GetIndexer().ListIndexFuncValues(k.index))
+			if count := a.counts[inf]; count != nil {
+				n += count.IndexValues(k.index)
+			}
 		}
 		ch <- prometheus.MustNewConstMetric(descIndexValues, prometheus.GaugeValue, float64(n), k.resource, k.index)
 	}

@@ -59,7 +59,8 @@ into informer caches and serves the metric families the config declares with CEL
 computed when objects change, on /metrics (text and OpenMetrics, gzip). /healthz
 answers while the process runs; /readyz answers 503 until every cache has synced
 and while every resource's requests fail, and 200 otherwise, naming any resource
-whose requests fail (forbidden, CRD deleted): it keeps its last series. SIGHUP or a change of the config
+whose requests fail (forbidden, CRD deleted): it keeps its last series; and any
+metric capped by --max-series-per-metric (off by default). SIGHUP or a change of the config
 file reloads it; a config that fails to load leaves the running one in place.
 
 With -n NAMESPACE, every entry of the config that lists no namespaces of its

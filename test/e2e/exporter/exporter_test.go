@@ -589,6 +589,31 @@ resources:
 	if got := series(t, srv.URL, "test_node_pods"); !equal(got, want) {
 		t.Errorf("after reload: %v, want %v", got, want)
 	}
+	// The telemetry's counts, kept on the events of the reloaded config's
+	// informers, match the cluster.
+	eventually(t, "object and index value counts after reload", func() (bool, string) {
+		pods, err := cluster.Client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := cluster.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byNode := map[string]bool{}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" {
+				byNode[p.Spec.NodeName] = true
+			}
+		}
+		counts := map[string]float64{
+			"namespace=,resource=pods":  float64(len(pods.Items)),
+			"namespace=,resource=nodes": float64(len(nodes.Items)),
+		}
+		objects, values := series(t, srv.URL, "kubectl_informer_resource_objects"), series(t, srv.URL, "kubectl_informer_index_values")
+		v := values["index=byNode,resource=pods"]
+		return equal(objects, counts) && v == float64(len(byNode)), fmt.Sprintf("objects %v vs %v, byNode values %v vs %d", objects, counts, v, len(byNode))
+	})
 }
 
 func watchRequests(t *testing.T, body string) string {
