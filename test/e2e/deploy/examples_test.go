@@ -2,21 +2,29 @@ package deploy_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
@@ -548,48 +556,152 @@ func TestDatabasesExample(t *testing.T) {
 	compareLines(t, got, want)
 }
 
-// TestDeploymentsExample computes examples/deployments.yaml over two
-// deployments, one of them short of replicas.
+// serveExample runs the real exporter on the test cluster with the example
+// config at path and returns the URL of its handler once it is ready.
+func serveExample(t *testing.T, path string) string {
+	t.Helper()
+	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
+	resolver, err := factory.NewResolverFor(flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := exporter.New(cluster.Config, resolver, exporter.Options{ConfigPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := x.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := x.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// scrapeNamespace returns the series of /metrics at url whose namespace
+// label is ns, as sorted lines name{labels} value, labels in alphabetical
+// order as the text format writes them.
+func scrapeNamespace(t *testing.T, url, ns string) []string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	var lines []string
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			in := false
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
+				in = in || (l.GetName() == "namespace" && l.GetValue() == ns)
+			}
+			if !in {
+				continue
+			}
+			v := m.GetGauge().GetValue()
+			if m.GetCounter() != nil {
+				v = m.GetCounter().GetValue()
+			}
+			slices.Sort(labels)
+			lines = append(lines, name+"{"+strings.Join(labels, ",")+"} "+formatValue(v))
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// TestDeploymentsExample serves examples/deployments.yaml with the real
+// exporter over deployments created in a namespace of the test's own, and
+// checks the series of that namespace against what the test computes from
+// the deployments it wrote.
 func TestDeploymentsExample(t *testing.T) {
-	deploy := func(name string, replicas, available int32, conds ...map[string]any) any {
-		d := map[string]any{
-			"metadata": map[string]any{"name": name, "namespace": "shop"},
-			"spec":     map[string]any{"replicas": int64(replicas)},
-			"status": map[string]any{
-				"replicas": int64(replicas), "readyReplicas": int64(available), "availableReplicas": int64(available),
-				"unavailableReplicas": int64(replicas - available),
+	ns := cluster.NewNamespace(t, "examples")
+	type want struct {
+		name                string
+		replicas, available int32
+		condStatus, reason  string
+	}
+	deployments := []want{
+		{"api", 3, 3, "True", "MinimumReplicasAvailable"},
+		{"web", 2, 1, "False", "MinimumReplicasUnavailable"},
+		{"batch", 4, 0, "", ""}, // no condition yet
+	}
+	ctx := context.Background()
+	for _, w := range deployments {
+		labels := map[string]string{"app": w.name}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: ns},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: &w.replicas,
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c"}}},
+				},
 			},
 		}
-		if len(conds) > 0 {
-			var cs []any
-			for _, c := range conds {
-				cs = append(cs, c)
-			}
-			d["status"].(map[string]any)["conditions"] = cs
+		created, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return d
+		created.Status = appsv1.DeploymentStatus{
+			Replicas: w.replicas, ReadyReplicas: w.available, AvailableReplicas: w.available,
+			UnavailableReplicas: w.replicas - w.available,
+		}
+		if w.condStatus != "" {
+			created.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionStatus(w.condStatus), Reason: w.reason}}
+		}
+		if _, err := cluster.Client.AppsV1().Deployments(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	objects := map[string][]any{"deployments.apps": {
-		deploy("api", 3, 3, map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}),
-		deploy("web", 2, 1, map[string]any{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"}),
-	}}
-	got := exposition(t, filepath.Join(cluster.Root, "examples/deployments.yaml"), objects)
-	want := []string{
-		`informer_deployment_spec_replicas{deployment="api",namespace="shop"} 3`,
-		`informer_deployment_spec_replicas{deployment="web",namespace="shop"} 2`,
-		`informer_deployment_status_replicas_available{deployment="api",namespace="shop"} 3`,
-		`informer_deployment_status_replicas_available{deployment="web",namespace="shop"} 1`,
-		`informer_deployment_status_replicas_ready{deployment="api",namespace="shop"} 3`,
-		`informer_deployment_status_replicas_ready{deployment="web",namespace="shop"} 1`,
-		`informer_deployment_status_replicas_unavailable{deployment="api",namespace="shop"} 0`,
-		`informer_deployment_status_replicas_unavailable{deployment="web",namespace="shop"} 1`,
-		`informer_deployment_status_condition{condition="Available",deployment="api",namespace="shop",reason="MinimumReplicasAvailable",status="false"} 0`,
-		`informer_deployment_status_condition{condition="Available",deployment="api",namespace="shop",reason="MinimumReplicasAvailable",status="true"} 1`,
-		`informer_deployment_status_condition{condition="Available",deployment="api",namespace="shop",reason="MinimumReplicasAvailable",status="unknown"} 0`,
-		`informer_deployment_status_condition{condition="Available",deployment="web",namespace="shop",reason="MinimumReplicasUnavailable",status="false"} 1`,
-		`informer_deployment_status_condition{condition="Available",deployment="web",namespace="shop",reason="MinimumReplicasUnavailable",status="true"} 0`,
-		`informer_deployment_status_condition{condition="Available",deployment="web",namespace="shop",reason="MinimumReplicasUnavailable",status="unknown"} 0`,
-		`informer_deployments_degraded{namespace="shop"} 1`,
+
+	// What the example promises, computed from the deployments above.
+	var expected []string
+	degraded := 0
+	for _, w := range deployments {
+		labels := `deployment="` + w.name + `",namespace="` + ns + `"`
+		expected = append(expected,
+			`informer_deployment_spec_replicas{`+labels+`} `+strconv.Itoa(int(w.replicas)),
+			`informer_deployment_status_replicas_available{`+labels+`} `+strconv.Itoa(int(w.available)),
+			`informer_deployment_status_replicas_ready{`+labels+`} `+strconv.Itoa(int(w.available)),
+			`informer_deployment_status_replicas_unavailable{`+labels+`} `+strconv.Itoa(int(w.replicas-w.available)))
+		if w.condStatus != "" {
+			for _, s := range []string{"true", "false", "unknown"} {
+				v := "0"
+				if strings.EqualFold(s, w.condStatus) {
+					v = "1"
+				}
+				expected = append(expected, `informer_deployment_status_condition{condition="Available",deployment="`+w.name+`",namespace="`+ns+`",reason="`+w.reason+`",status="`+s+`"} `+v)
+			}
+		}
+		if w.available < w.replicas {
+			degraded++
+		}
 	}
-	compareLines(t, got, want)
+	expected = append(expected, `informer_deployments_degraded{namespace="`+ns+`"} `+strconv.Itoa(degraded))
+	slices.Sort(expected)
+
+	url := serveExample(t, filepath.Join(cluster.Root, "examples/deployments.yaml"))
+	var got []string
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = scrapeNamespace(t, url, ns); slices.Equal(got, expected) {
+			return
+		}
+	}
+	compareLines(t, got, expected)
 }
