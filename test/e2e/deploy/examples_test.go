@@ -324,89 +324,119 @@ func toObject(t *testing.T, obj runtime.Object) any {
 	return m
 }
 
-// TestKubeStateMetricsPods computes the families of
-// examples/kube-state-metrics-pods.yaml for pods taken from
-// kube-state-metrics' own tests (internal/store/pod_test.go) and compares
-// them with what kube-state-metrics exposes for those pods there.
+// TestKubeStateMetricsPods serves examples/kube-state-metrics-pods.yaml with
+// the real exporter over pods like those of kube-state-metrics' own tests
+// (internal/store/pod_test.go), written to the kube-apiserver (container
+// names with "-" where the API server refuses "_"), and compares
+// the series of their namespace with what kube-state-metrics exposes for
+// those pods there. A pod deleted while its node is lost cannot be written
+// as such, and is left out.
 func TestKubeStateMetricsPods(t *testing.T) {
+	ns := cluster.NewNamespace(t, "ksm")
 	yes, no := true, false
+	owner := func(kind, name string, controller *bool) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: "v1", Kind: kind, Name: name, UID: "00000000-0000-0000-0000-000000000001", Controller: controller}
+	}
+	container := corev1.Container{Name: "c", Image: "example.invalid/c"}
 	pods := []*corev1.Pod{
 		// No controller, host network, priority class.
 		{
-			ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "abc-123-xxx"},
+			ObjectMeta: metav1.ObjectMeta{Name: "pod1"},
 			Spec: corev1.PodSpec{
 				NodeName: "node1", PriorityClassName: "system-node-critical", HostNetwork: true,
-				Containers: []corev1.Container{{Name: "c", Image: "k8s.gcr.io/hyperkube2_spec"}},
+				Containers: []corev1.Container{container},
 			},
 			Status: corev1.PodStatus{HostIP: "1.1.1.1", PodIP: "1.2.3.4", Phase: corev1.PodRunning},
 		},
 		// Controlled by a ReplicaSet, with an owner that is not the
 		// controller listed first; three containers.
 		{
-			ObjectMeta: metav1.ObjectMeta{Name: "pod2", Namespace: "ns2", UID: "abc-456-xxx",
-				OwnerReferences: []metav1.OwnerReference{
-					{Kind: "ConfigMap", Name: "not-controller", Controller: &no},
-					{Kind: "ReplicaSet", Name: "rs-name", Controller: &yes},
-				}},
-			Spec: corev1.PodSpec{NodeName: "node2"},
+			ObjectMeta: metav1.ObjectMeta{Name: "pod2", OwnerReferences: []metav1.OwnerReference{
+				owner("ConfigMap", "not-controller", &no), owner("ReplicaSet", "rs-name", &yes),
+			}},
+			Spec: corev1.PodSpec{NodeName: "node2", Containers: []corev1.Container{
+				{Name: "container2-1", Image: "example.invalid/c"},
+				{Name: "container2-2", Image: "example.invalid/c"},
+				{Name: "container2-3", Image: "example.invalid/c"},
+			}},
 			Status: corev1.PodStatus{HostIP: "1.1.1.1", PodIP: "2.3.4.5", Phase: corev1.PodPending,
 				ContainerStatuses: []corev1.ContainerStatus{
-					{Name: "container2_1", RestartCount: 0},
-					{Name: "container2_2", RestartCount: 1},
-					{Name: "container2_3", RestartCount: 42},
+					{Name: "container2-1", RestartCount: 0},
+					{Name: "container2-2", RestartCount: 1},
+					{Name: "container2-3", RestartCount: 42},
 				}},
 		},
 		// An owner that is not its controller only: no controller.
 		{
-			ObjectMeta: metav1.ObjectMeta{Name: "pod3", Namespace: "ns3", UID: "uid3",
-				OwnerReferences: []metav1.OwnerReference{{Kind: "Node", Name: "node3"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodUnknown},
-		},
-		// Deleted while its node is lost: still Running in kube-state-metrics v2.
-		{
-			ObjectMeta: metav1.ObjectMeta{Name: "pod4", Namespace: "ns4", UID: "uid4", DeletionTimestamp: &metav1.Time{}},
-			Status:     corev1.PodStatus{Phase: corev1.PodRunning, Reason: "NodeLost"},
+			ObjectMeta: metav1.ObjectMeta{Name: "pod3", OwnerReferences: []metav1.OwnerReference{owner("Node", "node3", nil)}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
+			Status:     corev1.PodStatus{Phase: corev1.PodUnknown},
 		},
 		// No phase: no kube_pod_status_phase series.
 		{
-			ObjectMeta: metav1.ObjectMeta{Name: "pod5", Namespace: "ns5", UID: "uid5"},
+			ObjectMeta: metav1.ObjectMeta{Name: "pod5"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
 			Status: corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{
 				{Name: "init", RestartCount: 3},
 			}},
 		},
 	}
-	var objs []any
+	ctx := context.Background()
+	uid := map[string]string{}
 	for _, p := range pods {
-		objs = append(objs, toObject(t, p))
+		p.Namespace = ns
+		status := p.Status
+		created, err := cluster.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid[p.Name] = string(created.UID)
+		created.Status = status
+		if _, err := cluster.Client.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	got := exposition(t, filepath.Join(cluster.Root, exampleFile), map[string][]any{"pods": objs})
+	t.Cleanup(func() {
+		zero := int64(0)
+		for _, p := range pods {
+			_ = cluster.Client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+	})
 
-	phases := func(ns, pod, uid, phase string) []string {
+	phases := func(pod, phase string) []string {
 		var out []string
 		for _, p := range []string{"Failed", "Pending", "Running", "Succeeded", "Unknown"} {
 			v := "0"
 			if p == phase {
 				v = "1"
 			}
-			out = append(out, `kube_pod_status_phase{namespace="`+ns+`",phase="`+p+`",pod="`+pod+`",uid="`+uid+`"} `+v)
+			out = append(out, `kube_pod_status_phase{namespace="`+ns+`",phase="`+p+`",pod="`+pod+`",uid="`+uid[pod]+`"} `+v)
 		}
 		return out
 	}
+	// kube-state-metrics' expectations for these pods, in their namespace
+	// and with the UIDs the API server gave them.
 	want := []string{
-		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="1.1.1.1",host_network="true",namespace="ns1",node="node1",pod="pod1",pod_ip="1.2.3.4",priority_class="system-node-critical",uid="abc-123-xxx"} 1`,
-		`kube_pod_info{created_by_kind="ReplicaSet",created_by_name="rs-name",host_ip="1.1.1.1",host_network="false",namespace="ns2",node="node2",pod="pod2",pod_ip="2.3.4.5",priority_class="",uid="abc-456-xxx"} 1`,
-		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="",host_network="false",namespace="ns3",node="",pod="pod3",pod_ip="",priority_class="",uid="uid3"} 1`,
-		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="",host_network="false",namespace="ns4",node="",pod="pod4",pod_ip="",priority_class="",uid="uid4"} 1`,
-		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="",host_network="false",namespace="ns5",node="",pod="pod5",pod_ip="",priority_class="",uid="uid5"} 1`,
-		`kube_pod_container_status_restarts_total{container="container2_1",namespace="ns2",pod="pod2",uid="abc-456-xxx"} 0`,
-		`kube_pod_container_status_restarts_total{container="container2_2",namespace="ns2",pod="pod2",uid="abc-456-xxx"} 1`,
-		`kube_pod_container_status_restarts_total{container="container2_3",namespace="ns2",pod="pod2",uid="abc-456-xxx"} 42`,
+		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="1.1.1.1",host_network="true",namespace="` + ns + `",node="node1",pod="pod1",pod_ip="1.2.3.4",priority_class="system-node-critical",uid="` + uid["pod1"] + `"} 1`,
+		`kube_pod_info{created_by_kind="ReplicaSet",created_by_name="rs-name",host_ip="1.1.1.1",host_network="false",namespace="` + ns + `",node="node2",pod="pod2",pod_ip="2.3.4.5",priority_class="",uid="` + uid["pod2"] + `"} 1`,
+		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="",host_network="false",namespace="` + ns + `",node="",pod="pod3",pod_ip="",priority_class="",uid="` + uid["pod3"] + `"} 1`,
+		`kube_pod_info{created_by_kind="",created_by_name="",host_ip="",host_network="false",namespace="` + ns + `",node="",pod="pod5",pod_ip="",priority_class="",uid="` + uid["pod5"] + `"} 1`,
+		`kube_pod_container_status_restarts_total{container="container2-1",namespace="` + ns + `",pod="pod2",uid="` + uid["pod2"] + `"} 0`,
+		`kube_pod_container_status_restarts_total{container="container2-2",namespace="` + ns + `",pod="pod2",uid="` + uid["pod2"] + `"} 1`,
+		`kube_pod_container_status_restarts_total{container="container2-3",namespace="` + ns + `",pod="pod2",uid="` + uid["pod2"] + `"} 42`,
 	}
-	want = append(want, phases("ns1", "pod1", "abc-123-xxx", "Running")...)
-	want = append(want, phases("ns2", "pod2", "abc-456-xxx", "Pending")...)
-	want = append(want, phases("ns3", "pod3", "uid3", "Unknown")...)
-	want = append(want, phases("ns4", "pod4", "uid4", "Running")...)
+	want = append(want, phases("pod1", "Running")...)
+	want = append(want, phases("pod2", "Pending")...)
+	want = append(want, phases("pod3", "Unknown")...)
 	slices.Sort(want)
+
+	url := serveExample(t, filepath.Join(cluster.Root, exampleFile))
+	var got []string
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = scrapeNamespace(t, url, ns); slices.Equal(got, want) {
+			return
+		}
+	}
 	compareLines(t, got, want)
 }
 
