@@ -20,6 +20,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -118,15 +119,24 @@ func installServiceMonitorCRD(c *framework.Cluster) error {
 			}},
 		},
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
+	defer cancel()
+	if err := installCRD(ctx, c, crd); err != nil {
+		return fmt.Errorf("installing the ServiceMonitor CRD: %w", err)
+	}
+	return nil
+}
+
+// installCRD creates crd unless it exists, waits until it is established
+// and until kubectl's discovery lists its resource.
+func installCRD(ctx context.Context, c *framework.Cluster, crd *apiextensionsv1.CustomResourceDefinition) error {
 	client, err := apiextensionsclient.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
-	defer cancel()
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the ServiceMonitor CRD: %w", err)
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %q: %w", crd.Name, err)
 	}
 	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
@@ -141,12 +151,12 @@ func installServiceMonitorCRD(c *framework.Cluster) error {
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the ServiceMonitor CRD to be established: %w", err)
+		return fmt.Errorf("waiting for %q to be established: %w", crd.Name, err)
 	}
 	// Discovery in kubectl must see the new kind before a test applies it.
 	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
-		out, err := c.Kubectl("api-resources", "--api-group=monitoring.coreos.com", "-o", "name")
-		return err == nil && strings.Contains(out, "servicemonitors"), nil
+		out, err := c.Kubectl("api-resources", "--api-group="+crd.Spec.Group, "-o", "name")
+		return err == nil && strings.Contains(out, crd.Spec.Names.Plural+"."+crd.Spec.Group), nil
 	})
 }
 
