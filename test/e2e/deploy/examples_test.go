@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
@@ -368,7 +369,8 @@ func TestTopologyExample(t *testing.T) {
 // No other test creates Databases, so the per-engine series are this
 // test's alone.
 func TestDatabasesExample(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
+	defer cancel()
 	if err := installCRD(ctx, cluster, workload.DatabaseCRD()); err != nil {
 		t.Fatal(err)
 	}
