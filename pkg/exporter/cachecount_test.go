@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -140,13 +141,13 @@ func startCounted(t *testing.T, src *fakeSource, wrap func(cache.SharedIndexInfo
 	if !cache.WaitForCacheSync(syncCtx.Done(), si.HasSynced) {
 		t.Fatal("the informer did not sync")
 	}
-	inf := &factory.Informer{Informer: si}
+	inf := &factory.Informer{Informer: si, Resource: factory.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}}
 	if wrap != nil {
 		inf.Informer = wrap(si)
 	}
 	e := NewEngine(c, EngineOptions{})
 	t.Cleanup(e.Close)
-	a := &activeConfig{engine: e, informers: [][]*factory.Informer{{inf}}, counts: map[*factory.Informer]*cacheCount{}}
+	a := &activeConfig{engine: e, informers: [][]*factory.Informer{{inf}}, names: []string{e.resources[0].name}, counts: map[*factory.Informer]*cacheCount{}}
 	if err := a.countCaches(c); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestCollectDoesNotWalkCaches(t *testing.T) {
 # HELP kubectl_informer_index_values Distinct values an index holds.
 # TYPE kubectl_informer_index_values gauge
 kubectl_informer_index_values{index="team",resource="pods"} 2
-# HELP kubectl_informer_resource_objects Objects in the informer cache of a configured resource.
+# HELP kubectl_informer_resource_objects Objects in the informer cache of a watched resource: configured, or read by get() and byIndex().
 # TYPE kubectl_informer_resource_objects gauge
 kubectl_informer_resource_objects{namespace="",resource="pods"} 2
 `

@@ -24,7 +24,11 @@ func testExporter(t *testing.T, e *Engine, log *slog.Logger) *Exporter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Exporter{log: log, active: &activeConfig{engine: e}}
+	a := &activeConfig{engine: e}
+	for _, rs := range e.resources {
+		a.names = append(a.names, rs.name)
+	}
+	x := &Exporter{log: log, active: a}
 	x.tel = newTelemetry(x)
 	return x
 }
