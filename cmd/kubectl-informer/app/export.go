@@ -175,7 +175,7 @@ func (o *ExportOptions) Validate() error {
 // namespace is the namespace of -n, "" when not given: the entries
 // without namespaces then watch every namespace, not the context's.
 func (o *ExportOptions) namespace() string {
-	if o.ConfigFlags.Namespace == nil {
+	if o.ConfigFlags == nil || o.ConfigFlags.Namespace == nil {
 		return ""
 	}
 	return *o.ConfigFlags.Namespace

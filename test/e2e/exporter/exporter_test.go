@@ -535,12 +535,13 @@ kind: ExporterConfig
 resources:
 - resource: pods
   indexes:
-    byNode: 'has(object.spec.nodeName) ? object.spec.nodeName : null'
+    byNode: 'object.spec.?nodeName'
   metrics:
   - name: test_pod_zone_info
     help: The zone of each scheduled pod.
     type: info
     labels:
+      namespace: object.metadata.namespace
       pod: object.metadata.name
       zone: 'has(object.spec.nodeName) ? get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] : ""'
 - resource: nodes

@@ -52,11 +52,11 @@ resources:
   namespaces: [` + ns + `]
   metrics:
   - name: test_configmap_token
-    help: "Fails: a token is not a number."
+    help: "Fails: a token does not parse as a number."
     type: gauge
     labels:
       configmap: object.metadata.name
-    value: object.data.token
+    value: double(object.data.token)
 `
 	var logs framework.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
