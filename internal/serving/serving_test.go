@@ -22,7 +22,7 @@ func TestUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	cancel()
 	select {
 	case err := <-done:

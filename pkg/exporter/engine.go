@@ -40,7 +40,7 @@ func (s Shard) owns(uid string) bool {
 		return true
 	}
 	h := fnv.New32a()
-	h.Write([]byte(uid))
+	_, _ = h.Write([]byte(uid))
 	return int(h.Sum32()%uint32(s.Total)) == s.Index
 }
 
@@ -139,7 +139,7 @@ func (e *Engine) enqueue(ev event) {
 		obj = d.Obj
 	}
 	h := fnv.New32a()
-	h.Write([]byte(objectUID(obj)))
+	_, _ = h.Write([]byte(objectUID(obj)))
 	e.closeMu.RLock()
 	defer e.closeMu.RUnlock()
 	if e.closed {
@@ -208,7 +208,7 @@ func (e *Engine) Bind(getters []Getter, lookup indexers.Lookup) {
 
 func (e *Engine) stripe(uid string) *sync.Mutex {
 	h := fnv.New32a()
-	h.Write([]byte(uid))
+	_, _ = h.Write([]byte(uid))
 	return &e.stripes[h.Sum32()%uint32(len(e.stripes))]
 }
 

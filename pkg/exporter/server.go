@@ -26,7 +26,7 @@ func (x *Exporter) Handler() (http.Handler, error) {
 	mux.HandleFunc("/metrics", x.serveMetrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
+		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", x.serveReadyz)
 	landing, err := web.NewLandingPage(web.LandingConfig{
@@ -54,12 +54,12 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 	failing, err := x.readiness()
 	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, err)
+		_, _ = fmt.Fprintln(w, err)
 		return
 	}
 	capped := x.capped()
 	if len(failing) == 0 && len(capped) == 0 {
-		fmt.Fprintln(w, "ok")
+		_, _ = fmt.Fprintln(w, "ok")
 		return
 	}
 	if len(failing) > 0 {
@@ -67,7 +67,7 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 		if len(failing) > 1 {
 			what = fmt.Sprintf("the list and watch requests of %d resources fail; their series are as last seen:", len(failing))
 		}
-		fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
+		_, _ = fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
 	}
 	if len(capped) > 0 {
 		what := "1 metric is capped by --max-series-per-metric (raise it, or set it to 0 for no cap):"
@@ -75,11 +75,11 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 			what = fmt.Sprintf("%d metrics are capped by --max-series-per-metric (raise it, or set it to 0 for no cap):", len(capped))
 		}
 		if len(failing) == 0 {
-			fmt.Fprint(w, "ok, but ")
+			_, _ = fmt.Fprint(w, "ok, but ")
 		} else {
-			fmt.Fprint(w, "and ")
+			_, _ = fmt.Fprint(w, "and ")
 		}
-		fmt.Fprintf(w, "%s\n%s\n", what, strings.Join(capped, "\n"))
+		_, _ = fmt.Fprintf(w, "%s\n%s\n", what, strings.Join(capped, "\n"))
 	}
 }
 

@@ -582,10 +582,10 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	}
 	em.stop()
 	for _, warn := range em.warnings() {
-		fmt.Fprintf(errOut, "warning: %s\n", warn)
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", warn)
 	}
 	for _, line := range stats.Summary() {
-		fmt.Fprintf(errOut, "warning: %s\n", line)
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
 	return em.writeErr()
 }

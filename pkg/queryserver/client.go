@@ -140,7 +140,7 @@ func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) erro
 		}
 		return fmt.Errorf("sending the query to %s: %w", c.url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read only
 	if resp.StatusCode != http.StatusOK {
 		se := &StatusError{Code: resp.StatusCode}
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))

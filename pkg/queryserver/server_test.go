@@ -85,8 +85,8 @@ func podsIn(ns string) func(query.Request, query.Access, *indexers.Budget, io.Wr
 		if !ok {
 			return &query.ForbiddenError{Resource: pods, Namespace: ns}
 		}
-		fmt.Fprintf(out, "NAME\n%s\n", strings.Join(req.Resources, ","))
-		fmt.Fprintf(errOut, "warning: %s\n", req.Where)
+		_, _ = fmt.Fprintf(out, "NAME\n%s\n", strings.Join(req.Resources, ","))
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", req.Where)
 		return nil
 	}
 }
@@ -236,8 +236,8 @@ func TestAuthorizationAttributes(t *testing.T) {
 
 func TestErrorAfterTheAnswerStarted(t *testing.T) {
 	answer := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
-		fmt.Fprintln(out, "first line")
-		fmt.Fprintln(errOut, "a note")
+		_, _ = fmt.Fprintln(out, "first line")
+		_, _ = fmt.Fprintln(errOut, "a note")
 		return errors.New("template: missing key")
 	}
 	srv, ca := start(t, Options{Answerer: &answerer{synced: true, answer: answer}})
@@ -259,7 +259,7 @@ func TestEndpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
@@ -294,7 +294,7 @@ func TestEndpoints(t *testing.T) {
 		}
 		var st metav1.Status
 		_ = json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || st.Reason != metav1.StatusReasonBadRequest || !strings.HasPrefix(st.Message, "the body is not a query: ") {
 			t.Errorf("%s: %d %+v; want 400", name, resp.StatusCode, st)
 		}
