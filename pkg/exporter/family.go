@@ -203,7 +203,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	if s.maxSeries > 0 && s.series-old+keep > s.maxSeries {
 		keep = max(s.maxSeries-(s.series-old), 0)
 		over := len(ends) - keep
-		s.dropped += uint64(over)
+		s.dropped += uint64(over) //nolint:gosec // G115: over = len(ends) - keep >= 0
 		s.unserved += over
 		s.excess[uid] = over
 		if s.claims != nil {
@@ -231,7 +231,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	if had {
 		s.rows[i].line = b
 	} else {
-		s.index[uid] = int32(len(s.rows))
+		s.index[uid] = int32(len(s.rows)) //nolint:gosec // G115: one row per object in a cache, far below 2^31
 		s.rows = append(s.rows, row{uid: uid, line: b})
 	}
 	s.compactIfWastefulLocked()

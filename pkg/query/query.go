@@ -504,7 +504,7 @@ func sortedOrder(n, limit int, compare func(i, j int32) int) []int32 {
 			i = largest
 		}
 	}
-	for i := range int32(n) {
+	for i := range int32(n) { //nolint:gosec // G115: n counts the objects of one cache, far below 2^31
 		switch {
 		case len(heap) < limit:
 			heap = append(heap, i)

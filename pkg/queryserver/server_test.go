@@ -163,7 +163,7 @@ func TestQueryRefused(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := client(t, srv, ca, tt.token).Query(context.Background(), Query{Resources: []string{"pods"}}, &out, &errOut)
 			var se *StatusError
-			if !errors.As(err, &se) || se.Code != tt.code || !strings.Contains(se.Status.Message, tt.message) || se.Status.Code != int32(tt.code) {
+			if !errors.As(err, &se) || se.Code != tt.code || !strings.Contains(se.Status.Message, tt.message) || se.Status.Code != int32(tt.code) { //nolint:gosec // G115: an HTTP status code
 				t.Fatalf("%v; want %d with a message containing %q", err, tt.code, tt.message)
 			}
 			if out.Len() != 0 || errOut.Len() != 0 {
