@@ -112,7 +112,7 @@ var (
 // gzip-compressed when the client accepts it.
 func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	format := expfmt.NegotiateIncludingOpenMetrics(r.Header)
+	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 	if !openMetrics {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)

@@ -33,7 +33,7 @@ func wireFixtures() []runtime.Object {
 		Finalizers:        []string{"example.com/f"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{
 			Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: &created,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}}}`),
 		}},
 	}
 	container := corev1.Container{

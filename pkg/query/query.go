@@ -145,11 +145,11 @@ func (s Spec) Validate() error {
 type Mode int
 
 const (
-	// ModeObjects: Result.Items holds the selected objects.
+	// ModeObjects means Result.Items holds the selected objects.
 	ModeObjects Mode = iota
-	// ModeCount: Result.Matched is the answer (Spec.Count without GroupBy).
+	// ModeCount means Result.Matched is the answer (Spec.Count without GroupBy).
 	ModeCount
-	// ModeGroups: Result.Groups holds the counts per value (Spec.Count with
+	// ModeGroups means Result.Groups holds the counts per value (Spec.Count with
 	// GroupBy).
 	ModeGroups
 )

@@ -66,9 +66,9 @@ func NewClient(cfg *rest.Config, server, caFile string) (*Client, error) {
 	}
 	c := rest.CopyConfig(cfg)
 	c.Host, c.APIPath = u.Scheme+"://"+u.Host, ""
-	c.TLSClientConfig.ServerName = ""
+	c.ServerName = ""
 	if caFile != "" {
-		c.TLSClientConfig.CAFile, c.TLSClientConfig.CAData = caFile, nil
+		c.CAFile, c.CAData = caFile, nil
 	}
 	// The query server is not the API server: no proxy rewriting,
 	// rate limits or content negotiation of client-go apply.

@@ -150,7 +150,7 @@ func TestQueryRefused(t *testing.T) {
 		{"a mistake in the query", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return &query.UsageError{Err: errors.New(`unknown index "x"`)}
 		}, "t-alice", http.StatusBadRequest, `unknown index "x"`},
-		{"over the cost budget", func(_ query.Request, _ query.Access, b *indexers.Budget, _, _ io.Writer) error {
+		{"over the cost budget", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return fmt.Errorf("--where: %w: the expressions cost 12 units", indexers.ErrBudgetExceeded)
 		}, "t-alice", http.StatusTooManyRequests, "CEL cost budget exceeded: the expressions cost 12 units: narrow the query"},
 		{"a server error", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
@@ -174,7 +174,7 @@ func TestQueryRefused(t *testing.T) {
 
 	t.Run("over the concurrency limit", func(t *testing.T) {
 		block := make(chan struct{})
-		blocking := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
+		blocking := func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
 			running <- struct{}{}
 			<-block
 			return nil
@@ -215,7 +215,7 @@ func TestQueryRefused(t *testing.T) {
 // list on the resource, in the namespace, for the authenticated user.
 func TestAuthorizationAttributes(t *testing.T) {
 	az := &rules{allow: map[string]bool{}}
-	answer := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
+	answer := func(_ query.Request, may query.Access, b *indexers.Budget, _, _ io.Writer) error {
 		for _, ns := range []string{"", "shop"} {
 			if _, err := may(b.Context(), pods, ns); err != nil {
 				return err
@@ -235,7 +235,7 @@ func TestAuthorizationAttributes(t *testing.T) {
 }
 
 func TestErrorAfterTheAnswerStarted(t *testing.T) {
-	answer := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
+	answer := func(_ query.Request, _ query.Access, _ *indexers.Budget, out, errOut io.Writer) error {
 		_, _ = fmt.Fprintln(out, "first line")
 		_, _ = fmt.Fprintln(errOut, "a note")
 		return errors.New("template: missing key")
