@@ -49,6 +49,9 @@ func (x *Exporter) Handler() (http.Handler, error) {
 // serveReadyz answers 200 when the exporter is ready (see Ready), "ok"
 // followed by a line per resource whose requests fail, if any; otherwise
 // 503 with why.
+//
+// A failed write to the client cannot be reported to it: write errors are
+// ignored here and in /healthz.
 func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	failing, err := x.readiness()
