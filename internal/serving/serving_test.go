@@ -14,7 +14,7 @@ func TestUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})}
+	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ReadHeaderTimeout: time.Minute}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Until(ctx, srv, func() error { return srv.Serve(ln) }) }()
@@ -22,7 +22,7 @@ func TestUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	cancel()
 	select {
 	case err := <-done:
@@ -39,7 +39,7 @@ func TestUntilCancelled(t *testing.T) {
 
 func TestUntilServeFails(t *testing.T) {
 	boom := errors.New("address in use")
-	err := Until(context.Background(), &http.Server{}, func() error { return boom })
+	err := Until(context.Background(), &http.Server{ReadHeaderTimeout: time.Minute}, func() error { return boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("Until = %v, want %v", err, boom)
 	}

@@ -62,7 +62,9 @@ func BenchmarkEngineKSMPods(b *testing.B) {
 	}
 	drain(e)
 	var out bytes.Buffer
-	e.WriteFamilies(&out, false)
+	if err := e.WriteFamilies(&out, false); err != nil {
+		b.Fatal(err)
+	}
 	if n := bytes.Count(out.Bytes(), []byte("\nkube_pod_")); n < 10000*7 {
 		b.Fatalf("%d series, want at least %d", n, 10000*7)
 	}
@@ -121,7 +123,9 @@ func BenchmarkEngineKSMPodUpdates(b *testing.B) {
 	h.OnUpdate(byUID[q.UID], q)
 	drain(e)
 	var out bytes.Buffer
-	e.WriteFamilies(&out, false)
+	if err := e.WriteFamilies(&out, false); err != nil {
+		b.Fatal(err)
+	}
 	want := fmt.Sprintf(`container=%q,namespace=%q,pod=%q,uid=%q} %d`, q.Status.ContainerStatuses[0].Name, q.Namespace, q.Name, q.UID, q.Status.ContainerStatuses[0].RestartCount)
 	if !bytes.Contains(out.Bytes(), []byte(want)) {
 		b.Fatalf("no series %s after the update", want)

@@ -58,7 +58,7 @@ func (s *fakeSource) set(objs ...*unstructured.Unstructured) {
 
 func (s *fakeSource) listWatch() *cache.ListWatch {
 	return &cache.ListWatch{
-		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			n := s.lists.Add(1)
@@ -69,7 +69,7 @@ func (s *fakeSource) listWatch() *cache.ListWatch {
 			}
 			return l, nil
 		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			if opts.SendInitialEvents != nil {
 				return nil, errors.New("streamed lists are not supported: list")
 			}

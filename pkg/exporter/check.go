@@ -24,11 +24,12 @@ const noneCell = "<none>"
 // by get() or byIndex()) has a row of <none>. The output depends only on c.
 func Describe(w io.Writer, c *Compiled) error {
 	tw := printers.GetNewTabWriter(w)
-	fmt.Fprintln(tw, "RESOURCE\tMETRIC\tTYPE\tAGGREGATE\tLABELS")
+	// tw buffers every cell until Flush, which returns any write error.
+	_, _ = fmt.Fprintln(tw, "RESOURCE\tMETRIC\tTYPE\tAGGREGATE\tLABELS")
 	for _, r := range c.Resources {
 		resource := printers.EscapeTerminal(r.Config.Resource)
 		if len(r.Families) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", resource, noneCell, noneCell, noneCell, noneCell)
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", resource, noneCell, noneCell, noneCell, noneCell)
 			continue
 		}
 		for _, f := range r.Families {
@@ -36,7 +37,7 @@ func Describe(w io.Writer, c *Compiled) error {
 			if aggregate == AggregateNone {
 				aggregate = noneCell
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", resource, printers.EscapeTerminal(f.Name), f.Type, aggregate, describeLabels(f))
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", resource, printers.EscapeTerminal(f.Name), f.Type, aggregate, describeLabels(f))
 		}
 	}
 	return tw.Flush()

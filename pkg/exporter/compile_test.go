@@ -375,7 +375,7 @@ func TestCompiledPrograms(t *testing.T) {
 // fakeLookup answers byIndex() from a map keyed by resource/index/value.
 type fakeLookup map[string][]any
 
-func (l fakeLookup) Get(resource, namespace, name string) (any, bool, error) {
+func (l fakeLookup) Get(_, _, _ string) (any, bool, error) {
 	return nil, false, nil
 }
 

@@ -70,7 +70,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Load reads the config file at path, checks it and compiles its
 // expressions with env; see [Compile].
 func Load(path string, env *indexers.Env) (*Compiled, error) {
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(path) //nolint:gosec // G304: the config file the user names
 	if err != nil {
 		return nil, fmt.Errorf("reading the exporter config: %w", err)
 	}

@@ -92,7 +92,7 @@ func testEngine(t *testing.T, opts EngineOptions) *Engine {
 
 func exposition(e *Engine, openMetrics bool) string {
 	var b bytes.Buffer
-	e.WriteFamilies(&b, openMetrics)
+	_ = e.WriteFamilies(&b, openMetrics) // a bytes.Buffer never fails a write
 	return b.String()
 }
 
@@ -450,7 +450,7 @@ func (f lookupFunc) Get(resource, namespace, name string) (any, bool, error) {
 	return f(resource, namespace, name)
 }
 
-func (f lookupFunc) ByIndex(resource, index, value string) ([]any, error) { return nil, nil }
+func (f lookupFunc) ByIndex(_, _, _ string) ([]any, error) { return nil, nil }
 
 // TestLookupChangeDuringEvaluation checks the order in which a pod's series
 // and the node it reads can be computed at startup: the pod is evaluated
@@ -486,7 +486,7 @@ func TestLookupChangeDuringEvaluation(t *testing.T) {
 		recomputed = make(chan struct{})
 	)
 	e.Bind([]Getter{func(key string) (any, bool, error) { return p, key == "shop/web-1", nil }},
-		lookupFunc(func(resource, namespace, name string) (any, bool, error) {
+		lookupFunc(func(resource, _, name string) (any, bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if resource != "nodes" || name != "n1" {

@@ -203,7 +203,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	if s.maxSeries > 0 && s.series-old+keep > s.maxSeries {
 		keep = max(s.maxSeries-(s.series-old), 0)
 		over := len(ends) - keep
-		s.dropped += uint64(over)
+		s.dropped += uint64(over) //nolint:gosec // G115: over = len(ends) - keep >= 0
 		s.unserved += over
 		s.excess[uid] = over
 		if s.claims != nil {
@@ -231,7 +231,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	if had {
 		s.rows[i].line = b
 	} else {
-		s.index[uid] = int32(len(s.rows))
+		s.index[uid] = int32(len(s.rows)) //nolint:gosec // G115: one row per object in a cache, far below 2^31
 		s.rows = append(s.rows, row{uid: uid, line: b})
 	}
 	s.compactIfWastefulLocked()
@@ -562,19 +562,21 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	} else if typ == TypeInfo {
 		typ = TypeGauge // the text format has no info type
 	}
-	w.WriteString("# HELP ")
-	w.WriteString(name)
-	w.WriteByte(' ')
+	// A bufio.Writer keeps its first error: WriteFamilies returns it
+	// from Flush.
+	_, _ = w.WriteString("# HELP ")
+	_, _ = w.WriteString(name)
+	_ = w.WriteByte(' ')
 	if openMetrics {
-		w.WriteString(labelValueEscaper.Replace(s.f.Help))
+		_, _ = w.WriteString(labelValueEscaper.Replace(s.f.Help))
 	} else {
-		w.WriteString(helpEscaper.Replace(s.f.Help))
+		_, _ = w.WriteString(helpEscaper.Replace(s.f.Help))
 	}
-	w.WriteString("\n# TYPE ")
-	w.WriteString(name)
-	w.WriteByte(' ')
-	w.WriteString(typ)
-	w.WriteByte('\n')
+	_, _ = w.WriteString("\n# TYPE ")
+	_, _ = w.WriteString(name)
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(typ)
+	_ = w.WriteByte('\n')
 
 	refs = refs[:0]
 	s.mu.Lock()
@@ -616,7 +618,7 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	}
 	s.mu.Unlock()
 	for _, l := range refs {
-		w.Write(l)
+		_, _ = w.Write(l)
 	}
 	return refs
 }

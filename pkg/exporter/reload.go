@@ -24,12 +24,12 @@ func (x *Exporter) WatchReloads(ctx context.Context) error {
 	}
 	dir := filepath.Dir(x.opts.ConfigPath)
 	if err := w.Add(dir); err != nil {
-		w.Close()
+		_ = w.Close()
 		return err
 	}
 	go func() {
 		defer signal.Stop(hup)
-		defer w.Close()
+		defer func() { _ = w.Close() }() // nothing is written through the watcher
 		var debounce <-chan time.Time
 		for {
 			select {

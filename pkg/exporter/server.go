@@ -26,7 +26,7 @@ func (x *Exporter) Handler() (http.Handler, error) {
 	mux.HandleFunc("/metrics", x.serveMetrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
+		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", x.serveReadyz)
 	landing, err := web.NewLandingPage(web.LandingConfig{
@@ -49,17 +49,20 @@ func (x *Exporter) Handler() (http.Handler, error) {
 // serveReadyz answers 200 when the exporter is ready (see Ready), "ok"
 // followed by a line per resource whose requests fail, if any; otherwise
 // 503 with why.
+//
+// A failed write to the client cannot be reported to it: write errors are
+// ignored here and in /healthz.
 func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	failing, err := x.readiness()
 	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, err)
+		_, _ = fmt.Fprintln(w, err)
 		return
 	}
 	capped := x.capped()
 	if len(failing) == 0 && len(capped) == 0 {
-		fmt.Fprintln(w, "ok")
+		_, _ = fmt.Fprintln(w, "ok")
 		return
 	}
 	if len(failing) > 0 {
@@ -67,7 +70,7 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 		if len(failing) > 1 {
 			what = fmt.Sprintf("the list and watch requests of %d resources fail; their series are as last seen:", len(failing))
 		}
-		fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
+		_, _ = fmt.Fprintf(w, "ok, but %s\n%s\n", what, strings.Join(failing, "\n"))
 	}
 	if len(capped) > 0 {
 		what := "1 metric is capped by --max-series-per-metric (raise it, or set it to 0 for no cap):"
@@ -75,11 +78,11 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 			what = fmt.Sprintf("%d metrics are capped by --max-series-per-metric (raise it, or set it to 0 for no cap):", len(capped))
 		}
 		if len(failing) == 0 {
-			fmt.Fprint(w, "ok, but ")
+			_, _ = fmt.Fprint(w, "ok, but ")
 		} else {
-			fmt.Fprint(w, "and ")
+			_, _ = fmt.Fprint(w, "and ")
 		}
-		fmt.Fprintf(w, "%s\n%s\n", what, strings.Join(capped, "\n"))
+		_, _ = fmt.Fprintf(w, "%s\n%s\n", what, strings.Join(capped, "\n"))
 	}
 }
 
@@ -112,7 +115,7 @@ var (
 // gzip-compressed when the client accepts it.
 func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	format := expfmt.NegotiateIncludingOpenMetrics(r.Header)
+	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 	if !openMetrics {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)

@@ -139,7 +139,7 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 		synced, healthy := 1.0, 1.0
 		for _, inf := range w.infs {
 			if count := a.counts[inf]; count != nil {
-				objects += uint64(count.Objects())
+				objects += uint64(count.Objects()) //nolint:gosec // G115: a count of objects is never negative
 			}
 			if !inf.Informer.HasSynced() {
 				synced = 0

@@ -28,12 +28,12 @@ func (p *progress) report(infs []*Informer, final bool) {
 		parts = append(parts, fmt.Sprintf("%s %d objects, %s %.1fs", inf.Resource, inf.Objects(), state, time.Since(inf.started).Seconds()))
 	}
 	// \r and "erase line" keep the report on one line.
-	fmt.Fprintf(p.w, "\r\033[K%s", strings.Join(parts, "; "))
+	_, _ = fmt.Fprintf(p.w, "\r\033[K%s", strings.Join(parts, "; "))
 	p.written = true
 }
 
 func (p *progress) done() {
 	if p.w != nil && p.written {
-		fmt.Fprint(p.w, "\r\033[K")
+		_, _ = fmt.Fprint(p.w, "\r\033[K")
 	}
 }

@@ -349,10 +349,10 @@ func appendPrunedMessage(dst, tag, msg []byte, node *wireNode) ([]byte, error) {
 		return dst, err
 	}
 	n := len(dst) - start
-	size := varintLen(uint64(n))
+	size := varintLen(uint64(n)) //nolint:gosec // G115: a length is never negative
 	dst = append(dst, make([]byte, size)...)
 	copy(dst[start+size:], dst[start:start+n])
-	binary.PutUvarint(dst[start:], uint64(n))
+	binary.PutUvarint(dst[start:], uint64(n)) //nolint:gosec // G115: a length is never negative
 	return dst, nil
 }
 
@@ -381,12 +381,12 @@ func eachField(msg []byte, fn func(num uint64, wt int, tag, field, value []byte)
 			i += 8
 		case 2:
 			l, n := binary.Uvarint(msg[i:])
-			if n <= 0 || l > uint64(len(msg)-i-n) {
+			if n <= 0 || l > uint64(len(msg)-i-n) { //nolint:gosec // G115: n bytes were read from msg[i:], so i+n <= len(msg)
 				return errWire
 			}
 			i += n
-			value = msg[i : i+int(l)]
-			i += int(l)
+			value = msg[i : i+int(l)] //nolint:gosec // G115: l <= len(msg)-i-n was checked above
+			i += int(l)               //nolint:gosec // G115: l <= len(msg)-i-n was checked above
 		case 5:
 			i += 4
 		default:

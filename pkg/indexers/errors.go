@@ -100,7 +100,7 @@ func cleanMessage(msg string) string {
 	msg = strings.TrimSuffix(msg, " (in container '')")
 	if r, size := utf8.DecodeRuneInString(msg); r >= 'A' && r <= 'Z' {
 		// "Syntax error: ..." but not "IP ...".
-		if next, _ := utf8.DecodeRuneInString(msg[size:]); !(next >= 'A' && next <= 'Z') {
+		if next, _ := utf8.DecodeRuneInString(msg[size:]); next < 'A' || next > 'Z' {
 			msg = string(r+'a'-'A') + msg[size:]
 		}
 	}

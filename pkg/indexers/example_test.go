@@ -100,11 +100,11 @@ func ExampleIndexFunc() {
 // nodes is a Lookup over a store of nodes.
 type nodes struct{ store cache.Store }
 
-func (n nodes) Get(resource, namespace, name string) (any, bool, error) {
+func (n nodes) Get(_, _, name string) (any, bool, error) {
 	return n.store.GetByKey(name)
 }
 
-func (n nodes) ByIndex(resource, index, value string) ([]any, error) {
+func (n nodes) ByIndex(_, index, _ string) ([]any, error) {
 	return nil, fmt.Errorf("no index %q", index)
 }
 

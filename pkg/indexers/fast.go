@@ -186,7 +186,7 @@ func optionalPath(e ast.Expr) (*path, bool) {
 }
 
 func (p *path) eval(object, each any) (ref.Val, bool) {
-	var root any = object
+	root := object
 	if p.root == EachVar {
 		root = each
 	}

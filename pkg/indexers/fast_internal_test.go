@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,6 +163,6 @@ func firstStatus(t *testing.T, env *Env, obj any) any {
 	if l.Size() == types.Int(0) {
 		return nil
 	}
-	var first ref.Val = l.Get(types.Int(0))
+	first := l.Get(types.Int(0))
 	return first
 }

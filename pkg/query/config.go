@@ -83,7 +83,7 @@ func DefaultConfigPath() string {
 // LoadConfig reads and checks a config file. Unknown fields are errors.
 // With optional set, a missing file yields (nil, nil).
 func LoadConfig(path string, optional bool) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the config file the user names
 	if err != nil {
 		if optional && errors.Is(err, os.ErrNotExist) {
 			return nil, nil

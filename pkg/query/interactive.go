@@ -111,7 +111,7 @@ func NewSession(ctx context.Context, conn Conn, p *Plan, out, errOut io.Writer, 
 		for _, inf := range p.synced.queried {
 			counts = append(counts, fmt.Sprintf("%d %s", len(inf.Informer.GetIndexer().ListKeys()), inf.Resource))
 		}
-		fmt.Fprintf(errOut, "%s cached. Type a CEL filter or a command (:help); :quit or Ctrl-D ends.\n", strings.Join(counts, ", "))
+		_, _ = fmt.Fprintf(errOut, "%s cached. Type a CEL filter or a command (:help); :quit or Ctrl-D ends.\n", strings.Join(counts, ", "))
 	}
 	return s, nil
 }
@@ -164,14 +164,14 @@ func (s *Session) Do(line string) (quit bool) {
 	arg = strings.TrimSpace(arg)
 	cmd, ok := commandNamed(name)
 	if !ok {
-		fmt.Fprintf(s.errOut, "error: unknown command %q: the commands are %s (:help explains them)\n", ":"+name, strings.Join(commandNames(), ", "))
+		_, _ = fmt.Fprintf(s.errOut, "error: unknown command %q: the commands are %s (:help explains them)\n", ":"+name, strings.Join(commandNames(), ", "))
 		return false
 	}
 	if cmd.name == "quit" {
 		return true
 	}
 	if err := cmd.run(s, arg); err != nil {
-		fmt.Fprintf(s.errOut, "error: %v\n", err)
+		_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
 	}
 	return false
 }
@@ -186,7 +186,7 @@ func (s *Session) change(edit func(*Request)) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		fmt.Fprintf(s.errOut, "error: %v\n", err)
+		_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
 		return
 	}
 	s.answer()
@@ -197,7 +197,7 @@ func (s *Session) answer() {
 	p := s.plan
 	s.mu.Unlock()
 	if err := p.Answer(s.out, s.errOut); err != nil {
-		fmt.Fprintf(s.errOut, "error: %v\n", err)
+		_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
 	}
 }
 
@@ -298,9 +298,9 @@ func commandNames() []string {
 
 func (s *Session) help() {
 	tw := printers.GetNewTabWriter(s.out)
-	fmt.Fprintln(tw, "CEL\tkeep the objects for which the expression is true, e.g. object.status.phase == \"Pending\"")
+	_, _ = fmt.Fprintln(tw, "CEL\tkeep the objects for which the expression is true, e.g. object.status.phase == \"Pending\"")
 	for _, c := range commands {
-		fmt.Fprintf(tw, ":%s %s\t%s\n", c.name, c.args, c.help)
+		_, _ = fmt.Fprintf(tw, ":%s %s\t%s\n", c.name, c.args, c.help)
 	}
 	_ = tw.Flush()
 }
@@ -373,10 +373,10 @@ func (s *Session) index(arg string) error {
 		if err := inf.Informer.AddIndexers(indexFuncs(map[string]*indexers.Program{name: prog}, stats)); err != nil {
 			return fmt.Errorf("adding index %q to %s: %w", name, inf.Resource, err)
 		}
-		fmt.Fprintf(s.out, "%s: index %q has %d values\n", inf.Resource, name, len(inf.Informer.GetIndexer().ListIndexFuncValues(name)))
+		_, _ = fmt.Fprintf(s.out, "%s: index %q has %d values\n", inf.Resource, name, len(inf.Informer.GetIndexer().ListIndexFuncValues(name)))
 	}
 	for _, line := range stats.Summary() {
-		fmt.Fprintf(s.errOut, "warning: %s\n", line)
+		_, _ = fmt.Fprintf(s.errOut, "warning: %s\n", line)
 	}
 	s.plan = np
 	return nil
@@ -387,14 +387,14 @@ func (s *Session) resources(arg string) error {
 	queried := s.plan.synced.queried
 	s.mu.Unlock()
 	tw := printers.GetNewTabWriter(s.out)
-	fmt.Fprintln(tw, "RESOURCE\tOBJECTS\tINDEXES")
+	_, _ = fmt.Fprintln(tw, "RESOURCE\tOBJECTS\tINDEXES")
 	found := false
 	for _, inf := range queried {
 		if arg != "" && arg != inf.Resource.String() && arg != inf.Resource.GVR.Resource {
 			continue
 		}
 		found = true
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
+		_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
 	}
 	if !found {
 		return fmt.Errorf("%q is not queried here: the queried resources are %s", arg, strings.Join(s.resourceNames(), ", "))

@@ -43,9 +43,10 @@ func SplitColumns(s string) []string {
 		c := s[i]
 		switch {
 		case quote != 0:
-			if c == '\\' {
+			switch c {
+			case '\\':
 				i++
-			} else if c == quote {
+			case quote:
 				quote = 0
 			}
 		case c == '"' || c == '\'':
@@ -424,7 +425,7 @@ func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error 
 		return err
 	}
 	for _, w := range warningLines(queried, results) {
-		fmt.Fprintln(errOut, w)
+		_, _ = fmt.Fprintln(errOut, w)
 	}
 	return p.print(out, errOut, queried, results)
 }
@@ -689,7 +690,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		return nil, nil, err
 	}
 	for _, line := range stats.Summary() {
-		fmt.Fprintf(errOut, "warning: %s\n", line)
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
 	p.synced = &synced{conn: conn, queried: queried, lookup: lookup, lookedUp: map[string]bool{}}
 	for _, prog := range p.programs() {
@@ -726,7 +727,7 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 			if err == nil {
 				err = fmt.Errorf("names %d resource types", len(res))
 			}
-			fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
+			_, _ = fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
 			continue
 		}
 		if out[res[0].GVR] == nil {
@@ -958,7 +959,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 				continue
 			}
 			if printed > 0 {
-				fmt.Fprintln(out)
+				_, _ = fmt.Fprintln(out)
 			}
 			o := opts
 			o.GroupVersionKind = infs[i].Resource.GVK

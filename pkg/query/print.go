@@ -192,7 +192,7 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 		}
 		tw := printers.GetNewTabWriter(w)
 		for _, g := range res.Groups {
-			fmt.Fprintf(tw, "%s\t%d\n", printers.EscapeTerminal(g.Value), g.Count)
+			_, _ = fmt.Fprintf(tw, "%s\t%d\n", printers.EscapeTerminal(g.Value), g.Count)
 		}
 		return tw.Flush()
 	}
@@ -234,10 +234,10 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 // noResources writes kubectl get's message for an empty result.
 func (p *Printer) noResources() {
 	if p.opts.Namespace != "" && !p.opts.ClusterScoped {
-		fmt.Fprintf(p.opts.ErrOut, "No resources found in %s namespace.\n", p.opts.Namespace)
+		_, _ = fmt.Fprintf(p.opts.ErrOut, "No resources found in %s namespace.\n", p.opts.Namespace)
 		return
 	}
-	fmt.Fprintln(p.opts.ErrOut, "No resources found")
+	_, _ = fmt.Fprintln(p.opts.ErrOut, "No resources found")
 }
 
 // table builds the metav1.Table kubectl's table printer lays out. Index
@@ -311,7 +311,7 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 	for x, name := range indexes {
 		indexFails[x].w.Source = "index " + name
 		if w, ok := indexFails[x].warning(len(res.Items)); ok {
-			fmt.Fprintf(p.opts.ErrOut, "warning: %s\n", w)
+			_, _ = fmt.Fprintf(p.opts.ErrOut, "warning: %s\n", w)
 		}
 	}
 	return table, nil

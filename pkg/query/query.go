@@ -145,11 +145,11 @@ func (s Spec) Validate() error {
 type Mode int
 
 const (
-	// ModeObjects: Result.Items holds the selected objects.
+	// ModeObjects means Result.Items holds the selected objects.
 	ModeObjects Mode = iota
-	// ModeCount: Result.Matched is the answer (Spec.Count without GroupBy).
+	// ModeCount means Result.Matched is the answer (Spec.Count without GroupBy).
 	ModeCount
-	// ModeGroups: Result.Groups holds the counts per value (Spec.Count with
+	// ModeGroups means Result.Groups holds the counts per value (Spec.Count with
 	// GroupBy).
 	ModeGroups
 )
@@ -504,7 +504,7 @@ func sortedOrder(n, limit int, compare func(i, j int32) int) []int32 {
 			i = largest
 		}
 	}
-	for i := range int32(n) {
+	for i := range int32(n) { //nolint:gosec // G115: n counts the objects of one cache, far below 2^31
 		switch {
 		case len(heap) < limit:
 			heap = append(heap, i)

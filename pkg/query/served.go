@@ -331,7 +331,7 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 		}
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(errOut, w)
+		_, _ = fmt.Fprintln(errOut, w)
 	}
 	return np.print(out, errOut, queried, results)
 }

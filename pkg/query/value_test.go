@@ -39,9 +39,9 @@ func TestCompareOrder(t *testing.T) {
 		map[string]string{"b": ""},
 		struct{}{},
 	}
-	for i := range ordered {
-		for j := range ordered {
-			got := Compare(ordered[i], ordered[j])
+	for i, a := range ordered {
+		for j, b := range ordered {
+			got := Compare(a, b)
 			want := 0
 			switch {
 			case i < j:
@@ -50,12 +50,12 @@ func TestCompareOrder(t *testing.T) {
 				want = 1
 			}
 			if got != want {
-				t.Errorf("Compare(%#v, %#v) = %d, want %d", ordered[i], ordered[j], got, want)
+				t.Errorf("Compare(%#v, %#v) = %d, want %d", a, b, got, want)
 			}
 		}
 	}
 	shuffled := slices.Clone(ordered)
-	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] }) //nolint:gosec // G404: seeded test data, not a secret
 	slices.SortStableFunc(shuffled, Compare)
 	// NaN != NaN, so compare the formatted forms.
 	var got, want []string

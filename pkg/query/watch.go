@@ -60,19 +60,19 @@ type WatchRequest struct {
 type EventType string
 
 const (
-	// EventAdded: the object was created, or was there when the watch started.
+	// EventAdded means the object was created, or was there when the watch started.
 	EventAdded EventType = "ADDED"
-	// EventUpdated: the object changed and matches --where before and after.
+	// EventUpdated means the object changed and matches --where before and after.
 	EventUpdated EventType = "UPDATED"
-	// EventDeleted: the object was deleted.
+	// EventDeleted means the object was deleted.
 	EventDeleted EventType = "DELETED"
-	// EventResync: a resync replayed the object unchanged.
+	// EventResync means a resync replayed the object unchanged.
 	EventResync EventType = "RESYNC"
-	// EventEntered: an update made the object match --where.
+	// EventEntered means an update made the object match --where.
 	EventEntered EventType = "ENTERED"
-	// EventLeft: an update made the object stop matching --where.
+	// EventLeft means an update made the object stop matching --where.
 	EventLeft EventType = "LEFT"
-	// EventRelist: the informer listed the resource again (its watch
+	// EventRelist means the informer listed the resource again (its watch
 	// expired or could not be resumed); the events of what the list
 	// changed follow, and objects it found unchanged are not shown.
 	EventRelist EventType = "RELIST"
@@ -582,10 +582,10 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	}
 	em.stop()
 	for _, warn := range em.warnings() {
-		fmt.Fprintf(errOut, "warning: %s\n", warn)
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", warn)
 	}
 	for _, line := range stats.Summary() {
-		fmt.Fprintf(errOut, "warning: %s\n", line)
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
 	return em.writeErr()
 }
@@ -660,7 +660,7 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			isIn := e.matchLocked(obj)
 			e.seen[key] = seenState{in: isIn, rv: resourceVersion(obj)}
 			delete(e.unchanged, key)
-			if isIn && !(initial && e.skipInitial) {
+			if isIn && (!initial || !e.skipInitial) {
 				e.emitLocked(kind, EventAdded, false, nil, obj)
 			}
 		},

@@ -66,9 +66,9 @@ func NewClient(cfg *rest.Config, server, caFile string) (*Client, error) {
 	}
 	c := rest.CopyConfig(cfg)
 	c.Host, c.APIPath = u.Scheme+"://"+u.Host, ""
-	c.TLSClientConfig.ServerName = ""
+	c.ServerName = ""
 	if caFile != "" {
-		c.TLSClientConfig.CAFile, c.TLSClientConfig.CAData = caFile, nil
+		c.CAFile, c.CAData = caFile, nil
 	}
 	// The query server is not the API server: no proxy rewriting,
 	// rate limits or content negotiation of client-go apply.
@@ -140,7 +140,7 @@ func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) erro
 		}
 		return fmt.Errorf("sending the query to %s: %w", c.url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read only
 	if resp.StatusCode != http.StatusOK {
 		se := &StatusError{Code: resp.StatusCode}
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))

@@ -277,7 +277,7 @@ func (s *Server) release(name string) {
 func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
 	st := metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusFailure, Message: msg, Reason: reason, Code: int32(code),
+		Status:   metav1.StatusFailure, Message: msg, Reason: reason, Code: int32(code), //nolint:gosec // G115: an HTTP status code
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -85,8 +85,8 @@ func podsIn(ns string) func(query.Request, query.Access, *indexers.Budget, io.Wr
 		if !ok {
 			return &query.ForbiddenError{Resource: pods, Namespace: ns}
 		}
-		fmt.Fprintf(out, "NAME\n%s\n", strings.Join(req.Resources, ","))
-		fmt.Fprintf(errOut, "warning: %s\n", req.Where)
+		_, _ = fmt.Fprintf(out, "NAME\n%s\n", strings.Join(req.Resources, ","))
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", req.Where)
 		return nil
 	}
 }
@@ -150,7 +150,7 @@ func TestQueryRefused(t *testing.T) {
 		{"a mistake in the query", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return &query.UsageError{Err: errors.New(`unknown index "x"`)}
 		}, "t-alice", http.StatusBadRequest, `unknown index "x"`},
-		{"over the cost budget", func(_ query.Request, _ query.Access, b *indexers.Budget, _, _ io.Writer) error {
+		{"over the cost budget", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return fmt.Errorf("--where: %w: the expressions cost 12 units", indexers.ErrBudgetExceeded)
 		}, "t-alice", http.StatusTooManyRequests, "CEL cost budget exceeded: the expressions cost 12 units: narrow the query"},
 		{"a server error", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
@@ -163,7 +163,7 @@ func TestQueryRefused(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := client(t, srv, ca, tt.token).Query(context.Background(), Query{Resources: []string{"pods"}}, &out, &errOut)
 			var se *StatusError
-			if !errors.As(err, &se) || se.Code != tt.code || !strings.Contains(se.Status.Message, tt.message) || se.Status.Code != int32(tt.code) {
+			if !errors.As(err, &se) || se.Code != tt.code || !strings.Contains(se.Status.Message, tt.message) || se.Status.Code != int32(tt.code) { //nolint:gosec // G115: an HTTP status code
 				t.Fatalf("%v; want %d with a message containing %q", err, tt.code, tt.message)
 			}
 			if out.Len() != 0 || errOut.Len() != 0 {
@@ -174,7 +174,7 @@ func TestQueryRefused(t *testing.T) {
 
 	t.Run("over the concurrency limit", func(t *testing.T) {
 		block := make(chan struct{})
-		blocking := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
+		blocking := func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
 			running <- struct{}{}
 			<-block
 			return nil
@@ -215,7 +215,7 @@ func TestQueryRefused(t *testing.T) {
 // list on the resource, in the namespace, for the authenticated user.
 func TestAuthorizationAttributes(t *testing.T) {
 	az := &rules{allow: map[string]bool{}}
-	answer := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
+	answer := func(_ query.Request, may query.Access, b *indexers.Budget, _, _ io.Writer) error {
 		for _, ns := range []string{"", "shop"} {
 			if _, err := may(b.Context(), pods, ns); err != nil {
 				return err
@@ -235,9 +235,9 @@ func TestAuthorizationAttributes(t *testing.T) {
 }
 
 func TestErrorAfterTheAnswerStarted(t *testing.T) {
-	answer := func(req query.Request, may query.Access, b *indexers.Budget, out, errOut io.Writer) error {
-		fmt.Fprintln(out, "first line")
-		fmt.Fprintln(errOut, "a note")
+	answer := func(_ query.Request, _ query.Access, _ *indexers.Budget, out, errOut io.Writer) error {
+		_, _ = fmt.Fprintln(out, "first line")
+		_, _ = fmt.Fprintln(errOut, "a note")
 		return errors.New("template: missing key")
 	}
 	srv, ca := start(t, Options{Answerer: &answerer{synced: true, answer: answer}})
@@ -259,7 +259,7 @@ func TestEndpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
@@ -294,7 +294,7 @@ func TestEndpoints(t *testing.T) {
 		}
 		var st metav1.Status
 		_ = json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || st.Reason != metav1.StatusReasonBadRequest || !strings.HasPrefix(st.Message, "the body is not a query: ") {
 			t.Errorf("%s: %d %+v; want 400", name, resp.StatusCode, st)
 		}

@@ -81,7 +81,7 @@ func fullPod() *corev1.Pod {
 				APIVersion: "v1",
 				Time:       &created,
 				FieldsType: "FieldsV1",
-				FieldsV1:   &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`)},
+				FieldsV1:   metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`),
 			}},
 		},
 		Spec: corev1.PodSpec{

@@ -108,9 +108,9 @@ type tagRules struct {
 	Renamed      string `json:"renamed_field"`
 	Untagged     string
 	Skipped      string `json:"-"`
-	Dash         string `json:"-,"`
+	Dash         string `json:"-,"` //nolint:staticcheck // SA5008: the tag is odd on purpose: encoding/json's reading of it is under test
 	private      string
-	BadTag       string            `json:"bad\\name"`
+	BadTag       string            `json:"bad\\name"` //nolint:staticcheck // SA5008: the tag is odd on purpose: encoding/json's reading of it is under test
 	OmitStr      string            `json:",omitempty"`
 	OmitPtr      *int              `json:"omitPtr,omitempty"`
 	NilPtr       *int              `json:"nilPtr"`
@@ -138,7 +138,7 @@ type tagRules struct {
 	QuotedNil    *int              `json:"quotedNil,string"`
 	QuotedStr    string            `json:"quotedStr,string"`
 	QuotedFloat  float64           `json:"quotedFloat,string"`
-	QuotedStruct inner             `json:"quotedStruct,string"`
+	QuotedStruct inner             `json:"quotedStruct,string"` //nolint:staticcheck // SA5008: the tag is odd on purpose: encoding/json's reading of it is under test
 	F32          float32           `json:"f32"`
 	F32Int       float32           `json:"f32Int"`
 	F64          float64           `json:"f64"`

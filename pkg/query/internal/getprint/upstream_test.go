@@ -48,7 +48,7 @@ func TestCopiedFromUpstream(t *testing.T) {
 		t.Fatal("no copied files found")
 	}
 	for _, f := range copies {
-		have, err := os.ReadFile(f)
+		have, err := os.ReadFile(f) //nolint:gosec // G304: this package's own source files
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func checkCopy(version, dir, f string, hunks []hunk, have string) error {
 	redo := fmt.Sprintf("copy the file again from %s, make the edits of %s again "+
 		"(package getprint; no cobra flag bindings), regenerate %s as upstream_test.go says, and review the change",
 		filepath.Join(dir, "pkg", "cmd", "get", f), patchFile, patchFile)
-	upstream, err := os.ReadFile(filepath.Join(dir, "pkg", "cmd", "get", f))
+	upstream, err := os.ReadFile(filepath.Join(dir, "pkg", "cmd", "get", f)) //nolint:gosec // G304: kubectl's file in the module cache
 	if err != nil {
 		return fmt.Errorf("%s: k8s.io/kubectl %s has no pkg/cmd/get/%s (%w): the copy follows nothing; find where that code went, or remove the copy", f, version, f, err)
 	}
@@ -117,7 +117,7 @@ var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@`)
 // parsePatches reads a file of unified diffs and returns their hunks by
 // the base name of the new file.
 func parsePatches(name string) (map[string][]hunk, error) {
-	b, err := os.ReadFile(name)
+	b, err := os.ReadFile(name) //nolint:gosec // G304: the patch file in testdata
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func TestCheckCopyCatchesUpstreamChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	const f = "get_flags.go"
-	upstream, err := os.ReadFile(filepath.Join(dir, "pkg", "cmd", "get", f))
+	upstream, err := os.ReadFile(filepath.Join(dir, "pkg", "cmd", "get", f)) //nolint:gosec // G304: kubectl's file in the module cache
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +247,10 @@ func TestCheckCopyCatchesUpstreamChanges(t *testing.T) {
 				if tt.want != "" && changed == string(upstream) {
 					t.Fatalf("the change does not apply to kubectl %s's %s", version, f)
 				}
-				if err := os.MkdirAll(filepath.Join(fake, "pkg", "cmd", "get"), 0o755); err != nil {
+				if err := os.MkdirAll(filepath.Join(fake, "pkg", "cmd", "get"), 0o750); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(fake, "pkg", "cmd", "get", f), []byte(changed), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(fake, "pkg", "cmd", "get", f), []byte(changed), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
