@@ -93,7 +93,7 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 	if err != nil {
 		return sum, fmt.Errorf("creating nodes: %w", err)
 	}
-	fmt.Fprintf(log, "workload: %d namespaces and %d nodes\n", spec.Namespaces, spec.Nodes)
+	_, _ = fmt.Fprintf(log, "workload: %d namespaces and %d nodes\n", spec.Namespaces, spec.Nodes)
 
 	groups := spec.groups()
 	readyPods := make([]int, len(groups)) // per group; each index written by one worker
@@ -124,7 +124,7 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 	if err != nil {
 		return sum, fmt.Errorf("creating pods and deployments: %w", err)
 	}
-	fmt.Fprintf(log, "workload: %d pods in %d deployments\n", spec.Pods, len(groups))
+	_, _ = fmt.Fprintf(log, "workload: %d pods in %d deployments\n", spec.Pods, len(groups))
 
 	err = parallel(ctx, spec.CustomResources, spec.Concurrency, func(ctx context.Context, i int) error {
 		want := spec.database(i)

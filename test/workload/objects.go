@@ -37,7 +37,7 @@ func (s Spec) groups() []deploymentGroup {
 
 func (s Spec) rng(kind string, i int) *rand.Rand {
 	h := fnv.New64a()
-	h.Write([]byte(kind))
+	_, _ = h.Write([]byte(kind))
 	return rand.New(rand.NewPCG(uint64(s.Seed), h.Sum64()+uint64(i)))
 }
 
@@ -96,7 +96,7 @@ func (s Spec) node(i int) *corev1.Node {
 
 func podTemplateHash(ns, name string) string {
 	h := fnv.New32a()
-	h.Write([]byte(ns + "/" + name))
+	_, _ = h.Write([]byte(ns + "/" + name))
 	return fmt.Sprintf("%08x", h.Sum32())[:8] + "c4"
 }
 

@@ -444,7 +444,7 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec
 		if err == nil {
 			chain = conn.ConnectionState().PeerCertificates
-			conn.Close()
+			_ = conn.Close()
 			break
 		}
 		exited()
@@ -480,7 +480,7 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 		resp, err := hc.Get(s.url + "/readyz")
 		if err == nil {
 			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK && string(body) == "ok\n" {
 				return s
 			}

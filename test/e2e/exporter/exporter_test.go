@@ -124,7 +124,7 @@ func get(t *testing.T, url string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
@@ -438,7 +438,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/openmetrics-text") || !strings.HasSuffix(string(b), "# EOF\n") ||
 		!strings.Contains(string(b), "# TYPE kube_pod_container_status_restarts counter\n") {
 		t.Errorf("OpenMetrics: Content-Type %q, ends with EOF %v", resp.Header.Get("Content-Type"), strings.HasSuffix(string(b), "# EOF\n"))
@@ -449,7 +449,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.Header.Get("Content-Encoding") != "gzip" {
 		t.Errorf("Accept-Encoding gzip answered with Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
@@ -693,7 +693,7 @@ func TestWebConfigBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("without credentials: %d, want 401", resp.StatusCode)
 	}
@@ -704,7 +704,7 @@ func TestWebConfigBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "test_pod_info") {
 		t.Errorf("with credentials: %d", resp.StatusCode)
 	}

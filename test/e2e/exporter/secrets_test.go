@@ -63,7 +63,7 @@ resources:
 	_, srv, _ := startWith(t, config, exporter.Options{Logger: logger, ErrorLogInterval: 100 * time.Millisecond})
 
 	deadline := time.Now().Add(framework.HangTimeout)
-	for !(strings.Contains(logs.String(), "test_secret_password") && strings.Contains(logs.String(), "test_configmap_token")) {
+	for !strings.Contains(logs.String(), "test_secret_password") || !strings.Contains(logs.String(), "test_configmap_token") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the evaluation errors were not logged within %s:\n%s", framework.HangTimeout, logs.String())
 		}

@@ -127,7 +127,7 @@ func request(c *http.Client, url, user, password string) response {
 	if err != nil {
 		return response{err: err}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return response{code: resp.StatusCode, body: string(b), header: resp.Header, err: err}
 }

@@ -300,7 +300,7 @@ func (c *Cluster) etcd(fn func(*clientv3.Client) error) error {
 	if err != nil {
 		return fmt.Errorf("connecting to etcd: %w", err)
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }()
 	return fn(cli)
 }
 
@@ -402,12 +402,19 @@ func Main(m *testing.M, c **Cluster, setup ...func(*Cluster) error) int {
 		return 1
 	}
 	*c = cl
-	os.Setenv("KUBECONFIG", cl.Kubeconfig)
-	// Nor can a developer's own config file change what tests see.
-	os.Setenv("XDG_CONFIG_HOME", cl.Dir)
-	// Discovery is cached by host and port, which the next package's
-	// cluster may reuse: each cluster has a cache of its own.
-	os.Setenv("KUBECACHEDIR", filepath.Join(cl.Dir, "cache"))
+	err = errors.Join(
+		os.Setenv("KUBECONFIG", cl.Kubeconfig),
+		// Nor can a developer's own config file change what tests see.
+		os.Setenv("XDG_CONFIG_HOME", cl.Dir),
+		// Discovery is cached by host and port, which the next package's
+		// cluster may reuse: each cluster has a cache of its own.
+		os.Setenv("KUBECACHEDIR", filepath.Join(cl.Dir, "cache")),
+	)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		_ = cl.Stop()
+		return 1
+	}
 	for _, s := range setup {
 		if err := s(cl); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: setup: %v\n", err)
@@ -480,12 +487,12 @@ func SilentServerCounting(t testing.TB) (addr string, accepted func() int) {
 		}
 	}()
 	t.Cleanup(func() {
-		l.Close()
+		_ = l.Close()
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range conns {
-			c.Close()
+			_ = c.Close()
 		}
 	})
 	return l.Addr().String(), func() int {
@@ -503,7 +510,7 @@ func ClosedPort(t testing.TB) string {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	return addr
 }
 

@@ -42,7 +42,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tty.Close()
+	defer func() { _ = tty.Close() }()
 	var mu sync.Mutex
 	var screen bytes.Buffer
 	go func() {

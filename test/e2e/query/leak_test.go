@@ -78,7 +78,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	})
 	t.Run("export", func(t *testing.T) {
 		config := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(config, []byte(exportConfig), 0o644); err != nil {
+		if err := os.WriteFile(config, []byte(exportConfig), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		r := cluster.StartPlugin(t, "export", "--config", config, "--web.listen-address", "127.0.0.1:0")
@@ -95,15 +95,15 @@ func TestNoGoroutineLeaks(t *testing.T) {
 			t.Errorf("unknown resource: exit code %d, want 2", r.code)
 		}
 		kubeconfig, stalled := stallingProxy(t, podRequests)
-		if r := runTimed(t, context.Background(), "query", "--kubeconfig", kubeconfig, "pods", "-A", "--sync-timeout", "1s"); r.code != 1 {
+		if r := runTimed(context.Background(), t, "query", "--kubeconfig", kubeconfig, "pods", "-A", "--sync-timeout", "1s"); r.code != 1 {
 			t.Errorf("sync timeout: exit code %d, want 1", r.code)
 		}
-		if r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.KubeconfigFor(t, "https://"+framework.SilentServer(t)), "pods", "--request-timeout", "1s"); r.code != 1 {
+		if r := runTimed(context.Background(), t, "query", "--kubeconfig", cluster.KubeconfigFor(t, "https://"+framework.SilentServer(t)), "pods", "--request-timeout", "1s"); r.code != 1 {
 			t.Errorf("request timeout: exit code %d, want 1", r.code)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan timed, 1)
-		go func() { done <- runTimed(t, ctx, "watch", "--kubeconfig", kubeconfig, "pods", "-A") }()
+		go func() { done <- runTimed(ctx, t, "watch", "--kubeconfig", kubeconfig, "pods", "-A") }()
 		<-stalled
 		cancel()
 		if r := <-done; r.code != 0 {

@@ -476,10 +476,10 @@ defaults:
 	var sawPhase, sawNode bool
 	for _, l := range lines(r.ok(t)) {
 		f := strings.Fields(l)
-		switch {
-		case f[1] == "byPhase":
+		switch f[1] {
+		case "byPhase":
 			sawPhase = f[2] == strconv.Itoa(len(phases))
-		case f[1] == "byNode":
+		case "byNode":
 			sawNode = f[2] == strconv.Itoa(spec.Nodes)
 		}
 	}

@@ -92,7 +92,7 @@ type timed struct {
 // runTimed runs the plugin in process, with a discovery cache of its own:
 // the shared one may hold what another server once answered on the same
 // port.
-func runTimed(t *testing.T, ctx context.Context, args ...string) timed {
+func runTimed(ctx context.Context, t *testing.T, args ...string) timed {
 	t.Helper()
 	start := time.Now()
 	code, out, errOut := framework.RunPlugin(ctx, nil, append(args, "--cache-dir", t.TempDir())...)

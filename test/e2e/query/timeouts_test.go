@@ -12,10 +12,10 @@ import (
 
 // checkRun checks a run's exit code, that the first line of its stderr
 // matches first (a regular expression) and that stderr ends with suffix, the
-// hint, and that it took at least min: a run ended by a timeout cannot end
+// hint, and that it took at least minElapsed: a run ended by a timeout cannot end
 // before it. How much longer it took depends on the machine and is not
 // checked.
-func checkRun(t *testing.T, r timed, code int, first, suffix string, min time.Duration) {
+func checkRun(t *testing.T, r timed, code int, first, suffix string, minElapsed time.Duration) {
 	t.Helper()
 	if r.code != code {
 		t.Errorf("exit code %d, want %d", r.code, code)
@@ -24,8 +24,8 @@ func checkRun(t *testing.T, r timed, code int, first, suffix string, min time.Du
 	if !regexp.MustCompile("^(?:"+first+")$").MatchString(line) || !strings.HasSuffix(r.errOut, suffix) {
 		t.Errorf("stderr:\n%s\nwant a first line matching:\n%s\nand it to end with:\n%s", r.errOut, first, suffix)
 	}
-	if r.elapsed < min {
-		t.Errorf("took %s, want at least %s", r.elapsed, min)
+	if r.elapsed < minElapsed {
+		t.Errorf("took %s, want at least %s", r.elapsed, minElapsed)
 	}
 }
 
@@ -46,7 +46,7 @@ const (
 // query at once, as kubectl would, with exit code 1.
 func TestUnreachableServer(t *testing.T) {
 	addr := framework.ClosedPort(t)
-	r := runTimed(t, context.Background(), "query", "--kubeconfig", cluster.KubeconfigFor(t, "https://"+addr), "pods", "-A")
+	r := runTimed(context.Background(), t, "query", "--kubeconfig", cluster.KubeconfigFor(t, "https://"+addr), "pods", "-A")
 	checkRun(t, r, 1, "error: .*"+regexp.QuoteMeta("https://"+addr)+".*", unreachableHint, 0)
 }
 
@@ -82,7 +82,7 @@ func TestSilentServer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"query", "--kubeconfig", cluster.KubeconfigFor(t, server), "pods", "-A"}, tt.args...)
 			before := accepted()
-			checkRun(t, runTimed(t, context.Background(), args...), 1, tt.first, tt.suffix, tt.min)
+			checkRun(t, runTimed(context.Background(), t, args...), 1, tt.first, tt.suffix, tt.min)
 			// The server may accept the connection after the run ended.
 			framework.Eventually(t, "the server accepted the request's connection", func() bool { return accepted() > before })
 			if n := accepted() - before; n != 1 {
@@ -108,7 +108,7 @@ func TestStalledList(t *testing.T) {
 		{"watch", []string{"watch", "pods", "-A"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runTimed(t, context.Background(), append(tt.args, "--kubeconfig", kubeconfig, "--sync-timeout", "3s")...)
+			r := runTimed(context.Background(), t, append(tt.args, "--kubeconfig", kubeconfig, "--sync-timeout", "3s")...)
 			checkRun(t, r, 1, regexp.QuoteMeta(want), hint, 3*time.Second)
 			select {
 			case u := <-stalled:

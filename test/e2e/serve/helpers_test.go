@@ -67,7 +67,7 @@ func (s *server) waitReady(t *testing.T) {
 			resp, err := hc.Get(s.url + "/readyz")
 			if err == nil {
 				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				_ = resp.Body.Close()
 				if resp.StatusCode == http.StatusOK && string(body) == "ok\n" {
 					hc.CloseIdleConnections()
 					return
@@ -106,7 +106,7 @@ func (s *server) adminClient(t *testing.T) *http.Client {
 	t.Helper()
 	c := rest.CopyConfig(cluster.Config)
 	c.Host, c.APIPath = s.url, ""
-	c.TLSClientConfig.CAData, c.TLSClientConfig.CAFile, c.TLSClientConfig.ServerName = nil, s.ca, ""
+	c.CAData, c.CAFile, c.ServerName = nil, s.ca, ""
 	hc, err := rest.HTTPClientFor(c)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func (s *server) post(t *testing.T, hc *http.Client, body io.Reader) (int, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func TestLimits(t *testing.T) {
 					answers <- answer{err: err}
 					return
 				}
-				defer resp.Body.Close()
+				defer func() { _ = resp.Body.Close() }()
 				b, err := io.ReadAll(resp.Body)
 				answers <- answer{code: resp.StatusCode, body: string(b), err: err}
 			}()
@@ -86,7 +86,7 @@ func TestLimits(t *testing.T) {
 				if a.code != http.StatusTooManyRequests {
 					t.Fatalf("the pending query was answered before its body was sent: %d %q %v", a.code, a.body, a.err)
 				}
-				send.Close()
+				_ = send.Close()
 				send, first = pending()
 			default:
 			}
@@ -104,7 +104,7 @@ func TestLimits(t *testing.T) {
 		if _, err := io.WriteString(send, count); err != nil {
 			t.Fatal(err)
 		}
-		send.Close()
+		_ = send.Close()
 		select {
 		case a := <-first:
 			if a.err != nil || a.code != http.StatusOK || a.body != want {

@@ -65,7 +65,7 @@ func TestServe(t *testing.T) {
 	hc := s.anonymousClient(t)
 	hc.Timeout = 5 * time.Second
 	if resp, err := hc.Get(s.url + "/healthz"); err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		t.Errorf("GET /healthz after Stop answered %s", resp.Status)
 	}
 	hc.CloseIdleConnections()
@@ -254,7 +254,7 @@ func testNoCredentials(t *testing.T, s *server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodPost {
 		t.Errorf("GET /v1/query: %s, Allow %q; want 405 and Allow: POST", resp.Status, resp.Header.Get("Allow"))
 	}
@@ -264,7 +264,7 @@ func testNoCredentials(t *testing.T, s *server) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s without credentials: %s, want 200", path, resp.Status)
 		}
