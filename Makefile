@@ -111,13 +111,15 @@ $(GOLANGCI_LINT):
 tools: $(GOLANGCI_LINT) ## Install the pinned tools (golangci-lint) into _output/tools
 
 .PHONY: lint
-lint: ## go mod tidy check, go vet, gofmt and govulncheck, for both modules
+lint: $(GOLANGCI_LINT) ## go mod tidy check, go vet, gofmt, golangci-lint and govulncheck, for both modules
 	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	@cd hack/controlplane && { go mod tidy -diff || { echo "hack/controlplane: go.mod/go.sum are not tidy: run go mod tidy there"; exit 1; }; }
 	go vet ./...
 	cd hack/controlplane && go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_output/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GOLANGCI_LINT) run ./...
+	cd hack/controlplane && $(GOLANGCI_LINT) run --config ../../.golangci.yml ./...
 	hack/vulncheck.sh
 
 .PHONY: golangci-lint

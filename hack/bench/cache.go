@@ -22,7 +22,7 @@ type cacheResult struct {
 func benchCache(plugin string, args []string, runs int, quiet time.Duration) (cacheResult, error) {
 	var r cacheResult
 	for range runs {
-		cmd := exec.Command(plugin, append(args, "--watch")...)
+		cmd := exec.Command(plugin, append(args, "--watch")...) //nolint:gosec // G204: runs the binary the benchmark was told to measure
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return r, err

@@ -313,7 +313,7 @@ const pollEvery = 10 * time.Millisecond
 // both every pollEvery. /metrics is read as Prometheus reads it,
 // uncompressed.
 func startProcess(name, path string, args []string, addr string, readyz bool, apiserverPID, pods int) (*process, startStats, error) {
-	p := &process{cmd: exec.Command(path, args...), base: "http://" + addr, stderr: &tailWriter{}}
+	p := &process{cmd: exec.Command(path, args...), base: "http://" + addr, stderr: &tailWriter{}} //nolint:gosec // G204: runs the binary the benchmark was told to measure
 	p.cmd.Stderr = p.stderr
 	api0 := procCPU(apiserverPID)
 	start := time.Now()
@@ -325,7 +325,7 @@ func startProcess(name, path string, args []string, addr string, readyz bool, ap
 	for {
 		if readyz && s.ready == 0 {
 			if resp, err := http.Get(p.base + "/readyz"); err == nil {
-				resp.Body.Close()
+				_ = resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
 					s.ready = time.Since(start)
 				}
@@ -558,7 +558,7 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
 }
 

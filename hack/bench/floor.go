@@ -69,7 +69,7 @@ func startFloor(kubeconfig string, apiserverPID, pods int) (startStats, error) {
 	if err != nil {
 		return startStats{}, err
 	}
-	cmd := exec.Command(self, "-"+floorFlag, kubeconfig)
+	cmd := exec.Command(self, "-"+floorFlag, kubeconfig) //nolint:gosec // G204: this benchmark's own binary, re-run as the floor client
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return startStats{}, err
@@ -133,7 +133,7 @@ func runTransfer(kubeconfig, accept string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		return fmt.Errorf("GET /api/v1/pods: %s: %s", resp.Status, b)

@@ -38,17 +38,16 @@ import (
 )
 
 type options struct {
-	pods       int
-	runs       int
-	binDir     string
-	plugin     string
-	stateDir   string
-	results    string
-	keep       bool
-	goBench    bool
-	queries    bool
-	server     bool
-	goBenchPkg string
+	pods     int
+	runs     int
+	binDir   string
+	plugin   string
+	stateDir string
+	results  string
+	keep     bool
+	goBench  bool
+	queries  bool
+	server   bool
 	// ksm is a kube-state-metrics binary to measure beside the exporter;
 	// empty: not measured.
 	ksm string
@@ -107,13 +106,13 @@ func run(o options) error {
 	}
 	localcluster := filepath.Join(o.binDir, "localcluster")
 	// A fresh cluster, so that the object count is exactly the workload's.
-	_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()
-	out, err := exec.Command(localcluster, "up", "-bin", o.binDir, "-dir", o.stateDir).CombinedOutput()
+	_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()                                    //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
+	out, err := exec.Command(localcluster, "up", "-bin", o.binDir, "-dir", o.stateDir).CombinedOutput() //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %v\n%s", err, out)
 	}
 	if !o.keep {
-		defer exec.Command(localcluster, "down", "-dir", o.stateDir).Run()
+		defer func() { _ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run() }() //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
 	}
 	kubeconfig := strings.TrimSpace(string(out))
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -196,10 +195,10 @@ func run(o options) error {
 	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(ksm, ksmVersion))
 	fmt.Print(report)
 	if o.results != "" {
-		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil { //nolint:gosec // G301: the results are a report to publish, readable by all
 			return err
 		}
-		if err := os.WriteFile(o.results, []byte(report), 0o644); err != nil {
+		if err := os.WriteFile(o.results, []byte(report), 0o644); err != nil { //nolint:gosec // G306: the results are a report to publish, readable by all
 			return err
 		}
 	}
@@ -260,7 +259,7 @@ func measureAll(cmds []measured, runs int) ([]row, error) {
 // run runs the command once and returns its wall time, its peak RSS and
 // the bytes it wrote to stdout.
 func (m measured) run() (sample, int, error) {
-	cmd := exec.Command(m.path, m.args...)
+	cmd := exec.Command(m.path, m.args...) //nolint:gosec // G204: runs the binary the benchmark was told to measure
 	var out countingWriter
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -435,7 +434,7 @@ func cpuModel() string {
 	if err != nil {
 		return "unknown CPU"
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -451,13 +450,15 @@ func memTotal() string {
 		return "unknown memory"
 	}
 	var kb int64
-	fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"), "%d", &kb)
+	if _, err := fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"), "%d", &kb); err != nil {
+		return "unknown memory"
+	}
 	return fmt.Sprintf("%.0f GiB RAM", float64(kb)/(1<<20))
 }
 
 // readPID reads a process ID from a pid file of the local control plane.
 func readPID(path string) (int, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: a pid file of the local control plane, in its state directory
 	if err != nil {
 		return 0, err
 	}

@@ -64,7 +64,7 @@ func (s *scraper) scrape() ([]byte, scrapeStat, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, st, fmt.Errorf("GET %s/metrics: %s", s.base, resp.Status)
 	}

@@ -70,9 +70,9 @@ func benchServer(plugin, kubeconfig string, runs int) (serverResult, error) {
 	if err != nil {
 		return r, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	config := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(config, []byte(serverConfig), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(serverConfig), 0o600); err != nil {
 		return r, err
 	}
 	var srv *serveProcess
@@ -168,7 +168,7 @@ func sameOutput(local, remote measured) error {
 
 // output runs the command once and returns what it printed on stdout.
 func (m measured) output() ([]byte, error) {
-	cmd := exec.Command(m.path, m.args...)
+	cmd := exec.Command(m.path, m.args...) //nolint:gosec // G204: runs the binary the benchmark was told to measure
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -195,7 +195,7 @@ func startServer(plugin, kubeconfig, config, certDir string) (*serveProcess, tim
 		return nil, 0, err
 	}
 	p := &serveProcess{url: "https://" + addr, ca: filepath.Join(certDir, "serving.crt"), exited: make(chan struct{})}
-	p.cmd = exec.Command(plugin, "serve", serverResources, "-A", "--kubeconfig="+kubeconfig, "--config="+config,
+	p.cmd = exec.Command(plugin, "serve", serverResources, "-A", "--kubeconfig="+kubeconfig, "--config="+config, //nolint:gosec // G204: runs the binary the benchmark was told to measure
 		"--listen-address="+addr, "--cert-dir="+certDir)
 	p.cmd.Stderr = &p.stderr
 	start := time.Now()
@@ -241,7 +241,7 @@ func (p *serveProcess) ready() bool {
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
 

@@ -147,11 +147,11 @@ func WriteArchive(w io.Writer, entries []Entry, mtime time.Time) error {
 			Format:   tar.FormatUSTAR,
 		}
 		if err := tw.WriteHeader(h); err != nil {
-			r.Close()
+			_ = r.Close()
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		_, err = io.Copy(tw, r)
-		r.Close()
+		_ = r.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
@@ -172,7 +172,7 @@ func (e Entry) open() (io.ReadCloser, int64, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, 0, err
 	}
 	return f, st.Size(), nil
@@ -190,13 +190,13 @@ type Built struct {
 // with its checksum.
 func PackArchive(dir, version string, p Platform, entries []Entry, mtime time.Time) (Built, error) {
 	name := ArchiveName(version, p)
-	f, err := os.Create(filepath.Join(dir, name))
+	f, err := os.Create(filepath.Join(dir, name)) //nolint:gosec // G304: the archive, in the output directory the user named
 	if err != nil {
 		return Built{}, err
 	}
 	h := sha256.New()
 	if err := WriteArchive(io.MultiWriter(f, h), entries, mtime); err != nil {
-		f.Close()
+		_ = f.Close()
 		return Built{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := f.Close(); err != nil {

@@ -42,7 +42,7 @@ func loadRoot(t *testing.T) *krew.Plugin {
 func fakeBinary(t *testing.T, dir string, p Platform) string {
 	t.Helper()
 	path := filepath.Join(dir, p.OS+"_"+p.Arch, BinaryName(p.OS))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte("binary for "+p.String()), 0o600); err != nil {
@@ -111,7 +111,7 @@ func TestArchiveLayout(t *testing.T) {
 	dir := t.TempDir()
 	built := packAll(t, dir, "v1.2.3")
 	for _, a := range built {
-		f, err := os.Open(filepath.Join(dir, a.Name))
+		f, err := os.Open(filepath.Join(dir, a.Name)) //nolint:gosec // G304: an archive in the test's own directory
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestArchiveLayout(t *testing.T) {
 				}
 			}
 		}
-		f.Close()
+		_ = f.Close()
 		want := []string{"LICENSE", "README.md", "kubectl-informer", "kubectl_complete-informer"}
 		if a.Platform.OS == "windows" {
 			want = []string{"LICENSE", "README.md", "kubectl-informer.exe", "kubectl_complete-informer.cmd"}
@@ -170,8 +170,8 @@ func TestArchivesAreReproducible(t *testing.T) {
 	a := packAll(t, one, "v1.2.3")
 	b := packAll(t, two, "v1.2.3")
 	for i := range a {
-		x, _ := os.ReadFile(filepath.Join(one, a[i].Name))
-		y, _ := os.ReadFile(filepath.Join(two, b[i].Name))
+		x, _ := os.ReadFile(filepath.Join(one, a[i].Name)) //nolint:gosec // G304: an archive in the test's own directory
+		y, _ := os.ReadFile(filepath.Join(two, b[i].Name)) //nolint:gosec // G304: an archive in the test's own directory
 		if !bytes.Equal(x, y) || a[i].SHA256 != b[i].SHA256 {
 			t.Errorf("%s differs between two packs", a[i].Name)
 		}
@@ -201,7 +201,7 @@ func TestChecksums(t *testing.T) {
 			t.Errorf("%s is not sorted after %s", m[2], prev)
 		}
 		prev = m[2]
-		b, err := os.ReadFile(filepath.Join(dir, m[2]))
+		b, err := os.ReadFile(filepath.Join(dir, m[2])) //nolint:gosec // G304: an archive in the test's own directory
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,14 +399,14 @@ func TestCompletionHelpers(t *testing.T) {
 	// helper must hand them on unchanged.
 	dir := t.TempDir()
 	fake := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\n"
-	if err := os.WriteFile(filepath.Join(dir, "kubectl-informer"), []byte(fake), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kubectl-informer"), []byte(fake), 0o755); err != nil { //nolint:gosec // G306: a script the test runs
 		t.Fatal(err)
 	}
 	helper := filepath.Join(dir, "kubectl_complete-informer")
-	if err := os.WriteFile(helper, completionHelper, 0o755); err != nil {
+	if err := os.WriteFile(helper, completionHelper, 0o755); err != nil { //nolint:gosec // G306: a script the test runs
 		t.Fatal(err)
 	}
-	c := exec.Command(helper, "query", "pods,dep", "a b", "")
+	c := exec.Command(helper, "query", "pods,dep", "a b", "") //nolint:gosec // G204: the completion helper the test wrote
 	c.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := c.CombinedOutput()
 	if want := "[__complete][query][pods,dep][a b][]"; err != nil || string(out) != want {

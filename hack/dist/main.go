@@ -76,7 +76,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := os.MkdirAll(o.out, 0o755); err != nil { //nolint:gosec // G301: release files are published, readable by all
 		return err
 	}
 	if err := removeOld(o.out); err != nil {
@@ -86,11 +86,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 
 	var built []Built
 	for _, p := range platforms {
-		fmt.Fprintf(stderr, "building %s\n", p)
+		_, _ = fmt.Fprintf(stderr, "building %s\n", p)
 		bin := filepath.Join(work, p.OS+"_"+p.Arch, BinaryName(p.OS))
 		if err := goBuild(ctx, o.root, bin, p, o.ldflags, stderr); err != nil {
 			return err
@@ -110,17 +110,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(o.out, "checksums.txt"), Checksums(built), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(o.out, "checksums.txt"), Checksums(built), 0o644); err != nil { //nolint:gosec // G306: release files are published, readable by all
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(o.out, "plugin.yaml"), y, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(o.out, "plugin.yaml"), y, 0o644); err != nil { //nolint:gosec // G306: release files are published, readable by all
 		return err
 	}
 	for _, a := range built {
-		fmt.Fprintln(stdout, filepath.Join(o.out, a.Name))
+		_, _ = fmt.Fprintln(stdout, filepath.Join(o.out, a.Name))
 	}
-	fmt.Fprintln(stdout, filepath.Join(o.out, "checksums.txt"))
-	fmt.Fprintln(stdout, filepath.Join(o.out, "plugin.yaml"))
+	_, _ = fmt.Fprintln(stdout, filepath.Join(o.out, "checksums.txt"))
+	_, _ = fmt.Fprintln(stdout, filepath.Join(o.out, "plugin.yaml"))
 	return nil
 }
 
@@ -140,7 +140,7 @@ func check(p *krew.Plugin, name, dir string, built []Built) error {
 
 // goBuild builds the plugin for p into out: no cgo, no local paths.
 func goBuild(ctx context.Context, root, out string, p Platform, ldflags string, stderr io.Writer) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/kubectl-informer")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/kubectl-informer") //nolint:gosec // G204: go build of this release, with its version flags
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch)
 	cmd.Stdout = stderr

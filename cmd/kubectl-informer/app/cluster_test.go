@@ -62,10 +62,10 @@ func askedServer(t *testing.T) (string, func() []string) {
 		}
 	}()
 	t.Cleanup(func() {
-		l.Close()
+		_ = l.Close()
 		mu.Lock()
 		for _, c := range conns {
-			c.Close()
+			_ = c.Close()
 		}
 		mu.Unlock()
 		wg.Wait()
@@ -115,7 +115,7 @@ type result struct {
 // runCtx runs the plugin in process with ctx as its command's context
 // and a discovery cache of its own: the shared one may hold what another
 // server on the same port answered.
-func runCtx(t *testing.T, ctx context.Context, args ...string) result {
+func runCtx(ctx context.Context, t *testing.T, args ...string) result {
 	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
 	cmd := NewRootCommand(streams)
 	cmd.SetArgs(append(args, "--cache-dir", t.TempDir()))
@@ -143,7 +143,7 @@ func TestSilentServerSyncTimeout(t *testing.T) {
 	kubeconfig := kubeconfigFor(t, server)
 	for _, verb := range []string{"query", "watch", "indexes"} {
 		t.Run(verb, func(t *testing.T) {
-			r := runCtx(t, context.Background(), verb, "--kubeconfig", kubeconfig, "pods", "--sync-timeout", "1s")
+			r := runCtx(context.Background(), t, verb, "--kubeconfig", kubeconfig, "pods", "--sync-timeout", "1s")
 			if r.code != ExitRuntime {
 				t.Errorf("exit code %d, want %d", r.code, ExitRuntime)
 			}
@@ -160,7 +160,7 @@ func TestSilentServerSyncTimeout(t *testing.T) {
 // --request-timeout, not one per discovery attempt.
 func TestSilentServerRequestTimeout(t *testing.T) {
 	server, requests := askedServer(t)
-	r := runCtx(t, context.Background(), "query", "--kubeconfig", kubeconfigFor(t, server), "pods", "--request-timeout", "1s")
+	r := runCtx(context.Background(), t, "query", "--kubeconfig", kubeconfigFor(t, server), "pods", "--request-timeout", "1s")
 	if r.code != ExitRuntime {
 		t.Errorf("exit code %d, want %d", r.code, ExitRuntime)
 	}
@@ -191,7 +191,7 @@ func TestInterrupted(t *testing.T) {
 	server, requests := askedServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan result, 1)
-	go func() { done <- runCtx(t, ctx, "query", "--kubeconfig", kubeconfigFor(t, server), "pods") }()
+	go func() { done <- runCtx(ctx, t, "query", "--kubeconfig", kubeconfigFor(t, server), "pods") }()
 	waitRequests(t, requests, 1)
 	expectInterrupted(t, cancel, done)
 }
@@ -221,7 +221,7 @@ func TestSignals(t *testing.T) {
 			server, requests := askedServer(t)
 			done := make(chan result, 1)
 			go func() {
-				done <- runCtx(t, context.Background(), "query", "--kubeconfig", kubeconfigFor(t, server), "pods")
+				done <- runCtx(context.Background(), t, "query", "--kubeconfig", kubeconfigFor(t, server), "pods")
 			}()
 			waitRequests(t, requests, 1)
 			if err := syscall.Kill(os.Getpid(), sig); err != nil {
@@ -267,9 +267,9 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := "http://" + l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	t.Run("refused", func(t *testing.T) {
-		if r := runCtx(t, context.Background(), "query", "--kubeconfig", kubeconfigFor(t, refused), "pods"); r.code != ExitRuntime {
+		if r := runCtx(context.Background(), t, "query", "--kubeconfig", kubeconfigFor(t, refused), "pods"); r.code != ExitRuntime {
 			t.Errorf("exit code %d, want %d; stderr %q", r.code, ExitRuntime, r.errOut)
 		}
 	})
@@ -281,7 +281,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 			{"watch", "pods", "--sync-timeout", "500ms"},
 			{"query", "pods", "--request-timeout", "500ms"},
 		} {
-			if r := runCtx(t, context.Background(), append(args, "--kubeconfig", kubeconfig)...); r.code != ExitRuntime {
+			if r := runCtx(context.Background(), t, append(args, "--kubeconfig", kubeconfig)...); r.code != ExitRuntime {
 				t.Errorf("%q: exit code %d, want %d; stderr %q", args, r.code, ExitRuntime, r.errOut)
 			}
 		}
@@ -291,7 +291,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
 		go func() {
-			done <- runCtx(t, ctx, "query", "--kubeconfig", kubeconfigFor(t, server), "pods", "--watch").code
+			done <- runCtx(ctx, t, "query", "--kubeconfig", kubeconfigFor(t, server), "pods", "--watch").code
 		}()
 		waitRequests(t, requests, 1)
 		cancel()

@@ -54,7 +54,7 @@ func closedServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close()
 	return "https://" + addr
 }
 
@@ -79,10 +79,10 @@ func silentServer(t *testing.T) string {
 		}
 	}()
 	t.Cleanup(func() {
-		l.Close()
+		_ = l.Close()
 		<-done
 		for _, c := range conns {
-			c.Close()
+			_ = c.Close()
 		}
 	})
 	return "https://" + l.Addr().String()
@@ -165,7 +165,7 @@ indexes:
 			if directive != tt.directive {
 				t.Errorf("directive %s, want %s", directive, tt.directive)
 			}
-			if tt.want != nil && !reflect.DeepEqual(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+			if tt.want != nil && !reflect.DeepEqual(got, tt.want) && (len(got) != 0 || len(tt.want) != 0) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 			for _, c := range tt.contains {

@@ -99,7 +99,7 @@ namespaces. No informer starts and nothing is served.
   # Serve it on port 10149, the default
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :10149`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !o.PrintRBAC {
 				for _, name := range []string{"rbac-name", "rbac-namespace"} {
 					if cmd.Flags().Changed(name) {
@@ -264,7 +264,7 @@ func (o *ExportOptions) check(ctx context.Context) error {
 	}
 	warnings, err := o.checkCluster(ctx, env, c)
 	for _, w := range warnings {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
 	if err != nil {
 		return err

@@ -22,14 +22,14 @@ resources:
     type: gauge
     labels:
       pod: object.metadata.name
-`), 0o644); err != nil {
+`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	server, requests := askedServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan result, 1)
 	go func() {
-		done <- runCtx(t, ctx, "export", "--kubeconfig", kubeconfigFor(t, server), "--config", config, "--web.listen-address", "127.0.0.1:0")
+		done <- runCtx(ctx, t, "export", "--kubeconfig", kubeconfigFor(t, server), "--config", config, "--web.listen-address", "127.0.0.1:0")
 	}()
 	waitRequests(t, requests, 1)
 	expectInterrupted(t, cancel, done)

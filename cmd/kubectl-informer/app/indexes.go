@@ -104,13 +104,12 @@ func (o *IndexesOptions) Validate() error {
 // Run prints the indexes.
 func (o *IndexesOptions) Run(ctx context.Context) error {
 	w := printers.GetNewTabWriter(o.Out)
-	defer w.Flush()
 	if len(o.resources) == 0 {
 		if o.config == nil && len(o.Indexes) == 0 {
-			fmt.Fprintf(o.ErrOut, "No indexes: no config file at %s; define indexes with --index NAME=CEL or in a config (see --help)\n", query.DefaultConfigPath())
+			_, _ = fmt.Fprintf(o.ErrOut, "No indexes: no config file at %s; define indexes with --index NAME=CEL or in a config (see --help)\n", query.DefaultConfigPath())
 			return nil
 		}
-		fmt.Fprintln(w, "RESOURCE\tINDEX\tEXPRESSION")
+		_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tEXPRESSION")
 		byRes := o.config.ResourceIndexes()
 		resources := make([]string, 0, len(byRes))
 		for res := range byRes {
@@ -119,14 +118,14 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 		sort.Strings(resources)
 		for _, res := range resources {
 			for _, ix := range byRes[res] {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
+				_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
 			}
 		}
 		for _, s := range o.Indexes {
 			name, expr, _ := splitNamed(s, "--index", "NAME=CEL")
-			fmt.Fprintf(w, "%s\t%s\t%s\n", "<queried>", name, expr)
+			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", "<queried>", name, expr)
 		}
-		return nil
+		return w.Flush()
 	}
 	var infos []query.IndexInfo
 	err := withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
@@ -137,13 +136,13 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "RESOURCE\tINDEX\tVALUES\tEXPRESSION")
+	_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tVALUES\tEXPRESSION")
 	for _, in := range infos {
 		expr := in.Expr
 		if expr == "" {
 			expr = "<built-in>"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", in.Resource, in.Index, in.Values, expr)
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", in.Resource, in.Index, in.Values, expr)
 	}
-	return nil
+	return w.Flush()
 }

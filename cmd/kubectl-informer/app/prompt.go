@@ -33,18 +33,18 @@ func (o *QueryOptions) runInteractive(ctx context.Context, conn query.Conn) erro
 		return s.Run(ctx, query.NewLineReader(o.In))
 	}
 	line := liner.NewLiner()
-	defer line.Close()
+	defer func() { _ = line.Close() }()
 	line.SetCtrlCAborts(true)
 	line.SetTabCompletionStyle(liner.TabPrints)
 	line.SetWordCompleter(s.Complete)
 	path := historyPath()
-	if h, err := os.Open(path); err == nil {
+	if h, err := os.Open(path); err == nil { //nolint:gosec // G304: the history file under the user's own XDG_STATE_HOME
 		_, _ = line.ReadHistory(h)
 		_ = h.Close()
 	}
 	err = s.Run(ctx, linerLines{line})
 	if werr := writeHistory(line, path); werr != nil {
-		fmt.Fprintf(o.ErrOut, "warning: history not saved: %v\n", werr)
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: history not saved: %v\n", werr)
 	}
 	return err
 }
@@ -88,7 +88,7 @@ func writeHistory(line *liner.State, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600) //nolint:gosec // G304: the history file under the user's own XDG_STATE_HOME
 	if err != nil {
 		return err
 	}

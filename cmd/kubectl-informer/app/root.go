@@ -116,7 +116,7 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	_, _ = fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
 	var interrupted *InterruptedError
 	if errors.As(err, &interrupted) {
 		return interrupted.ExitCode()

@@ -199,7 +199,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--listen-address %s: %w", o.ListenAddress, err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
 		client, err := kubernetes.NewForConfig(conn.Config)
 		if err != nil {

@@ -26,7 +26,7 @@ func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		// Nothing to complete: no arguments, no files.
 		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
 				return err
 			}

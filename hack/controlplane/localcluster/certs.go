@@ -129,5 +129,5 @@ contexts:
     namespace: default
 current-context: local
 `, server, base64.StdEncoding.EncodeToString(caPEM), adminToken, unprivilegedToken)
-	return os.WriteFile(c.kubeconfig(), []byte(cfg), 0o600)
+	return os.WriteFile(c.kubeconfig(), []byte(cfg), 0o600) //nolint:gosec // G703: the kubeconfig in the state directory the user named
 }

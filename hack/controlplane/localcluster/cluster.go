@@ -21,7 +21,7 @@ import (
 // The cluster listens on loopback only; the tokens are not secrets.
 const (
 	adminToken        = "local-admin-token"
-	unprivilegedToken = "local-unprivileged-token"
+	unprivilegedToken = "local-unprivileged-token" //nolint:gosec // G101: a loopback-only test cluster's token, not a secret
 )
 
 // cluster is one local control plane, identified by its state directory.
@@ -128,8 +128,8 @@ func (c *cluster) start(name string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	defer func() { _ = logf.Close() }()
+	cmd := exec.Command(filepath.Join(c.bin, name), args...) //nolint:gosec // G204: a control-plane binary in the -bin directory the user named
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -180,7 +180,7 @@ func (c *cluster) ready(timeout time.Duration) error {
 		req.Header.Set("Authorization", "Bearer "+adminToken)
 		resp, err := client.Do(req)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
@@ -285,7 +285,7 @@ func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
-			l.Close()
+			_ = l.Close()
 		}
 	}()
 	for range n {
@@ -300,7 +300,7 @@ func freePorts(n int) ([]int, error) {
 }
 
 func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: a log file in the cluster's state directory
 	if err != nil {
 		return err.Error()
 	}

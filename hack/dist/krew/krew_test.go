@@ -217,12 +217,18 @@ func writeTarGz(t *testing.T, dir, name string, files map[string]int64) (string,
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f, Mode: files[f], Size: 1}); err != nil {
 			t.Fatal(err)
 		}
-		tw.Write([]byte("x"))
+		if _, err := tw.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
 	}
-	tw.Close()
-	zw.Close()
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
