@@ -257,12 +257,22 @@ func DefaultNamespace(c *Compiled, namespace string) {
 	}
 }
 
-func (x *Exporter) switchTo(c *Compiled) error {
+func (x *Exporter) switchTo(c *Compiled) (err error) {
 	next := &activeConfig{engine: NewEngine(c, EngineOptions{
 		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard,
 		Now:      func() int64 { return time.Now().Unix() },
 		Computed: func(d time.Duration) { x.tel.computed.Observe(d.Seconds()) },
 	}), lookups: map[string][]*factory.Informer{}, counts: map[*factory.Informer]*cacheCount{}}
+	// A config that fails to load leaves nothing behind: not its engine's
+	// workers, nor handlers on the informers it shares.
+	defer func() {
+		if err != nil {
+			for _, r := range next.regs {
+				_ = r.inf.Informer.RemoveEventHandler(r.reg)
+			}
+			next.engine.Close()
+		}
+	}()
 	start := time.Now()
 	resolved := make([]factory.Resource, len(c.Resources))
 	for i, r := range c.Resources {

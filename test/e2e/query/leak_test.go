@@ -26,6 +26,7 @@ resources:
     help: Pods.
     type: gauge
     labels:
+      namespace: object.metadata.namespace
       pod: object.metadata.name
       scheduled: 'string(has(object.spec.nodeName) && get("nodes", object.spec.nodeName) != null)'
   - name: test_pods_per_phase
@@ -85,6 +86,19 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		framework.Eventually(t, "the exporter is ready", func() bool { return strings.Contains(r.ErrOut.String(), "ready: caches synced") })
 		if code := r.Stop(t); code != 0 {
 			t.Errorf("exit code %d, want 0\n%s", code, r.ErrOut)
+		}
+	})
+	t.Run("export of a config refused at load", func(t *testing.T) {
+		// The labels do not tell the pods apart: the config is refused
+		// once the resources are resolved, after the engine was made.
+		refused := strings.Replace(exportConfig, "      namespace: object.metadata.namespace\n", "", 1)
+		config := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(config, []byte(refused), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, "export", "--kubeconfig", cluster.Kubeconfig, "--config", config, "--web.listen-address", "127.0.0.1:0")
+		if r.code == 0 || !strings.Contains(r.errOut, "do not tell the objects of pods apart") {
+			t.Errorf("exit code %d, stderr %q: want the config refused", r.code, r.errOut)
 		}
 	})
 	t.Run("failures", func(t *testing.T) {
