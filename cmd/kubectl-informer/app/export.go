@@ -248,19 +248,29 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 // that does not answer.
 const checkTimeout = "10s"
 
+// load compiles the config file in a new CEL environment; a config that
+// does not compile is a *UsageError.
+func (o *ExportOptions) load() (*indexers.Env, *exporter.Compiled, error) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := exporter.Load(o.ConfigFile, env)
+	if err != nil {
+		return nil, nil, &UsageError{Err: err}
+	}
+	return env, c, nil
+}
+
 // check loads the config, checks it against the cluster's resources when
 // a cluster can be reached, and prints the families it would expose.
 // Without a cluster (no kubeconfig, or a server that cannot be reached)
 // the expressions are checked dynamically and metrics that may serve
 // duplicate series are only warned about, on stderr.
 func (o *ExportOptions) check(ctx context.Context) error {
-	env, err := indexers.NewEnv()
+	env, c, err := o.load()
 	if err != nil {
 		return err
-	}
-	c, err := exporter.Load(o.ConfigFile, env)
-	if err != nil {
-		return &UsageError{Err: err}
 	}
 	warnings, err := o.checkCluster(ctx, env, c)
 	for _, w := range warnings {
@@ -323,13 +333,9 @@ func (o *ExportOptions) checkCluster(ctx context.Context, env *indexers.Env, c *
 // printRBAC resolves the resources of the config through discovery and
 // prints the RBAC the exporter needs for them. It starts no informer.
 func (o *ExportOptions) printRBAC() error {
-	env, err := indexers.NewEnv()
+	_, c, err := o.load()
 	if err != nil {
 		return err
-	}
-	c, err := exporter.Load(o.ConfigFile, env)
-	if err != nil {
-		return &UsageError{Err: err}
 	}
 	exporter.DefaultNamespace(c, o.namespace())
 	namespace := o.RBACNamespace
