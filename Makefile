@@ -43,10 +43,18 @@ dist: ## Release archives, checksums.txt and the krew manifest plugin.yaml in di
 .PHONY: controlplane
 controlplane: $(CONTROLPLANE) $(BIN_DIR)/localcluster ## Build kube-apiserver, etcd and kubectl into _output/bin
 
+# The binaries report the version of k8s.io/kubernetes they are built from
+# (kube-apiserver's /version, kubectl version), as release builds do.
+K8S_VERSION = $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ { print $$2; exit }' hack/controlplane/go.mod)
+K8S_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+
 $(CONTROLPLANE) &: hack/controlplane/go.mod hack/controlplane/go.sum
 	@mkdir -p $(BIN_DIR)
-	@echo "building kube-apiserver, etcd and kubectl from the Kubernetes Go modules (a few minutes the first time)"
-	cd hack/controlplane && go build -o ../../$(BIN_DIR)/ ./kube-apiserver ./etcd ./kubectl
+	@echo "building kube-apiserver, etcd and kubectl $(K8S_VERSION) from the Kubernetes Go modules (a few minutes the first time)"
+	cd hack/controlplane && go build -ldflags '$(K8S_LDFLAGS)' -o ../../$(BIN_DIR)/ ./kube-apiserver ./etcd ./kubectl
 	@touch $(CONTROLPLANE)
 
 $(BIN_DIR)/localcluster: $(wildcard hack/controlplane/localcluster/*.go) hack/controlplane/go.mod
