@@ -3,6 +3,7 @@ package exporter
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/tools/cache"
 )
@@ -17,6 +18,11 @@ import (
 // the events not yet delivered to the handler.
 type cacheCount struct {
 	objects atomic.Int64
+	// events counts the events received by type (see eventNames), and
+	// lastEvent is the Unix time in seconds of the newest; for the
+	// resources read only by lookups, whose events no engine handler sees.
+	events    [3]atomic.Uint64
+	lastEvent atomic.Int64
 	// indexers are the index functions whose values are counted, by index
 	// name; fixed at creation.
 	indexers cache.Indexers
@@ -50,12 +56,14 @@ func (c *cacheCount) IndexValues(name string) int {
 
 // OnAdd implements cache.ResourceEventHandler.
 func (c *cacheCount) OnAdd(obj any, _ bool) {
+	c.count(eventAdd)
 	c.objects.Add(1)
 	c.apply(c.values(obj), nil)
 }
 
 // OnUpdate implements cache.ResourceEventHandler.
 func (c *cacheCount) OnUpdate(old, obj any) {
+	c.count(eventUpdate)
 	if len(c.indexers) == 0 {
 		return
 	}
@@ -68,10 +76,17 @@ func (c *cacheCount) OnDelete(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
+	c.count(eventDelete)
 	c.objects.Add(-1)
 	if obj != nil {
 		c.apply(nil, c.values(obj))
 	}
+}
+
+// count counts an event of type t, received now.
+func (c *cacheCount) count(t int) {
+	c.events[t].Add(1)
+	c.lastEvent.Store(time.Now().Unix())
 }
 
 // values evaluates the counted indexes on obj, by index name. An index

@@ -134,7 +134,8 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	// byIndex(), by its resolved name; several informers of one resource
 	// and namespace (different selectors) add up, and it is synced and
 	// healthy when they all are.
-	for _, w := range a.watched() {
+	watched := a.watched()
+	for _, w := range watched {
 		var objects, lists, listErrors, watches, watchErrors, relists uint64
 		synced, healthy := 1.0, 1.0
 		for _, inf := range w.infs {
@@ -167,8 +168,10 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	lastEvent := map[string]int64{}
 	type indexKey struct{ resource, index string }
 	indexed := map[indexKey]map[*factory.Informer]bool{}
+	configured := map[string]bool{}
 	for i, rs := range a.engine.resources {
 		name := a.names[i]
+		configured[name] = true
 		if events[name] == nil {
 			events[name] = &[3]uint64{}
 		}
@@ -183,6 +186,24 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 			}
 			for _, inf := range a.informers[i] {
 				indexed[k][inf] = true
+			}
+		}
+	}
+	// The events of the resources read only by lookups, as their caches
+	// received them.
+	for _, w := range watched {
+		if configured[w.name] {
+			continue
+		}
+		if events[w.name] == nil {
+			events[w.name] = &[3]uint64{}
+		}
+		for _, inf := range w.infs {
+			if count := a.counts[inf]; count != nil {
+				for t := range eventNames {
+					events[w.name][t] += count.events[t].Load()
+				}
+				lastEvent[w.name] = max(lastEvent[w.name], count.lastEvent.Load())
 			}
 		}
 	}

@@ -2,8 +2,6 @@ package deploy_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,18 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
-	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
@@ -231,7 +225,7 @@ func TestKubeStateMetricsPods(t *testing.T) {
 
 	url := serveExample(t, filepath.Join(cluster.Root, exampleFile))
 	var got []string
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(framework.HangTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got = scrapeNamespace(t, url, ns); slices.Equal(got, want) {
 			return
 		}
@@ -335,8 +329,8 @@ func TestTopologyExample(t *testing.T) {
 		`informer_nodes{ready="true",zone="` + zoneB + `"} 1`,
 		`informer_node_allocatable_cpu_cores{zone="` + zoneA + `"} 7.5`,
 		`informer_node_allocatable_cpu_cores{zone="` + zoneB + `"} 1`,
-		`informer_node_allocatable_memory_bytes{zone="` + zoneA + `"} ` + formatValue(24<<30),
-		`informer_node_allocatable_memory_bytes{zone="` + zoneB + `"} ` + formatValue(2<<30),
+		`informer_node_allocatable_memory_bytes{zone="` + zoneA + `"} ` + framework.FormatValue(24<<30),
+		`informer_node_allocatable_memory_bytes{zone="` + zoneB + `"} ` + framework.FormatValue(2<<30),
 		`informer_node_pods{node="` + n1 + `",zone="` + zoneA + `"} 2`,
 		`informer_node_pods{node="` + n2 + `",zone="` + zoneA + `"} 1`,
 		`informer_node_pods{node="` + n3 + `",zone=""} 1`,
@@ -426,9 +420,9 @@ func TestDatabasesExample(t *testing.T) {
 		`informer_database_status_ready_replicas{` + in("carts") + `} 1`,
 		`informer_database_status_ready_replicas{` + in("users") + `} 0`,
 		`informer_database_status_ready_replicas{` + in("new") + `} 0`,
-		`informer_database_spec_storage_bytes{` + in("orders") + `} ` + formatValue(50<<30),
-		`informer_database_spec_storage_bytes{` + in("carts") + `} ` + formatValue(10<<30),
-		`informer_database_spec_storage_bytes{` + in("users") + `} ` + formatValue(200<<30),
+		`informer_database_spec_storage_bytes{` + in("orders") + `} ` + framework.FormatValue(50<<30),
+		`informer_database_spec_storage_bytes{` + in("carts") + `} ` + framework.FormatValue(10<<30),
+		`informer_database_spec_storage_bytes{` + in("users") + `} ` + framework.FormatValue(200<<30),
 		// Per engine: postgres orders and users, redis carts, mysql new.
 		`informer_databases{engine="postgres",phase="Ready"} 1`,
 		`informer_databases{engine="postgres",phase="Provisioning"} 1`,
@@ -437,8 +431,8 @@ func TestDatabasesExample(t *testing.T) {
 		`informer_database_replicas_missing{engine="postgres"} 1`, // orders 3-3, users 1-0
 		`informer_database_replicas_missing{engine="redis"} 1`,    // carts 2-1
 		`informer_database_replicas_missing{engine="mysql"} 0`,    // new: no spec.replicas
-		`informer_database_storage_bytes_max{engine="postgres"} ` + formatValue(200<<30),
-		`informer_database_storage_bytes_max{engine="redis"} ` + formatValue(10<<30),
+		`informer_database_storage_bytes_max{engine="postgres"} ` + framework.FormatValue(200<<30),
+		`informer_database_storage_bytes_max{engine="redis"} ` + framework.FormatValue(10<<30),
 	}
 	ours := func(labels map[string]string) bool {
 		_, ns2 := labels["namespace"]
@@ -449,83 +443,26 @@ func TestDatabasesExample(t *testing.T) {
 }
 
 // serveExample runs the real exporter on the test cluster with the example
-// config at path and returns the URL of its handler once it is ready.
+// config at path and returns the URL of its handler.
 func serveExample(t *testing.T, path string) string {
 	t.Helper()
-	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
-	resolver, err := factory.NewResolverFor(flags)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := exporter.New(cluster.Config, resolver, exporter.Options{ConfigPath: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := x.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h, err := x.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{ConfigPath: path})
+	return url
 }
 
 // scrapeNamespace returns the series of /metrics at url whose namespace
-// label is ns, as sorted lines name{labels} value, labels in alphabetical
-// order as the text format writes them.
+// label is ns, as framework.SeriesLines writes them.
 func scrapeNamespace(t *testing.T, url, ns string) []string {
 	t.Helper()
 	return scrape(t, url, func(labels map[string]string) bool { return labels["namespace"] == ns })
 }
 
 // scrape returns the series of /metrics at url whose labels keep accepts,
-// as sorted lines name{labels} value, labels in alphabetical order as the
-// text format writes them.
+// as framework.SeriesLines writes them.
 func scrape(t *testing.T, url string, keep func(labels map[string]string) bool) []string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("/metrics does not parse: %v", err)
-	}
-	var lines []string
-	for name, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			var labels []string
-			byName := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
-				byName[l.GetName()] = l.GetValue()
-			}
-			if !keep(byName) {
-				continue
-			}
-			v := m.GetGauge().GetValue()
-			if m.GetCounter() != nil {
-				v = m.GetCounter().GetValue()
-			}
-			slices.Sort(labels)
-			lines = append(lines, name+"{"+strings.Join(labels, ",")+"} "+formatValue(v))
-		}
-	}
-	slices.Sort(lines)
-	return lines
+	return framework.SeriesLines(framework.Scrape(t, url), keep)
 }
-
-// formatValue writes v as scrape does.
-func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // waitForSeries scrapes url until the series keep accepts are want, and
 // fails with the difference if they are not within a deadline that only
@@ -534,7 +471,7 @@ func waitForSeries(t *testing.T, url string, keep func(labels map[string]string)
 	t.Helper()
 	slices.Sort(want)
 	var got []string
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(framework.HangTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got = scrape(t, url, keep); slices.Equal(got, want) {
 			return
 		}
@@ -616,7 +553,7 @@ func TestDeploymentsExample(t *testing.T) {
 
 	url := serveExample(t, filepath.Join(cluster.Root, "examples/deployments.yaml"))
 	var got []string
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(framework.HangTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got = scrapeNamespace(t, url, ns); slices.Equal(got, expected) {
 			return
 		}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -24,13 +23,11 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
-	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -58,39 +55,21 @@ resources:
 `
 
 // start runs an exporter on the test cluster with the config text and
-// returns its HTTP server.
-func start(t *testing.T, text string, shard exporter.Shard) (*exporter.Exporter, *httptest.Server, string) {
+// returns it, the URL of its handler once it is ready, and the config's
+// path.
+func start(t *testing.T, text string, shard exporter.Shard) (*exporter.Exporter, string, string) {
 	t.Helper()
 	return startWith(t, text, exporter.Options{Shard: shard})
 }
 
 // startWith starts an exporter with opts on a config file holding text and
-// serves it until the test ends, once ready.
-func startWith(t *testing.T, text string, opts exporter.Options) (*exporter.Exporter, *httptest.Server, string) {
+// serves it until the test ends; it returns once the exporter is ready.
+func startWith(t *testing.T, text string, opts exporter.Options) (*exporter.Exporter, string, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	resolver := newResolver(t)
-	opts.ConfigPath = path
-	x, err := exporter.New(cluster.Config, resolver, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := x.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h, err := x.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	waitReady(t, srv.URL)
-	return x, srv, path
+	opts.ConfigPath = writeConfig(t, text)
+	x, url := cluster.ServeExporter(t, nil, opts)
+	framework.WaitReady(t, url)
+	return x, url, opts.ConfigPath
 }
 
 // TestStartupGCPercentRestored checks that the garbage collector's target
@@ -114,71 +93,17 @@ func gcPercent() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// newResolver resolves resource names with the admin's kubeconfig and a
-// discovery cache of the test's own.
-func newResolver(t *testing.T) *factory.Resolver {
-	t.Helper()
-	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig, flags.CacheDir = &kubeconfig, &cacheDir
-	resolver, err := factory.NewResolverFor(flags)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resolver
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-func waitReady(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(framework.HangTimeout)
-	for {
-		code, body := get(t, url+"/readyz")
-		if code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d after %s: %s", code, framework.HangTimeout, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // series returns the samples of metric as "label=value,…" → value.
 func series(t *testing.T, url, metric string) map[string]float64 {
 	t.Helper()
-	_, body := get(t, url+"/metrics")
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("/metrics does not parse: %v", err)
-	}
 	out := map[string]float64{}
-	mf, ok := mfs[metric]
-	if !ok {
-		return out
-	}
-	for _, m := range mf.GetMetric() {
+	for _, m := range framework.Scrape(t, url)[metric].GetMetric() {
 		var parts []string
 		for _, l := range m.GetLabel() {
 			parts = append(parts, l.GetName()+"="+l.GetValue())
 		}
 		sort.Strings(parts)
-		v := m.GetGauge().GetValue()
-		if m.GetCounter() != nil {
-			v = m.GetCounter().GetValue()
-		}
-		out[strings.Join(parts, ",")] = v
+		out[strings.Join(parts, ",")] = framework.SampleValue(m)
 	}
 	return out
 }
@@ -248,7 +173,7 @@ func TestSeriesFollowTheObjects(t *testing.T) {
 	_, srv, _ := start(t, config, exporter.Shard{})
 	check := func() (bool, string) {
 		info, perNode := expected(t)
-		gotInfo, gotPerNode := series(t, srv.URL, "test_pod_info"), series(t, srv.URL, "test_pods_per_node_phase")
+		gotInfo, gotPerNode := series(t, srv, "test_pod_info"), series(t, srv, "test_pods_per_node_phase")
 		return equal(info, gotInfo) && equal(perNode, gotPerNode), fmt.Sprintf("info %d/%d series, per node %v vs %v", len(gotInfo), len(info), gotPerNode, perNode)
 	}
 	eventually(t, "series match the objects after sync", check)
@@ -273,7 +198,7 @@ func TestSeriesFollowTheObjects(t *testing.T) {
 	}
 	eventually(t, "a delete removes the series", func() (bool, string) {
 		ok, detail := check()
-		for k := range series(t, srv.URL, "test_pod_info") {
+		for k := range series(t, srv, "test_pod_info") {
 			if strings.Contains(k, "pod="+victim.Name+",") {
 				return false, "the deleted pod still has a series"
 			}
@@ -294,11 +219,11 @@ func TestSeriesFollowTheObjects(t *testing.T) {
 
 func TestShardsUnion(t *testing.T) {
 	_, whole, _ := start(t, config, exporter.Shard{})
-	want := series(t, whole.URL, "test_pod_info")
+	want := series(t, whole, "test_pod_info")
 	union := map[string]float64{}
 	for s := range 3 {
 		_, srv, _ := start(t, config, exporter.Shard{Index: s, Total: 3})
-		got := series(t, srv.URL, "test_pod_info")
+		got := series(t, srv, "test_pod_info")
 		if len(got) == 0 || len(got) == len(want) {
 			t.Errorf("shard %d has %d of %d series; want a part", s, len(got), len(want))
 		}
@@ -316,7 +241,7 @@ func TestShardsUnion(t *testing.T) {
 
 func TestReloadKeepsCaches(t *testing.T) {
 	x, srv, path := start(t, config, exporter.Shard{})
-	_, before := get(t, srv.URL+"/metrics")
+	_, before := framework.Get(t, srv+"/metrics")
 	lists := listRequests(t, before)
 	more := config + `  - name: test_pods_count
     help: Pods, counted once more.
@@ -329,11 +254,11 @@ func TestReloadKeepsCaches(t *testing.T) {
 	if err := x.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(t, srv.URL)
-	if got := series(t, srv.URL, "test_pods_count"); len(got) != 1 {
+	framework.WaitReady(t, srv)
+	if got := series(t, srv, "test_pods_count"); len(got) != 1 {
 		t.Errorf("after reload, test_pods_count has %v", got)
 	}
-	_, after := get(t, srv.URL+"/metrics")
+	_, after := framework.Get(t, srv+"/metrics")
 	if l := listRequests(t, after); l != lists {
 		t.Errorf("list requests went from %v to %v: the reload listed again", lists, l)
 	}
@@ -344,7 +269,7 @@ func TestReloadKeepsCaches(t *testing.T) {
 	if err := x.Reload(); err == nil {
 		t.Fatal("a broken config reloaded")
 	}
-	_, body := get(t, srv.URL+"/metrics")
+	_, body := framework.Get(t, srv+"/metrics")
 	if !strings.Contains(body, "kubectl_informer_config_last_reload_successful 0") || !strings.Contains(body, "test_pods_count") {
 		t.Errorf("after a failed reload: want the failure counted and the old series kept")
 	}
@@ -371,7 +296,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, srv, _ := start(t, string(ksm), exporter.Shard{})
-	_, body := get(t, srv.URL+"/metrics")
+	_, body := framework.Get(t, srv+"/metrics")
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
@@ -441,7 +366,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 
 	// OpenMetrics on request, gzip when accepted.
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	req, _ := http.NewRequest(http.MethodGet, srv+"/metrics", nil)
 	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -453,7 +378,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		!strings.Contains(string(b), "# TYPE kube_pod_container_status_restarts counter\n") {
 		t.Errorf("OpenMetrics: Content-Type %q, ends with EOF %v", resp.Header.Get("Content-Type"), strings.HasSuffix(string(b), "# EOF\n"))
 	}
-	req, _ = http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	req, _ = http.NewRequest(http.MethodGet, srv+"/metrics", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err = http.DefaultTransport.RoundTrip(req)
 	if err != nil {
@@ -468,35 +393,17 @@ func TestMetricsEndpoint(t *testing.T) {
 // TestReadyzBeforeSync points the informers at a server that never answers:
 // /readyz stays 503 and names the resource, /healthz is 200.
 func TestReadyzBeforeSync(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	resolver := newResolver(t)
-	x, err := exporter.New(&rest.Config{Host: "http://" + framework.SilentServer(t)}, resolver, exporter.Options{ConfigPath: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := x.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h, err := x.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	silent := &rest.Config{Host: "http://" + framework.SilentServer(t)}
+	_, srv := cluster.ServeExporter(t, silent, exporter.Options{ConfigPath: writeConfig(t, config)})
 	// The server never answers: the caches never sync.
 	eventually(t, "/readyz before sync names pods and nodes", func() (bool, string) {
-		code, body := get(t, srv.URL+"/readyz")
+		code, body := framework.Get(t, srv+"/readyz")
 		if code != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz before sync: %d %q; want 503", code, body)
 		}
 		return strings.Contains(body, "pods") && strings.Contains(body, "nodes"), fmt.Sprintf("%d %q", code, body)
 	})
-	if code, _ := get(t, srv.URL+"/healthz"); code != http.StatusOK {
+	if code, _ := framework.Get(t, srv+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d", code)
 	}
 }
@@ -582,22 +489,22 @@ resources:
 		}
 	}
 	eventually(t, "pods per node through byIndex", func() (bool, string) {
-		got := series(t, srv.URL, "test_node_pods")
+		got := series(t, srv, "test_node_pods")
 		return equal(got, want), fmt.Sprintf("%v vs %v", got, want)
 	})
-	if n := len(series(t, srv.URL, "test_pod_zone_info")); n != len(pods.Items) {
+	if n := len(series(t, srv, "test_pod_zone_info")); n != len(pods.Items) {
 		t.Errorf("test_pod_zone_info has %d series for %d pods", n, len(pods.Items))
 	}
-	_, before := get(t, srv.URL+"/metrics")
+	_, before := framework.Get(t, srv+"/metrics")
 	if err := x.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(t, srv.URL)
-	_, after := get(t, srv.URL+"/metrics")
+	framework.WaitReady(t, srv)
+	_, after := framework.Get(t, srv+"/metrics")
 	if a, b := watchRequests(t, before), watchRequests(t, after); a != b {
 		t.Errorf("a reload of the same config started new list/watches:\n%s\n%s", a, b)
 	}
-	if got := series(t, srv.URL, "test_node_pods"); !equal(got, want) {
+	if got := series(t, srv, "test_node_pods"); !equal(got, want) {
 		t.Errorf("after reload: %v, want %v", got, want)
 	}
 	// The telemetry's counts, kept on the events of the reloaded config's
@@ -621,7 +528,7 @@ resources:
 			"namespace=,resource=pods":  float64(len(pods.Items)),
 			"namespace=,resource=nodes": float64(len(nodes.Items)),
 		}
-		objects, values := series(t, srv.URL, "kubectl_informer_resource_objects"), series(t, srv.URL, "kubectl_informer_index_values")
+		objects, values := series(t, srv, "kubectl_informer_resource_objects"), series(t, srv, "kubectl_informer_index_values")
 		v := values["index=byNode,resource=pods"]
 		return equal(objects, counts) && v == float64(len(byNode)), fmt.Sprintf("objects %v vs %v, byNode values %v vs %d", objects, counts, v, len(byNode))
 	})
@@ -664,7 +571,7 @@ func TestReloadOnFileChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "a changed config file is reloaded", func() (bool, string) {
-		got := series(t, srv.URL, "test_pods_by_namespace")
+		got := series(t, srv, "test_pods_by_namespace")
 		return len(got) == spec.Default().Namespaces, fmt.Sprintf("%v", got)
 	})
 }
@@ -718,4 +625,51 @@ func TestWebConfigBasicAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "test_pod_info") {
 		t.Errorf("with credentials: %d", resp.StatusCode)
 	}
+}
+
+// TestLookupOnlyEvents checks that the events of a resource read only by
+// get() are counted in kubectl_informer_resource_events_total, by its
+// resolved name, as its cache receives them.
+func TestLookupOnlyEvents(t *testing.T) {
+	ctx := context.Background()
+	ns := cluster.NewNamespace(t, "lookupevents")
+	_, url, _ := startWith(t, `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  namespaces: [`+ns+`]
+  metrics:
+  - name: test_pod_settings_info
+    help: A pod, with whether its namespace has settings.
+    type: info
+    labels:
+      namespace: object.metadata.namespace
+      pod: object.metadata.name
+      settings: 'string(get("cm", object.metadata.namespace, "settings") != null)'
+`, exporter.Options{})
+	want := func(add, update, del float64) {
+		t.Helper()
+		var got map[string]float64
+		framework.Eventually(t, fmt.Sprintf("the configmaps' events are add %v, update %v, delete %v", add, update, del), func() bool {
+			got = series(t, url, "kubectl_informer_resource_events_total")
+			return got["resource=configmaps,type=add"] == add && got["resource=configmaps,type=update"] == update &&
+				got["resource=configmaps,type=delete"] == del
+		})
+	}
+	want(0, 0, 0)
+	cms := cluster.Client.CoreV1().ConfigMaps(ns)
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(1, 0, 0)
+	cm.Data = map[string]string{"a": "b"}
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(1, 1, 0)
+	if err := cms.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want(1, 1, 1)
 }

@@ -69,7 +69,7 @@ resources:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_, body := get(t, srv.URL+"/metrics")
+	_, body := framework.Get(t, srv+"/metrics")
 	for _, m := range []string{"test_secret_password", "test_configmap_token"} {
 		if !strings.Contains(body, `kubectl_informer_metric_evaluation_errors_total{metric="`+m+`"} 1`) {
 			t.Errorf("the evaluation error of %s is not counted", m)
