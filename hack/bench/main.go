@@ -91,6 +91,13 @@ func main() {
 }
 
 func run(o options) error {
+	// The code measured: the commit the run starts at, and the plugin
+	// binary's own account of what it was built from.
+	startCommit := commit()
+	pluginOut, err := exec.Command(o.plugin, "version").Output() //nolint:gosec // G204: the plugin binary the user named
+	if err != nil {
+		return fmt.Errorf("asking %s its version: %w", o.plugin, err)
+	}
 	var ksmVersion string
 	if o.ksm != "" {
 		// Before the cluster starts: a wrong path fails at once.
@@ -191,7 +198,8 @@ func run(o options) error {
 			goBench = "the Go benchmarks failed:\n" + benchErr.Error()
 		}
 	}
-	versions := versions{apiserver: apiserverVersion, ksm: ksmVersion}
+	versions := versions{apiserver: apiserverVersion, ksm: ksmVersion, plugin: strings.TrimSpace(string(pluginOut)),
+		startCommit: startCommit, endCommit: commit()}
 	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(ksm, ksmVersion))
 	fmt.Print(report)
 	if o.results != "" {
@@ -333,6 +341,11 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 type versions struct {
 	apiserver string
 	ksm       string // empty: not measured
+	// plugin is what the plugin binary's version command prints.
+	plugin string
+	// startCommit and endCommit are the commit (see commit) when the run
+	// started and when it ended.
+	startCommit, endCommit string
 }
 
 func render(o options, v versions, sum workload.Summary, rows []row, cache, server, goBench, exporter string) string {
@@ -344,7 +357,10 @@ func render(o options, v versions, sum workload.Summary, rows []row, cache, serv
 	fmt.Fprintf(&b, "# Benchmark results\n\n")
 	fmt.Fprintf(&b, "Every figure below comes from this one run: `go run ./hack/bench %s`, on %s.\n\n",
 		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "- commit: %s\n", commit())
+	fmt.Fprintf(&b, "- commit: %s at the start of the run; the plugin binary: %s\n", v.startCommit, v.plugin)
+	if v.endCommit != v.startCommit {
+		fmt.Fprintf(&b, "- the work tree changed during the run: %s at its end\n", v.endCommit)
+	}
 	fmt.Fprintf(&b, "- machine: %d cores (nproc), %s, %s, %s/%s\n", runtime.NumCPU(), cpuModel(), memTotal(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "- versions: %s (harness and plugin), kube-apiserver %s, kube-state-metrics: %s\n", runtime.Version(), v.apiserver, ksm)
 	fmt.Fprintf(&b, "- cluster: the project's local kube-apiserver + etcd (hack/controlplane), loopback\n")
