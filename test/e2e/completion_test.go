@@ -254,6 +254,9 @@ func (c *completer) bashComplete(script, fn string, words ...string) []string {
 		c.standIn = true
 		c.t.Log("bash-completion is not installed: _get_comp_words_by_ref is a stand-in")
 	}
+	if out.Len() == 0 {
+		return nil
+	}
 	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 }
 
