@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -54,6 +55,60 @@ func (l *Lookup) Add(name string, infs ...*Informer) {
 		e.namespaces = slices.Sorted(maps.Keys(e.byNamespace))
 	}
 	l.byName[name] = e
+}
+
+// With returns a Lookup that reads what l reads and, besides, name through
+// infs, as Add would; l is not changed, so programs bound to it may go on
+// evaluating while the new Lookup is made and used.
+func (l *Lookup) With(name string, infs ...*Informer) *Lookup {
+	nl := &Lookup{byName: maps.Clone(l.byName)}
+	nl.Add(name, infs...)
+	return nl
+}
+
+// Informers returns the informers l reads name through, nil when l does
+// not read name.
+func (l *Lookup) Informers(name string) []*Informer {
+	e, ok := l.byName[name]
+	if !ok {
+		return nil
+	}
+	return e.informers()
+}
+
+// InformersOf returns the informers l reads the resource gvr through,
+// under whichever name; nil when l does not read gvr.
+func (l *Lookup) InformersOf(gvr schema.GroupVersionResource) []*Informer {
+	for _, name := range slices.Sorted(maps.Keys(l.byName)) {
+		if e := l.byName[name]; e.res.GVR == gvr {
+			return e.informers()
+		}
+	}
+	return nil
+}
+
+// Resources returns the resources l reads, each once, in the order of
+// the names it reads them under.
+func (l *Lookup) Resources() []Resource {
+	var out []Resource
+	for _, name := range slices.Sorted(maps.Keys(l.byName)) {
+		r := l.byName[name].res
+		if !slices.ContainsFunc(out, func(o Resource) bool { return o.GVR == r.GVR }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (e *lookupEntry) informers() []*Informer {
+	if e.all != nil {
+		return []*Informer{e.all}
+	}
+	out := make([]*Informer, 0, len(e.namespaces))
+	for _, ns := range e.namespaces {
+		out = append(out, e.byNamespace[ns])
+	}
+	return out
 }
 
 func (l *Lookup) entry(resource string) (*lookupEntry, error) {

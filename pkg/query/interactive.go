@@ -14,7 +14,9 @@ import (
 	"unicode"
 
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
@@ -76,6 +78,36 @@ type Session struct {
 	// samples are the first objects of each queried cache as JSON maps,
 	// converted on the first completion of a field.
 	samples []map[string]any
+
+	// failures counts the lines whose error was printed; usageFailure is
+	// set when one of them was a mistake in the line rather than a failure
+	// to answer it. Only the goroutine that calls Do uses them.
+	failures     int
+	usageFailure bool
+}
+
+// LinesFailedError ends a session whose input is not typed (no Prompt)
+// when some of its lines failed; each printed its error when it was read.
+// Run returns it wrapped in a *UsageError when a line was a mistake (an
+// invalid expression, an unknown command or index), as the same query on
+// the command line would be.
+type LinesFailedError struct {
+	// Lines are the numbers of the lines that failed, counted from 1.
+	Lines []int
+	// Read is the number of lines read.
+	Read int
+}
+
+func (e *LinesFailedError) Error() string {
+	nums := make([]string, 0, len(e.Lines))
+	for _, n := range e.Lines {
+		nums = append(nums, strconv.Itoa(n))
+	}
+	line := "line"
+	if len(e.Lines) > 1 {
+		line = "lines"
+	}
+	return fmt.Sprintf("%d of %d input lines failed (%s %s); each printed its error above", len(e.Lines), e.Read, line, strings.Join(nums, ", "))
 }
 
 // Interactive fills the caches of p, then answers the lines read from in
@@ -122,8 +154,12 @@ type lineRead struct {
 }
 
 // Run answers the lines of lines until io.EOF, ":quit" or the end of ctx;
-// it returns nil then. Only an error reading lines ends it otherwise.
+// it returns nil then, except that a session without a Prompt (input that
+// is not typed) returns a *LinesFailedError when some lines failed. Only
+// an error reading lines ends it otherwise.
 func (s *Session) Run(ctx context.Context, lines LineReader) error {
+	var read int
+	var failed []int
 	for {
 		// A read blocked on a terminal cannot be interrupted: it is left
 		// behind when ctx ends.
@@ -139,15 +175,42 @@ func (s *Session) Run(ctx context.Context, lines LineReader) error {
 		case r = <-ch:
 		}
 		if errors.Is(r.err, io.EOF) {
-			return nil
+			return s.linesFailed(failed, read)
 		}
 		if r.err != nil {
 			return r.err
 		}
-		if s.Do(r.line) {
-			return nil
+		read++
+		before := s.failures
+		quit := s.Do(r.line)
+		if s.failures > before {
+			failed = append(failed, read)
+		}
+		if quit {
+			return s.linesFailed(failed, read)
 		}
 	}
+}
+
+// linesFailed returns the error of a session that read read lines, of
+// which those numbered failed failed: none when the lines were typed.
+func (s *Session) linesFailed(failed []int, read int) error {
+	if len(failed) == 0 || s.opts.Prompt != "" {
+		return nil
+	}
+	err := &LinesFailedError{Lines: failed, Read: read}
+	if s.usageFailure {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// fail prints the error of a line and counts it; usage tells a mistake in
+// the line from a failure to answer it.
+func (s *Session) fail(err error, usage bool) {
+	_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
+	s.failures++
+	s.usageFailure = s.usageFailure || usage
 }
 
 // Do handles one line and reports whether it ends the session.
@@ -164,14 +227,14 @@ func (s *Session) Do(line string) (quit bool) {
 	arg = strings.TrimSpace(arg)
 	cmd, ok := commandNamed(name)
 	if !ok {
-		_, _ = fmt.Fprintf(s.errOut, "error: unknown command %q: the commands are %s (:help explains them)\n", ":"+name, strings.Join(commandNames(), ", "))
+		s.fail(fmt.Errorf("unknown command %q: the commands are %s (:help explains them)", ":"+name, strings.Join(commandNames(), ", ")), true)
 		return false
 	}
 	if cmd.name == "quit" {
 		return true
 	}
 	if err := cmd.run(s, arg); err != nil {
-		_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
+		s.fail(err, true)
 	}
 	return false
 }
@@ -186,19 +249,42 @@ func (s *Session) change(edit func(*Request)) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
+		s.fail(err, true)
 		return
 	}
 	s.answer()
 }
 
+// answer prints the answer of the current query. An answer ends with a
+// line end even where the format writes none (jsonpath, go-template, as
+// kubectl prints them), so that the next prompt or answer starts a line.
 func (s *Session) answer() {
 	s.mu.Lock()
 	p := s.plan
 	s.mu.Unlock()
-	if err := p.Answer(s.out, s.errOut); err != nil {
-		_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
+	out := &lineEnd{w: s.out}
+	err := p.Answer(out, s.errOut)
+	if out.open {
+		_, _ = io.WriteString(s.out, "\n")
 	}
+	if err != nil {
+		var usage *UsageError
+		s.fail(err, errors.As(err, &usage))
+	}
+}
+
+// lineEnd writes to w and remembers whether what it wrote last ends a line.
+type lineEnd struct {
+	w    io.Writer
+	open bool
+}
+
+func (l *lineEnd) Write(b []byte) (int, error) {
+	n, err := l.w.Write(b)
+	if n > 0 {
+		l.open = b[n-1] != '\n'
+	}
+	return n, err
 }
 
 // command is one ":" command of a session.
@@ -358,11 +444,6 @@ func (s *Session) index(arg string) error {
 		return err
 	}
 	prog := np.indexes[name]
-	for _, ref := range prog.References() {
-		if !np.synced.lookedUp[ref.Resource] {
-			return fmt.Errorf("index %q reads %q, which is not cached here: start the query with an expression that reads it", name, ref.Resource)
-		}
-	}
 	for _, inf := range np.synced.queried {
 		if err := np.checkSchema(np.synced.conn.Resolver, inf.Resource, len(np.synced.queried) > 1, []*indexers.Program{prog}); err != nil {
 			return err
@@ -504,9 +585,17 @@ func (s *Session) indexValues(name string) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// listFunctions are what Complete offers after a list and a dot: the
+// macros and functions every CEL list has. A list has no fields: the
+// fields of its elements are reached through these, or through an index
+// (object.spec.containers[0].image).
+var listFunctions = []string{"all(", "exists(", "exists_one(", "filter(", "map(", "size()"}
+
 // completeField completes the field path that ends before: "obj" to
 // "object", "object.status.ph" to "object.status.phase". A segment may
-// be optional (?field) or indexed (containers[0]).
+// be optional (?field) or indexed (containers[0]). Only what type-checks
+// is offered: after a list, its functions (listFunctions); after a list
+// indexed with [N], the fields of its elements.
 func (s *Session) completeField(before string) (string, []string) {
 	i := len(before)
 	for i > 0 {
@@ -529,16 +618,23 @@ func (s *Session) completeField(before string) (string, []string) {
 	}
 	prefix := word[:dot+1]
 	partial := word[dot+1:]
+	optional := strings.Contains(word, "?")
 	if strings.HasPrefix(partial, "?") {
 		prefix, partial = prefix+"?", partial[1:]
 	}
 	keys := map[string]bool{}
+	list := false
 	for _, obj := range s.sampleObjects() {
-		for _, m := range walk([]any{obj}, segments[1:]) {
-			for k := range m {
-				if strings.HasPrefix(k, partial) {
-					keys[k] = true
+		for _, v := range walk([]any{obj}, segments[1:]) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k := range v {
+					if strings.HasPrefix(k, partial) {
+						keys[k] = true
+					}
 				}
+			case []any:
+				list = true
 			}
 		}
 	}
@@ -550,46 +646,50 @@ func (s *Session) completeField(before string) (string, []string) {
 			out = append(out, strings.TrimSuffix(prefix, ".")+"["+strconv.Quote(k)+"]")
 		}
 	}
+	// An optional value (?field anywhere before) has no list functions.
+	if list && !optional {
+		for _, f := range listFunctions {
+			if strings.HasPrefix(f, partial) {
+				out = append(out, prefix+f)
+			}
+		}
+	}
 	return head, out
 }
 
-// walk follows segments down from values and returns the maps found there;
-// a list stands for each of its elements.
-func walk(values []any, segments []string) []map[string]any {
+// walk follows segments down from values and returns the values found
+// there. A segment selects a field of a map; each [N] after it selects
+// the elements of a list (any N: the samples stand for every element). A
+// list cannot be followed by a field name, as in CEL: nothing is found
+// below it.
+func walk(values []any, segments []string) []any {
 	for _, seg := range segments {
 		seg = strings.TrimPrefix(seg, "?")
+		indexes := 0
 		if b := strings.IndexByte(seg, '['); b >= 0 {
+			indexes = strings.Count(seg[b:], "[")
 			seg = seg[:b]
 		}
 		var next []any
-		for _, v := range flatten(values) {
+		for _, v := range values {
 			if m, ok := v.(map[string]any); ok {
 				if c, ok := m[seg]; ok {
 					next = append(next, c)
 				}
 			}
 		}
+		for range indexes {
+			var elems []any
+			for _, v := range next {
+				if l, ok := v.([]any); ok {
+					elems = append(elems, l...)
+				}
+			}
+			next = elems
+		}
 		values = next
 	}
-	var out []map[string]any
-	for _, v := range flatten(values) {
-		if m, ok := v.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func flatten(values []any) []any {
-	var out []any
-	for _, v := range values {
-		if l, ok := v.([]any); ok {
-			out = append(out, l...)
-		} else {
-			out = append(out, v)
-		}
-	}
-	return out
+	return values
 }
 
 func isASCIIAlnum(c byte) bool {
@@ -625,4 +725,95 @@ func (s *Session) sampleObjects() []map[string]any {
 		}
 	}
 	return s.samples
+}
+
+// reach returns the lookup that progs, compiled after the caches filled,
+// read get() and byIndex() from: s.lookup, and besides, under the name an
+// expression writes ("nodes", "no", "node"), each other resource the caches
+// hold, whether the first query read it with get() or queried it. The
+// lookup of a queried resource has its scope: a namespaced one is read in
+// the query's namespace only. A resource that is not cached, one cached
+// only in part (queried with a label or field selector), and a byIndex()
+// of an index its cache does not have are errors.
+func (s *synced) reach(progs []*indexers.Program, names Names) (*factory.Lookup, []error) {
+	l := s.lookup
+	if l == nil {
+		l = factory.NewLookup()
+	}
+	var errs []error
+	failed := map[string]bool{}
+	for _, prog := range progs {
+		for _, ref := range prog.References() {
+			if failed[ref.Resource] {
+				continue
+			}
+			infs := l.Informers(ref.Resource)
+			if infs == nil {
+				var err error
+				if infs, err = s.cached(ref.Resource); err != nil {
+					failed[ref.Resource] = true
+					errs = append(errs, fmt.Errorf("%s: %w", prog.Context(), err))
+					continue
+				}
+				l = l.With(ref.Resource, infs...)
+			}
+			for _, ix := range ref.Indexes {
+				have := infs[0].Informer.GetIndexer().GetIndexers()
+				if _, ok := have[ix]; !ok && ix != cache.NamespaceIndex {
+					errs = append(errs, fmt.Errorf("%s: byIndex(%q, %q, …): for %s: %w", prog.Context(), ref.Resource, ix, infs[0].Resource, unknownIndex(ix, slices.Sorted(maps.Keys(have)), names)))
+				}
+			}
+		}
+	}
+	return l, errs
+}
+
+// cached returns the informers that hold the resource an expression names
+// with get() or byIndex(): those the lookup reads it through under another
+// name, or the queried resource's.
+func (s *synced) cached(name string) ([]*factory.Informer, error) {
+	res, err := s.conn.Resolver.Resolve([]string{name})
+	if err != nil {
+		return nil, fmt.Errorf("get()/byIndex() resource %q: %w", name, err)
+	}
+	if len(res) != 1 {
+		return nil, fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", name, len(res))
+	}
+	if s.lookup != nil {
+		if infs := s.lookup.InformersOf(res[0].GVR); infs != nil {
+			return infs, nil
+		}
+	}
+	var held []string
+	for _, inf := range s.queried {
+		held = append(held, inf.Resource.String())
+		if inf.Resource.GVR != res[0].GVR {
+			continue
+		}
+		if sel := selectors(inf.Scope); sel != "" {
+			return nil, fmt.Errorf("%q is cached only in part here (%s): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read %q with get()", name, sel, name)
+		}
+		return []*factory.Informer{inf}, nil
+	}
+	if s.lookup != nil {
+		for _, r := range s.lookup.Resources() {
+			if !slices.Contains(held, r.String()) {
+				held = append(held, r.String())
+			}
+		}
+	}
+	return nil, fmt.Errorf("%q is not cached here (the caches hold %s): start a new query that names it, or whose flags read it with get()", name, strings.Join(held, ", "))
+}
+
+// selectors describes the label and field selectors of a scope, "" when
+// it has none.
+func selectors(sc factory.Scope) string {
+	var out []string
+	if sc.LabelSelector != "" {
+		out = append(out, "-l "+sc.LabelSelector)
+	}
+	if sc.FieldSelector != "" {
+		out = append(out, "--field-selector "+sc.FieldSelector)
+	}
+	return strings.Join(out, " ")
 }

@@ -11,6 +11,9 @@ const (
 	PartColumns
 	PartCount
 	PartLimit
+	// PartIndex defines an index; PartOutput chooses the output format.
+	PartIndex
+	PartOutput
 	numParts
 )
 
@@ -19,11 +22,11 @@ const (
 type Names [numParts]string
 
 // FlagNames name the parts of a query by the flags that set them.
-var FlagNames = Names{"--where", "--sort-by", "--group-by", "--columns", "--count", "--limit"}
+var FlagNames = Names{"--where", "--sort-by", "--group-by", "--columns", "--count", "--limit", "--index", "-o"}
 
 // SessionNames name the parts of a query as an interactive session sets
 // them: the filter typed, and the commands.
-var SessionNames = Names{"filter", ":sort", ":group", ":columns", ":count", ":limit"}
+var SessionNames = Names{"filter", ":sort", ":group", ":columns", ":count", ":limit", ":index", ":o"}
 
 // Of returns the name of part p.
 func (n Names) Of(p Part) string {

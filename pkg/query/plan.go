@@ -146,9 +146,9 @@ type Plan struct {
 type synced struct {
 	conn    Conn
 	queried []*factory.Informer
-	lookup  *factory.Lookup
-	// lookedUp are the resources the lookup reads, as expressions name them.
-	lookedUp map[string]bool
+	// lookup reads, under the names the first query's expressions write,
+	// the resources they read with get() and byIndex().
+	lookup *factory.Lookup
 }
 
 // Compile checks req and compiles its expressions with env. Errors are
@@ -216,7 +216,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	}
 	for _, s := range req.By {
 		if !req.Remote && !slices.Contains(p.allIndexNames(), s.Index) {
-			errs = append(errs, unknownIndex(s.Index, p.allIndexNames()))
+			errs = append(errs, unknownIndex(s.Index, p.allIndexNames(), req.Names))
 		}
 	}
 	if req.GroupBy != "" && !req.Count {
@@ -235,7 +235,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	if err != nil {
 		errs = append(errs, err)
 	} else if req.Count && !printer.HumanReadable() {
-		errs = append(errs, fmt.Errorf("%s prints numbers: -o %s cannot be used with it", name(PartCount), req.Output))
+		errs = append(errs, fmt.Errorf("%s prints numbers: %s %s cannot be used with it", name(PartCount), name(PartOutput), req.Output))
 	}
 	p.printer = printer
 	if len(errs) > 0 {
@@ -244,8 +244,10 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	return p, nil
 }
 
-func unknownIndex(name string, known []string) error {
-	return fmt.Errorf("unknown index %q: known indexes are %s (define one with --index %s=CEL)", name, strings.Join(known, ", "), name)
+// unknownIndex says that no index is called name, lists the known ones and
+// names how to define one, as names call it (--index, :index).
+func unknownIndex(name string, known []string, names Names) error {
+	return fmt.Errorf("unknown index %q: known indexes are %s (define one with %s %s=CEL)", name, strings.Join(known, ", "), names.Of(PartIndex), name)
 }
 
 // allIndexNames returns the built-in, --index and config index names, sorted.
@@ -461,9 +463,10 @@ func (p *Plan) Answer(out, errOut io.Writer) error {
 // request, compiled with p's environment; p is not changed. When p's
 // caches have synced, the new plan answers from them (see Answer): its
 // expressions are checked against the queried resources' schemas and read
-// get() and byIndex() from the resources p reads. The resources, scope and
-// selectors cannot change then, nor can expressions read other resources,
-// and p must cache whole objects (Request.WholeObjects).
+// get() and byIndex() from the resources p caches, queried or read by
+// get() and byIndex() (see synced.reach). The resources, scope and
+// selectors cannot change then, nor can expressions read resources that
+// are not cached, and p must cache whole objects (Request.WholeObjects).
 func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 	req := p.req
 	req.Resources = slices.Clone(p.req.Resources)
@@ -483,19 +486,12 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 		req.LabelSelector != p.req.LabelSelector || req.FieldSelector != p.req.FieldSelector || !req.WholeObjects:
 		return nil, &UsageError{Err: errors.New("the resources, namespace and selectors of filled caches cannot change: start a new query")}
 	}
-	var errs []error
-	for _, prog := range np.queryPrograms() {
-		for _, ref := range prog.References() {
-			if !s.lookedUp[ref.Resource] {
-				errs = append(errs, fmt.Errorf("%s reads %q, which is not cached here: start the query with an expression that reads it", prog.Context(), ref.Resource))
-			}
-		}
-	}
+	lookup, errs := s.reach(np.programs(), req.Names)
 	for _, inf := range s.queried {
 		have := inf.Informer.GetIndexer().GetIndexers()
 		for _, sel := range req.By {
 			if _, ok := have[sel.Index]; !ok {
-				errs = append(errs, factory.UnknownIndexError(inf.Resource, sel.Index, have))
+				errs = append(errs, fmt.Errorf("for %s: %w", inf.Resource, unknownIndex(sel.Index, slices.Sorted(maps.Keys(have)), req.Names)))
 			}
 		}
 	}
@@ -503,7 +499,7 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 		return nil, &UsageError{Err: errors.Join(errs...)}
 	}
 	if np.readsOtherResources() {
-		np.bind(s.lookup)
+		np.bind(lookup)
 	}
 	for _, inf := range s.queried {
 		if err := np.checkSchema(s.conn.Resolver, inf.Resource, len(s.queried) > 1, np.queryPrograms()); err != nil {
@@ -664,7 +660,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
 		for _, s := range p.req.By {
 			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
-				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex)))}
+				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex), p.req.Names))}
 			}
 		}
 		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
@@ -692,12 +688,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	for _, line := range stats.Summary() {
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
-	p.synced = &synced{conn: conn, queried: queried, lookup: lookup, lookedUp: map[string]bool{}}
-	for _, prog := range p.programs() {
-		for _, ref := range prog.References() {
-			p.synced.lookedUp[ref.Resource] = true
-		}
-	}
+	p.synced = &synced{conn: conn, queried: queried, lookup: lookup}
 	return queried, f, nil
 }
 
@@ -811,7 +802,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 			prog, ok := available[idx]
 			if !ok {
-				return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, unknownIndex(idx, append(slices.Sorted(maps.Keys(available)), cache.NamespaceIndex)))}
+				return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, unknownIndex(idx, append(slices.Sorted(maps.Keys(available)), cache.NamespaceIndex), p.req.Names))}
 			}
 			ixs[idx] = prog
 		}

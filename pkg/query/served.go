@@ -216,7 +216,7 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 					fallback[sel.Index] = prog
 				}
 			default:
-				err := unknownIndex(sel.Index, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())))
+				err := unknownIndex(sel.Index, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), FlagNames)
 				if len(queried) > 1 {
 					err = fmt.Errorf("for %s: %w", inf.Resource, err)
 				}

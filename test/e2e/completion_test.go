@@ -82,6 +82,8 @@ func completionFixtures(t *testing.T) {
 type completer struct {
 	t   *testing.T
 	env []string
+	// standIn is set once the stand-in for bash-completion was logged.
+	standIn bool
 }
 
 func newCompleter(t *testing.T, bin string) *completer {
@@ -136,7 +138,8 @@ func TestCompletionAgainstCluster(t *testing.T) {
 	}
 
 	got, _ = c.run(plugin, "__complete", "watch", "pods,dep")
-	wantChoices(t, "watch pods,dep", got, "pods,deployments.apps\tDeployment (apps/v1)", "pods,deploy\tDeployment (apps/v1)")
+	// After a comma without descriptions, which bash could not match (see TestCompletionInBash).
+	wantChoices(t, "watch pods,dep", got, "pods,deployments.apps", "pods,deploy")
 
 	got, _ = c.run(plugin, "__complete", "indexes", "pods", "pot")
 	wantChoices(t, "indexes pods pot", got, "pot\t"+potionDesc, "potions\t"+potionDesc)
@@ -193,5 +196,137 @@ func TestCompletionThroughKubectl(t *testing.T) {
 	got, _ = c.run(kubectl, "__complete", "informer", "query", "pods", "-n", "completion-")
 	if !slices.Equal(got, []string{completionNamespace}) {
 		t.Errorf("kubectl informer query pods -n completion-: got %q", got)
+	}
+}
+
+// bashDriver calls a bash completion function as bash does on Tab, with
+// the script sourced, and prints COMPREPLY, one choice a line. It uses
+// bash-completion's _get_comp_words_by_ref where the package is installed,
+// and otherwise a stand-in that takes COMP_WORDS as bash split them: the
+// two differ only for words holding "=" or ":", and the words completed
+// here hold neither.
+const bashDriver = `
+if [[ -r /usr/share/bash-completion/bash_completion ]]; then
+    . /usr/share/bash-completion/bash_completion
+fi
+if ! declare -F _get_comp_words_by_ref >/dev/null; then
+    echo "no bash-completion: a stand-in _get_comp_words_by_ref" >&2
+    _get_comp_words_by_ref() {
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    }
+fi
+. "$1"
+fn=$2
+shift 2
+COMP_WORDS=("$@")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+COMP_LINE="${COMP_WORDS[*]}"
+COMP_POINT=${#COMP_LINE}
+COMP_TYPE=9
+COMP_KEY=9
+COLUMNS=200
+COMPREPLY=()
+"$fn"
+for c in "${COMPREPLY[@]}"; do
+    printf '%s\n' "$c"
+done
+`
+
+// bashComplete completes the last of words with the completion function fn
+// of script, in bash, and returns COMPREPLY.
+func (c *completer) bashComplete(script, fn string, words ...string) []string {
+	c.t.Helper()
+	f := filepath.Join(c.t.TempDir(), "completion.bash")
+	if err := os.WriteFile(f, []byte(script), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command("bash", append([]string{"--norc", "--noprofile", "-c", bashDriver, "bash", f, fn}, words...)...)
+	cmd.Env = c.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		c.t.Fatalf("bash completing %q: %v\n%s", words, err, errOut.String())
+	}
+	if strings.Contains(errOut.String(), "no bash-completion") && !c.standIn {
+		c.standIn = true
+		c.t.Log("bash-completion is not installed: _get_comp_words_by_ref is a stand-in")
+	}
+	if out.Len() == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+// bashWord returns the argument bash passes for word as written on the
+// command line (with its quoting).
+func (c *completer) bashWord(word string) string {
+	c.t.Helper()
+	out, err := exec.Command("bash", "--norc", "--noprofile", "-c", "printf %s "+word).Output()
+	if err != nil {
+		c.t.Fatalf("bash printf %s: %v", word, err)
+	}
+	return string(out)
+}
+
+// TestCompletionInBash presses Tab in bash with the scripts of
+// "kubectl-informer completion bash" and of "kubectl completion bash"
+// (which asks kubectl_complete-informer): a resource after a comma is
+// completed, and a single choice is written so that bash passes it as the
+// completed list. zsh and fish are not installed where the tests run: only
+// bash is tested.
+func TestCompletionInBash(t *testing.T) {
+	_, bin := hostRelease(t)
+	if runtime.GOOS == "windows" {
+		t.Skip("no bash")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Fatalf("bash is not on PATH: %v", err)
+	}
+	completionFixtures(t)
+	c := newCompleter(t, bin)
+	plugin := filepath.Join(bin, exeName("kubectl-informer"))
+	kubectl := filepath.Join(cluster.BinDir, "kubectl")
+	script := func(name string) string {
+		cmd := exec.Command(name, "completion", "bash")
+		cmd.Env = c.env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s completion bash: %v", name, err)
+		}
+		return string(out)
+	}
+	for _, tc := range []struct {
+		name, script, fn string
+		words            []string
+	}{
+		{"kubectl-informer", script(plugin), "__start_kubectl-informer", []string{"kubectl-informer", "query"}},
+		{"kubectl informer", script(kubectl), "__start_kubectl", []string{"kubectl", "informer", "query"}},
+	} {
+		words := func(w ...string) []string { return append(slices.Clone(tc.words), w...) }
+		got := c.bashComplete(tc.script, tc.fn, words("po,de")...)
+		wantChoices(t, tc.name+" query po,de", got, "po,deploy", "po,deployments", "po,deployments.apps")
+		for _, g := range got {
+			if !strings.HasPrefix(g, "po,de") {
+				t.Errorf("%s query po,de: %q offered", tc.name, g)
+			}
+		}
+		got = c.bashComplete(tc.script, tc.fn, words("po,deployments.a")...)
+		if len(got) != 1 || c.bashWord(got[0]) != "po,deployments.apps" {
+			t.Errorf("%s query po,deployments.a: COMPREPLY %q, want the one word po,deployments.apps", tc.name, got)
+		}
+		// Without a comma the choices keep their descriptions.
+		got = c.bashComplete(tc.script, tc.fn, words("potions.e")...)
+		if !slices.Equal(got, []string{"potions." + potionGroup}) {
+			t.Errorf("%s query potions.e: COMPREPLY %q, want potions.%s", tc.name, got, potionGroup)
+		}
+		got = c.bashComplete(tc.script, tc.fn, words("pot")...)
+		if !slices.ContainsFunc(got, func(g string) bool {
+			return strings.HasPrefix(g, "pot ") && strings.HasSuffix(g, " ("+potionDesc+")")
+		}) {
+			t.Errorf("%s query pot: COMPREPLY %q, want pot with its description", tc.name, got)
+		}
 	}
 }

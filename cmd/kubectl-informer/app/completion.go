@@ -32,7 +32,8 @@ var shells = []string{"bash", "zsh", "fish", "powershell"}
 
 const completionLong = `Completion prints a script that makes your shell complete kubectl-informer:
 verbs, flags, resource types (plural and short names, from the cluster's
-discovery; after a comma, the next type of a list), namespaces for -n,
+discovery; after a comma, the next type of a list, without descriptions,
+which bash could not match), namespaces for -n,
 kubeconfig contexts, output formats, index names for --by (from --index and
 the config file) and YAML files for --config.
 
@@ -305,6 +306,13 @@ func completeResources(flags *genericclioptions.ConfigFlags, args []string, toCo
 // list and watch, its plural name, plural.group and short names that start
 // with toComplete and are not in named, each after prefix and described by
 // its kind and version.
+//
+// After a comma (a prefix), the choices have no descriptions: bash 5.2's
+// printf %q escapes the comma, and cobra's bash script (kubectl's too)
+// compares a choice that has a description, escaped, with the word as
+// typed, so "po\,deployments" never matches "po,de" and nothing would be
+// offered. Choices without descriptions go through compgen, which matches
+// them unescaped.
 func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete string, named map[string]bool) []cobra.Completion {
 	seen := map[string]bool{}
 	var out []cobra.Completion
@@ -328,7 +336,11 @@ func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete str
 					continue
 				}
 				seen[n] = true
-				out = append(out, cobra.CompletionWithDesc(prefix+n, desc))
+				if prefix != "" {
+					out = append(out, prefix+n)
+					continue
+				}
+				out = append(out, cobra.CompletionWithDesc(n, desc))
 			}
 		}
 	}

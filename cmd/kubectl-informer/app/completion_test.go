@@ -261,10 +261,10 @@ func TestResourceCompletions(t *testing.T) {
 		{"", "dep", nil, []string{"deploy\tDeployment (apps/v1)", "deployments\tDeployment (apps/v1)", "deployments.apps\tDeployment (apps/v1)"}},
 		{"", "ev", nil, []string{"ev\tEvent (v1)", "events\tEvent (v1)", "events.events.k8s.io\tEvent (events.k8s.io/v1)"}},
 		{"pods,", "po", []string{"pods"}, []string{
-			"pods,po\tPod (v1)",
-			"pods,poddisruptionbudgets\tPodDisruptionBudget (policy/v1)",
-			"pods,poddisruptionbudgets.policy\tPodDisruptionBudget (policy/v1)",
-			"pods,podtemplates\tPodTemplate (v1)",
+			"pods,po",
+			"pods,poddisruptionbudgets",
+			"pods,poddisruptionbudgets.policy",
+			"pods,podtemplates",
 		}},
 		{"", "bin", nil, nil},
 	}

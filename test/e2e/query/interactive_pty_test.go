@@ -20,8 +20,9 @@ import (
 )
 
 // TestInteractiveTerminal types at the prompt of the plugin's binary on a
-// pseudo-terminal: a field completed with Tab, a count, Ctrl-D; the lines
-// typed are saved in the history file.
+// pseudo-terminal: a field completed with Tab, a count, a jsonpath answer
+// followed by the prompt on a line of its own, Ctrl-D; the lines typed are
+// saved in the history file.
 func TestInteractiveTerminal(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "kubectl-informer")
@@ -85,6 +86,10 @@ func TestInteractiveTerminal(t *testing.T) {
 	waitFor("completion", regexp.MustCompile(`object\.status\.phase`))
 	typeIn(` == "Pending"` + "\r:count\r")
 	waitFor("the count", regexp.MustCompile(`\r?\n`+strconv.Itoa(pending)+`\r?\n`))
+	// jsonpath prints no line end of its own: the session adds one, so the
+	// next prompt starts a line.
+	typeIn(":count\r:o jsonpath={.items[0].kind}\r")
+	waitFor("the jsonpath answer, then the prompt on a line of its own", regexp.MustCompile(`\nPod\r?\n(\x1b\[[0-9;]*[A-Za-z]|\r)*pods> `))
 	typeIn("\x04") // Ctrl-D
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -101,7 +106,8 @@ func TestInteractiveTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "object.status.phase == \"Pending\"\n:count\n"; string(history) != want {
+	// A line typed twice in a row is kept once.
+	if want := "object.status.phase == \"Pending\"\n:count\n:o jsonpath={.items[0].kind}\n"; string(history) != want {
 		t.Errorf("history %q, want %q", history, want)
 	}
 }
