@@ -5,7 +5,11 @@
 // client certificate against the cluster's client CA), and what it may read
 // is decided with SubjectAccessReviews, both through k8s.io/apiserver's
 // delegating authenticator and authorizer, which cache their decisions
-// briefly.
+// briefly. A request that impersonates (the Impersonate-User,
+// Impersonate-Group, Impersonate-Uid and Impersonate-Extra-* headers that
+// kubectl's --as, --as-group and --as-uid send) is answered as the user it
+// impersonates, once SubjectAccessReviews have allowed its caller to
+// "impersonate" each part of it, as the API server decides; else 403.
 //
 // The protocol is one endpoint, POST /v1/query, whose body is a [Query] (a
 // query as the command line states it) and whose answer is the text the

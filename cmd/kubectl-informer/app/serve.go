@@ -74,7 +74,10 @@ TokenReview, a client certificate against the cluster's client CA, and a
 query reads only what its caller may list, asked with SubjectAccessReviews
 (list on each resource it reads, at the cluster scope or, failing that, in each
 namespace; a query across namespaces by a caller who may list only some gets
-the objects of those). Answers are cached for --authentication-cache-ttl and
+the objects of those). A query sent with --as or --as-group is answered as
+the user impersonated, once the caller may impersonate it (SubjectAccessReviews
+on impersonate, as the API server asks them), else refused with 403. Answers
+are cached for --authentication-cache-ttl and
 --authorization-cache-ttl. Requests without credentials get 401 unless
 --anonymous-auth is set. The server's service account needs list and watch on
 the served resources, create on tokenreviews and subjectaccessreviews, and get,
