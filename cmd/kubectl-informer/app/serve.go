@@ -92,7 +92,7 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 
 ` + exitCodesHelp,
 		Example: `  # Serve pods and nodes, with an index, on :8443 with a self-signed certificate
-  kubectl informer serve pods,nodes -A --index byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
+  kubectl informer serve pods,nodes -A --index pods:byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
 
   # Then ask it, as any user of the cluster
   kubectl informer query pods -A --by byNode=node-001 --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt`,
@@ -102,7 +102,7 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.addScopeFlags(f)
-	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL on every served resource (repeatable)")
+	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL on every served resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 5*time.Minute, "give up when the caches have not synced within this time")
 	f.StringVar(&o.ListenAddress, "listen-address", ":8443", "address to serve HTTPS on")
@@ -139,7 +139,8 @@ func (o *ServeOptions) Complete(_ *cobra.Command, args []string) error {
 // with the cluster.
 func (o *ServeOptions) Validate() error {
 	errs := scopeErrors(o.ConfigFlags, o.AllNamespaces, o.SyncTimeout)
-	indexes, more := parseIndexes(o.Indexes)
+	errs = append(errs, o.inputErrors(o.resources)...)
+	indexes, flagIndexes, more := parseIndexFlags(o.Indexes)
 	errs = append(errs, more...)
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
@@ -168,7 +169,8 @@ func (o *ServeOptions) Validate() error {
 	o.request = query.Request{
 		Resources: o.resources, Namespace: o.namespace,
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
-		Indexes: indexes, ResourceIndexes: o.config.ResourceIndexes(), ConfigPath: o.config.Path(),
+		Indexes: indexes, ResourceFlagIndexes: flagIndexes,
+		ResourceIndexes: o.config.ResourceIndexes(), ConfigPath: o.config.Path(), ConfigLine: o.config.IndexLine,
 		SyncTimeout: o.SyncTimeout,
 	}
 	// Compiled here for the errors, with a caret, before any contact.
