@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,9 +9,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/suggest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -43,8 +39,8 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 		return nil, errors.New("compiling the exporter config: no CEL environment (see indexers.NewEnv)")
 	}
 	p, cfg := parseConfig(path, data)
-	if p.fatal {
-		return nil, p.err()
+	if p.Fatal {
+		return nil, p.Err()
 	}
 	sum := sha256.Sum256(data)
 	c := &Compiled{Config: cfg, Path: path, Hash: hex.EncodeToString(sum[:])}
@@ -97,7 +93,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 				Type:        m.Type,
 				ConstLabels: slices.Clone(constLabels),
 				Aggregate:   m.Aggregate,
-				Line:        p.line(mat()...),
+				Line:        p.Line(mat()...),
 			}
 			withEach := m.Each != ""
 			if withEach {
@@ -138,7 +134,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			p.checkSecretData(cfg, ce)
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	c.parser, c.exprs = p, compiled
@@ -168,10 +164,10 @@ func (p *configParser) compileExpr(compile compileFunc, expr string, kind indexe
 	if err == nil {
 		return prog
 	}
-	node := p.valueNode(path...)
+	node := p.ValueNode(path...)
 	var exprErr *indexers.ExprError
 	if !errors.As(err, &exprErr) {
-		p.add(p.line(path...), "", err)
+		p.Add(p.Line(path...), "", err)
 		return nil
 	}
 	e := *exprErr
@@ -179,7 +175,7 @@ func (p *configParser) compileExpr(compile compileFunc, expr string, kind indexe
 	if strings.HasPrefix(e.Message, "undeclared reference to '"+indexers.EachVar+"'") {
 		e.Message += "; each is declared only in the labels and value of a metric that sets each"
 	}
-	p.add(p.exprLine(node, e.Expr, e.Line, e.Column), context, &e)
+	p.Add(p.ExprLine(node, e.Expr, e.Line, e.Column), context, &e)
 	return nil
 }
 
@@ -201,7 +197,7 @@ func (p *configParser) checkReferences(ce compiledExpr, defined map[string]bool)
 			} else {
 				msg += fmt.Sprintf("; define it under indexes of the entry for %s", ref.Resource)
 			}
-			p.errorf(p.line(ce.path...), ce.prog.Context(), "%s", msg)
+			p.Errorf(p.Line(ce.path...), ce.prog.Context(), "%s", msg)
 		}
 	}
 }
@@ -214,12 +210,12 @@ func (p *configParser) checkSecretData(cfg *Config, ce compiledExpr) {
 	const allow = "set allowSecretData: true at the top of the config to allow it, knowing that the values become label values for anyone who can scrape /metrics"
 	if len(ce.path) > 1 && ce.path[0] == "resources" {
 		if i, ok := ce.path[1].(int); ok && isSecrets(cfg.Resources[i].Resource) && readsSecretData(ce.prog.ObjectPaths()) {
-			p.errorf(p.line(ce.path...), ce.prog.Context(), "reads the data of Secrets (data, stringData or the whole object); %s", allow)
+			p.Errorf(p.Line(ce.path...), ce.prog.Context(), "reads the data of Secrets (data, stringData or the whole object); %s", allow)
 		}
 	}
 	for _, ref := range ce.prog.References() {
 		if isSecrets(ref.Resource) {
-			p.errorf(p.line(ce.path...), ce.prog.Context(), "reads Secrets with get() or byIndex(), whose data cannot be told apart; %s", allow)
+			p.Errorf(p.Line(ce.path...), ce.prog.Context(), "reads Secrets with get() or byIndex(), whose data cannot be told apart; %s", allow)
 		}
 	}
 }
@@ -243,103 +239,4 @@ func readsSecretData(paths *jsonval.Paths) bool {
 		}
 	}
 	return false
-}
-
-// exprLine returns the line of the file that holds the character of expr
-// at the given 1-based line and column of the expression, expr being the
-// value of scalar node n. YAML may have folded or unindented the
-// expression, so the characters other than blanks of the expression are
-// matched with those of the source, from where the scalar starts. When
-// that fails (escape sequences), or for an error without a position, the
-// line of the scalar is returned.
-func (p *configParser) exprLine(n *yaml.Node, expr string, line, column int) int {
-	if n == nil {
-		return 1
-	}
-	if line < 1 {
-		return n.Line
-	}
-	// The index of the character at fault, then the number of non-blank
-	// characters before it.
-	runes := []rune(expr)
-	at := 0
-	for i, l := range strings.Split(expr, "\n") {
-		if i == line-1 {
-			at += max(column-1, 0)
-			break
-		}
-		at += utf8.RuneCountInString(l) + 1
-	}
-	at = min(at, len(runes)-1)
-	for at < len(runes)-1 && unicode.IsSpace(runes[at]) {
-		at++
-	}
-	for at > 0 && unicode.IsSpace(runes[at]) {
-		at--
-	}
-	var wanted []rune // the non-blank characters up to the one at fault
-	for _, r := range runes[:at+1] {
-		if !unicode.IsSpace(r) {
-			wanted = append(wanted, r)
-		}
-	}
-	if len(wanted) == 0 {
-		return n.Line
-	}
-
-	src, fileLine, ok := p.scalarSource(n)
-	if !ok {
-		return n.Line
-	}
-	matched := 0
-	for _, r := range src {
-		switch {
-		case r == '\n':
-			fileLine++
-		case unicode.IsSpace(r):
-		case r == wanted[matched]:
-			if matched++; matched == len(wanted) {
-				return fileLine
-			}
-		case r == '\\' && n.Style == yaml.DoubleQuotedStyle, r == '\'' && n.Style == yaml.SingleQuotedStyle:
-			// An escape: the character after it is the one to match.
-		default:
-			return n.Line
-		}
-	}
-	return n.Line
-}
-
-// scalarSource returns the source from where the content of scalar n
-// starts (past the header line of a block scalar, past the opening quote
-// of a quoted one) and the line it is on.
-func (p *configParser) scalarSource(n *yaml.Node) (string, int, bool) {
-	data := p.data
-	line := 1
-	for line < n.Line {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return "", 0, false
-		}
-		data, line = data[i+1:], line+1
-	}
-	// Column is 1-based, in characters.
-	for col := 1; col < n.Column && len(data) > 0; col++ {
-		_, size := utf8.DecodeRune(data)
-		data = data[size:]
-	}
-	switch n.Style {
-	case yaml.LiteralStyle, yaml.FoldedStyle:
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return "", 0, false
-		}
-		data, line = data[i+1:], line+1
-	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
-		if len(data) == 0 {
-			return "", 0, false
-		}
-		data = data[1:]
-	}
-	return string(data), line, true
 }

@@ -87,7 +87,7 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 		return nil, errors.New("checking the exporter config: not compiled by Compile")
 	}
 	p := *c.parser
-	p.errs = nil
+	p.Errs = nil
 	for _, ce := range c.exprs {
 		i, ok := ce.path[1].(int)
 		if !ok || infos[i].Schema == nil {
@@ -102,19 +102,19 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 		}
 		p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
 	}
-	if len(p.errs) > 0 {
+	if len(p.Errs) > 0 {
 		// A misspelled field would only be reported again, as not
 		// identifying the object.
-		return nil, p.err()
+		return nil, p.Err()
 	}
 	for i, r := range c.Resources {
 		for j, f := range r.Families {
 			if c.identifies(i, j, infos[i].Resource.Namespaced) {
 				continue
 			}
-			line, ctx := c.parser.keyLine("resources", i, "metrics", j, "labels"), metricContext(c.Config.Prefix, r.Config.Metrics[j].Name, "", j)
+			line, ctx := c.parser.KeyLine("resources", i, "metrics", j, "labels"), metricContext(c.Config.Prefix, r.Config.Metrics[j].Name, "", j)
 			if infos[i].Resource.Namespaced {
-				p.errorf(line, ctx, "%s", duplicateMessage(r, f, true))
+				p.Errorf(line, ctx, "%s", duplicateMessage(r, f, true))
 				continue
 			}
 			if !readsAny(c.labelPaths(i, j), nameOrUID...) {
@@ -122,7 +122,7 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 			}
 		}
 	}
-	return warnings, p.err()
+	return warnings, p.Err()
 }
 
 // DuplicateSeries returns, without a cluster, a warning for each metric
@@ -138,7 +138,7 @@ func (c *Compiled) DuplicateSeries() []string {
 			if f.Aggregate != AggregateNone || readsAny(c.labelPaths(i, j), nameOrUID...) || pinned(r.Config, "metadata.name") {
 				continue
 			}
-			line, ctx := c.parser.keyLine("resources", i, "metrics", j, "labels"), metricContext(c.Config.Prefix, r.Config.Metrics[j].Name, "", j)
+			line, ctx := c.parser.KeyLine("resources", i, "metrics", j, "labels"), metricContext(c.Config.Prefix, r.Config.Metrics[j].Name, "", j)
 			out = append(out, (&LineError{Path: c.Path, Line: line, Context: ctx, Err: errors.New(duplicateMessage(r, f, false))}).Error())
 		}
 	}

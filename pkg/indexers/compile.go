@@ -83,6 +83,9 @@ type Program struct {
 	kind    Kind
 	prog    cel.Program
 	refs    []Reference
+	// nsArgs are the locations of the namespace arguments of the
+	// three-argument get() calls, by resource as written.
+	nsArgs map[string][]common.Location
 	// object turns the object handed to an evaluation into the value of
 	// the object variable.
 	object    func(obj any) any
@@ -129,6 +132,20 @@ func (p *Program) References() []Reference {
 		refs[i] = Reference{Resource: r.Resource, Indexes: slices.Clone(r.Indexes)}
 	}
 	return refs
+}
+
+// CheckClusterScoped returns an error, which shows the call with a caret,
+// when the expression passes a namespace to get(resource, NAMESPACE, NAME)
+// for resource (as written), which is cluster-scoped; nil when it does
+// not. Only a namespaced resource has objects in a namespace: such a call
+// would find nothing.
+func (p *Program) CheckClusterScoped(resource string) error {
+	locs := p.nsArgs[resource]
+	if len(locs) == 0 {
+		return nil
+	}
+	return newExprError(p.context, p.expr, locs[0].Line(), locs[0].Column(),
+		"%q is cluster-scoped: its objects have no namespace; call get(%q, NAME) without one", resource, resource)
 }
 
 // WithLookup returns a copy of p whose get() and byIndex() calls read from l.
@@ -232,7 +249,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		return nil, &ExprError{Context: context, Expr: expr,
 			Message: fmt.Sprintf("must evaluate to %s but got %s", kind.must(), cel.FormatCELType(checked.OutputType()))}
 	}
-	refs, refErr := references(checked, expr, context)
+	refs, nsArgs, refErr := references(checked, expr, context)
 	if refErr != nil {
 		return nil, refErr
 	}
@@ -256,6 +273,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		kind:      kind,
 		prog:      prog,
 		refs:      refs,
+		nsArgs:    nsArgs,
 		object:    e.objectFunc(),
 		costLimit: e.costLimit,
 		tracked:   est.Max > e.costLimit || e.trackAllCost,
@@ -297,10 +315,11 @@ func isKind(t *cel.Type, kinds ...types.Kind) bool {
 // references collects the resources and indexes read by get() and
 // byIndex(), and refuses calls whose resource or index is not a string
 // literal: the informers they read must be known before evaluation.
-func references(checked *cel.Ast, expr, context string) ([]Reference, *ExprError) {
+func references(checked *cel.Ast, expr, context string) ([]Reference, map[string][]common.Location, *ExprError) {
 	native := checked.NativeRep()
 	info := native.SourceInfo()
 	indexes := map[string]map[string]bool{}
+	var nsArgs map[string][]common.Location
 	var refErr *ExprError
 	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(x ast.Expr) {
 		if refErr != nil || x.Kind() != ast.CallKind {
@@ -323,6 +342,12 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, *ExprError
 			indexes[resource] = map[string]bool{}
 		}
 		if fn != byIndexFunction {
+			if len(args) == 3 {
+				if nsArgs == nil {
+					nsArgs = map[string][]common.Location{}
+				}
+				nsArgs[resource] = append(nsArgs[resource], startLocation(info, args[1]))
+			}
 			return
 		}
 		index, ok := stringLiteral(args[1])
@@ -335,7 +360,7 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, *ExprError
 		indexes[resource][index] = true
 	}))
 	if refErr != nil {
-		return nil, refErr
+		return nil, nil, refErr
 	}
 	var refs []Reference
 	for resource, names := range indexes {
@@ -347,7 +372,7 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, *ExprError
 		refs = append(refs, r)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Resource < refs[j].Resource })
-	return refs, nil
+	return refs, nsArgs, nil
 }
 
 // startLocation returns the location of the first character of x: that of

@@ -1,16 +1,20 @@
 package query
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strings"
 	"time"
 
+	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-informer/kubectl-informer/internal/yamlcheck"
 )
 
 // Config file identification.
@@ -48,6 +52,9 @@ type Config struct {
 
 	// path is the file the config was read from, for messages.
 	path string
+	// lines are the lines of the index expressions, by resource and name
+	// (see IndexLine).
+	lines map[string]int
 }
 
 // ConfigDefaults are flag defaults; a flag given on the command line wins.
@@ -94,31 +101,102 @@ func LoadConfig(path string, optional bool) (*Config, error) {
 }
 
 // ParseConfig parses the YAML of a config file; path is used in messages.
+// Every error found is returned, joined and sorted by line, each a
+// *yamlcheck.Error that reads "FILE:LINE: message": unknown fields (with
+// the field meant when one is close), values of the wrong shape, and a
+// file of another kind of this tool (an ExporterConfig) is said to be one.
 func ParseConfig(path string, data []byte) (*Config, error) {
-	c := &Config{path: path}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%s: the config is empty; it needs apiVersion: %s and kind: %s", path, ConfigAPIVersion, ConfigKind)
+	p := yamlcheck.New(path, data)
+	p.Nouns = map[reflect.Type]string{reflect.TypeFor[Config](): "the config", reflect.TypeFor[ConfigDefaults](): "defaults"}
+	p.IsExpr = func(path []any) bool { return len(path) == 3 && path[0] == "indexes" }
+	root := p.Root(
+		fmt.Sprintf("the config is empty; it needs apiVersion: %s and kind: %s", ConfigAPIVersion, ConfigKind),
+		"the config must be a mapping with apiVersion, kind and indexes, not %s")
+	if root == nil {
+		return nil, p.Err()
 	}
-	if err := yaml.UnmarshalStrict(data, c); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	p.Nodes[yamlcheck.NodeKey("kind")] = yamlcheck.FieldNodes{Value: kindNode(root)}
+	switch kind := yamlcheck.ScalarField(root, "kind"); kind {
+	case ConfigKind:
+	case exporterConfigKind:
+		// Its fields would all be unknown here: say what the file is.
+		p.Errorf(p.Line("kind"), "", "this is an %s, the config of kubectl informer export (--config there); a query config has kind: %s", kind, ConfigKind)
+		return nil, p.Err()
+	case "":
+		p.Errorf(p.Line("kind"), "", "kind is missing; set kind: %s", ConfigKind)
+	default:
+		p.Errorf(p.Line("kind"), "", "kind %q is not a query config; set kind: %s", kind, ConfigKind)
 	}
-	if c.APIVersion != ConfigAPIVersion || c.Kind != ConfigKind {
-		return nil, fmt.Errorf("%s: apiVersion %q and kind %q: want apiVersion: %s and kind: %s", path, c.APIVersion, c.Kind, ConfigAPIVersion, ConfigKind)
+	p.Walk(root, reflect.TypeFor[Config](), nil, "", "")
+	if p.Malformed {
+		return nil, p.Err()
 	}
-	if d := c.Defaults.SyncTimeout; d != nil && d.Duration <= 0 {
-		return nil, fmt.Errorf("%s: defaults.syncTimeout must be positive, got %s", path, d.Duration)
+	c := &Config{path: path, lines: map[string]int{}}
+	if v := yamlcheck.ScalarField(root, "apiVersion"); v != ConfigAPIVersion {
+		if v == "" {
+			p.Errorf(p.Line("apiVersion"), "", "apiVersion is missing; set apiVersion: %s", ConfigAPIVersion)
+		} else {
+			p.Errorf(p.Line("apiVersion"), "", "apiVersion %q: set apiVersion: %s", v, ConfigAPIVersion)
+		}
+	}
+	if f, ok := p.Nodes[yamlcheck.NodeKey("defaults", "syncTimeout")]; ok && !yamlcheck.IsNull(f.Value) {
+		n := f.Value
+		switch d, err := time.ParseDuration(n.Value); {
+		case err != nil:
+			p.Errorf(n.Line, "", "defaults.syncTimeout %q is not a duration, such as 5m or 90s", n.Value)
+		case d <= 0:
+			p.Errorf(n.Line, "", "defaults.syncTimeout must be positive, got %s", d)
+		}
+	}
+	if len(p.Errs) > 0 {
+		return nil, p.Err()
+	}
+	// The shape of every field has been checked: decoding fills them.
+	if err := yaml.Unmarshal(data, c); err != nil {
+		p.Errorf(1, "", "%v", err)
+		return nil, p.Err()
 	}
 	for res, ixs := range c.Indexes {
-		if res == "" {
-			return nil, fmt.Errorf("%s: indexes: a resource name is empty", path)
+		if strings.TrimSpace(res) == "" {
+			p.Errorf(p.KeyLine("indexes", res), "", "indexes: a resource name is empty; name the resource as kubectl does, such as pods")
 		}
 		for name, expr := range ixs {
-			if name == "" || expr == "" {
-				return nil, fmt.Errorf("%s: indexes.%s: index %q needs a name and an expression", path, res, name)
+			at := []any{"indexes", res, name}
+			if strings.TrimSpace(name) == "" || strings.TrimSpace(expr) == "" {
+				p.Errorf(p.Line(at...), "", "indexes.%s: index %q needs a name and an expression", res, name)
+				continue
 			}
+			c.lines[res+"\x00"+name] = p.ExprLine(p.ValueNode(at...), expr, 1, 1)
 		}
 	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// exporterConfigKind is the kind of the exporter's config file, which a
+// query config is easily confused with.
+const exporterConfigKind = "ExporterConfig"
+
+// kindNode returns the value node of the root's kind, or the root.
+func kindNode(root *goyaml.Node) *goyaml.Node {
+	for _, kv := range yamlcheck.MappingPairs(root) {
+		if kv[0].Value == "kind" {
+			return yamlcheck.ResolveAlias(kv[1])
+		}
+	}
+	return root
+}
+
+// IndexLine returns the line of the config file where the index name of
+// resource (as the config names it) is defined; 0 when it is not, or for
+// a nil Config.
+func (c *Config) IndexLine(resource, name string) int {
+	if c == nil {
+		return 0
+	}
+	return c.lines[resource+"\x00"+name]
 }
 
 // SyncTimeout returns the configured default, or d.

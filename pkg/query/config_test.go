@@ -77,3 +77,79 @@ func TestCompileConfigIndexes(t *testing.T) {
 		t.Error("config indexes of other resources must not force full objects")
 	}
 }
+
+// TestParseConfigErrors checks that every mistake of a config file is
+// reported at its line, with the field meant, and that the exporter's
+// config is named as such.
+func TestParseConfigErrors(t *testing.T) {
+	typos := `apiVersion: kubectl-informer.io/v1alpha1
+kind: QueryConfig
+indexes:
+  pods:
+    byNode: object.spec.nodeName
+defaults:
+  outptu: wide
+  syncTimout: 5m
+`
+	_, err := ParseConfig("typos.yaml", []byte(typos))
+	want := "typos.yaml:7: unknown field \"outptu\" (did you mean \"output\"?)\n" +
+		"typos.yaml:8: unknown field \"syncTimout\" (did you mean \"syncTimeout\"?)"
+	if err == nil || err.Error() != want {
+		t.Errorf("two typos: error\n%v\nwant\n%s", err, want)
+	}
+
+	exporter := `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+commonLabels:
+  cluster: demo
+resources:
+- resource: pods
+`
+	_, err = ParseConfig("exporter.yaml", []byte(exporter))
+	want = "exporter.yaml:2: this is an ExporterConfig, the config of kubectl informer export (--config there); a query config has kind: QueryConfig"
+	if err == nil || err.Error() != want {
+		t.Errorf("an ExporterConfig: error\n%v\nwant\n%s", err, want)
+	}
+
+	shapes := `apiVersion: kubectl-informer.io/v1alpha1
+kind: QueryConfig
+indexes:
+  pods: [object.spec.nodeName]
+defaults:
+  syncTimeout: soon
+`
+	_, err = ParseConfig("shapes.yaml", []byte(shapes))
+	want = "shapes.yaml:4: indexes.pods must be a mapping, not a list"
+	if err == nil || err.Error() != want {
+		t.Errorf("a list for a mapping: error\n%v\nwant\n%s", err, want)
+	}
+	_, err = ParseConfig("d.yaml", []byte("apiVersion: kubectl-informer.io/v1alpha1\nkind: QueryConfig\ndefaults:\n  syncTimeout: soon\n"))
+	want = `d.yaml:4: defaults.syncTimeout "soon" is not a duration, such as 5m or 90s`
+	if err == nil || err.Error() != want {
+		t.Errorf("a bad duration: error\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestConfigIndexLine checks that an index expression of the config that
+// does not compile is reported with the file and line that define it.
+func TestConfigIndexLine(t *testing.T) {
+	c, err := ParseConfig("c.yaml", []byte(`apiVersion: kubectl-informer.io/v1alpha1
+kind: QueryConfig
+indexes:
+  nodes:
+    byZone: object.metadata.labels["zone"]
+  pods:
+    byNode: |
+      object.spec.nodeName +
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.IndexLine("pods", "byNode"); got != 8 {
+		t.Errorf("IndexLine(pods, byNode) = %d, want 8", got)
+	}
+	_, err = Compile(testEnv(t), Request{ConfigPath: c.Path(), ConfigLine: c.IndexLine, ResourceIndexes: c.ResourceIndexes()})
+	if err == nil || !strings.Contains(err.Error(), `invalid index "byNode" of pods in c.yaml:8 expression`) {
+		t.Errorf("error %v; want one naming c.yaml:8", err)
+	}
+}

@@ -82,6 +82,14 @@ type Request struct {
 	ResourceIndexes map[string][]NamedExpr
 	// ConfigPath names the file ResourceIndexes came from, for messages.
 	ConfigPath string
+	// ConfigLine, when set, returns the line of ConfigPath where the
+	// index name of resource is defined, for messages; 0 when unknown.
+	ConfigLine func(resource, name string) int
+	// ResourceFlagIndexes are indexes per resource (as written) given on
+	// the command line, --index RESOURCE:NAME=CEL: registered as
+	// ResourceIndexes are, over which they win. A resource among them
+	// that is neither queried nor read by byIndex() is an error.
+	ResourceFlagIndexes map[string][]NamedExpr
 	// By answers from indexes (intersection).
 	By []Selector
 	// Where, SortBy and GroupBy are CEL expressions; "" means none.
@@ -130,13 +138,17 @@ type Plan struct {
 	printer *Printer
 	// indexes are the --index programs by name.
 	indexes map[string]*indexers.Program
-	// resourceIndexes are the config's programs: resource as written →
-	// index name → program.
+	// resourceIndexes are the programs of the config's indexes and of
+	// --index RESOURCE:NAME=CEL: resource as written → index name →
+	// program.
 	resourceIndexes map[string]map[string]*indexers.Program
-	where           *indexers.Program
-	sortBy          *indexers.Program
-	groupBy         *indexers.Program
-	columns         []*indexers.Program
+	// flagResources are the resources (as written) given indexes with
+	// --index RESOURCE:NAME=CEL.
+	flagResources map[string]bool
+	where         *indexers.Program
+	sortBy        *indexers.Program
+	groupBy       *indexers.Program
+	columns       []*indexers.Program
 	// synced are the caches that sync filled; nil before. A plan made by
 	// With shares them.
 	synced *synced
@@ -195,9 +207,38 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		p.resourceIndexes[res] = map[string]*indexers.Program{}
 		for _, ix := range req.ResourceIndexes[res] {
 			where := fmt.Sprintf(" of %s in %s", res, req.ConfigPath)
+			if req.ConfigLine != nil {
+				if line := req.ConfigLine(res, ix.Name); line > 0 {
+					where = fmt.Sprintf(" of %s in %s:%d", res, req.ConfigPath, line)
+				}
+			}
 			if !checkName(ix.Name, where) {
 				continue
 			}
+			p.resourceIndexes[res][ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q%s", ix.Name, where))
+		}
+	}
+	p.flagResources = map[string]bool{}
+	for _, res := range slices.Sorted(maps.Keys(req.ResourceFlagIndexes)) {
+		if p.resourceIndexes[res] == nil {
+			p.resourceIndexes[res] = map[string]*indexers.Program{}
+		}
+		p.flagResources[res] = true
+		seen := map[string]bool{}
+		for _, ix := range req.ResourceFlagIndexes[res] {
+			where := fmt.Sprintf(" of %s", res)
+			if !checkName(ix.Name, where) {
+				continue
+			}
+			switch _, every := p.indexes[ix.Name]; {
+			case seen[ix.Name]:
+				errs = append(errs, fmt.Errorf("index %q of %s is defined twice", ix.Name, res))
+				continue
+			case every:
+				errs = append(errs, fmt.Errorf("index %q is defined both for every resource (--index %s=…) and for %s (--index %s:%s=…): keep one", ix.Name, ix.Name, res, res, ix.Name))
+				continue
+			}
+			seen[ix.Name] = true
 			p.resourceIndexes[res][ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q%s", ix.Name, where))
 		}
 	}
@@ -648,6 +689,9 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	if p.readsOtherResources() {
 		p.bind(lookup)
 	}
+	if err := p.checkFlagResources(conn.Resolver, resources); err != nil {
+		return nil, nil, err
+	}
 	configIndexes := p.resolveConfig(conn.Resolver, errOut)
 	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields})
 	if err != nil {
@@ -664,7 +708,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 			}
 		}
 		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
-			return nil, nil, err
+			return nil, nil, p.everyIndexHint(conn.Resolver, res, resources, ixs, err)
 		}
 		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats), Fields: p.fields(ixs)}
 		if p.metadataOnly(ixs) {
@@ -708,17 +752,32 @@ func indexFuncs(ixs map[string]*indexers.Program, stats *indexers.Stats) cache.I
 	return out
 }
 
-// resolveConfig maps the config's resource names to resources. A name the
-// server does not know (a CRD not installed here) is reported and skipped.
+// resolveConfig maps the resource names of the config's indexes, and of
+// --index RESOURCE:NAME=CEL, to resources; those of the command line are
+// taken last, so that they win. A name of the config the server does not
+// know (a CRD not installed here) is reported and skipped; those of the
+// command line were checked by checkFlagResources.
 func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.GroupVersionResource]map[string]*indexers.Program {
 	out := map[schema.GroupVersionResource]map[string]*indexers.Program{}
-	for _, name := range slices.Sorted(maps.Keys(p.resourceIndexes)) {
+	names := slices.Sorted(maps.Keys(p.resourceIndexes))
+	slices.SortStableFunc(names, func(a, b string) int {
+		switch fa, fb := p.flagResources[a], p.flagResources[b]; {
+		case fa == fb:
+			return 0
+		case fb:
+			return -1
+		}
+		return 1
+	})
+	for _, name := range names {
 		res, err := r.Resolve([]string{name})
 		if err != nil || len(res) != 1 {
 			if err == nil {
 				err = fmt.Errorf("names %d resource types", len(res))
 			}
-			_, _ = fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
+			if !p.flagResources[name] {
+				_, _ = fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
+			}
 			continue
 		}
 		if out[res[0].GVR] == nil {
@@ -729,6 +788,81 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 		}
 	}
 	return out
+}
+
+// checkFlagResources checks the resources of --index RESOURCE:NAME=CEL:
+// each must name one resource type, queried (one of resources) or read
+// by a byIndex() of the query; otherwise its index would be defined for
+// nothing.
+func (p *Plan) checkFlagResources(r *factory.Resolver, resources []factory.Resource) error {
+	read := map[schema.GroupVersionResource]bool{}
+	for _, res := range resources {
+		read[res.GVR] = true
+	}
+	for _, prog := range p.programs() {
+		for _, ref := range prog.References() {
+			if len(ref.Indexes) == 0 {
+				continue
+			}
+			if rs, err := r.Resolve([]string{ref.Resource}); err == nil && len(rs) == 1 {
+				read[rs[0].GVR] = true
+			}
+		}
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(p.flagResources)) {
+		flag := fmt.Sprintf("--index %s:%s=…", name, strings.Join(slices.Sorted(maps.Keys(p.flagIndexNames(name))), ","))
+		res, err := r.Resolve([]string{name})
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+		case len(res) != 1:
+			errs = append(errs, fmt.Errorf("%s: %q names %d resource types: name one", flag, name, len(res)))
+		case !read[res[0].GVR]:
+			errs = append(errs, fmt.Errorf("%s: %s is neither queried nor read by byIndex(): query it, or leave the index out", flag, res[0]))
+		}
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// flagIndexNames returns the names of the --index RESOURCE:NAME=CEL
+// indexes of resource (as written).
+func (p *Plan) flagIndexNames(resource string) map[string]bool {
+	out := map[string]bool{}
+	for _, ix := range p.req.ResourceFlagIndexes[resource] {
+		out[ix.Name] = true
+	}
+	return out
+}
+
+// everyIndexHint adds to err, the schema check of res failing, what to do
+// about the --index NAME=CEL indexes that do not fit res when several
+// resources are queried: an index for every resource must fit each of
+// them, and --index RESOURCE:NAME=CEL gives one to a single resource.
+func (p *Plan) everyIndexHint(r *factory.Resolver, res factory.Resource, resources []factory.Resource, ixs map[string]*indexers.Program, err error) error {
+	if len(resources) < 2 {
+		return err
+	}
+	var hints []string
+	for _, name := range slices.Sorted(maps.Keys(p.indexes)) {
+		prog := p.indexes[name]
+		if ixs[name] != prog || p.checkSchema(r, res, false, []*indexers.Program{prog}) == nil {
+			continue
+		}
+		other := resources[0]
+		if other.GVR == res.GVR {
+			other = resources[1]
+		}
+		hints = append(hints, fmt.Sprintf("--index %s=… is registered on every resource queried and does not fit %s: give it to one resource with --index RESOURCE:%s=…, such as --index %s:%s=%s",
+			name, res, name, other.GVR.Resource, name, prog.Expr()))
+	}
+	if len(hints) == 0 {
+		return err
+	}
+	return &UsageError{Err: errors.Join(err, errors.New(strings.Join(hints, "\n")))}
 }
 
 // checkSchema compiles progs again against the OpenAPI v3 schema of res, as
@@ -788,6 +922,11 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 		if len(res) != 1 {
 			return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", name, len(res))}
 		}
+		if !res[0].Namespaced {
+			if err := clusterScopedErrors(p.programs(), name); err != nil {
+				return err
+			}
+		}
 		available := map[string]*indexers.Program{}
 		for n, prog := range configIndexes[res[0].GVR] {
 			available[n] = prog
@@ -832,6 +971,22 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 		}
 		lookup.Add(name, inf)
+	}
+	return nil
+}
+
+// clusterScopedErrors reports the get() calls of progs that pass a
+// namespace for resource (as written), which is cluster-scoped, as a
+// *UsageError; nil when there are none.
+func clusterScopedErrors(progs []*indexers.Program, resource string) error {
+	var errs []error
+	for _, prog := range progs {
+		if err := prog.CheckClusterScoped(resource); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
 	}
 	return nil
 }

@@ -46,9 +46,10 @@ type Served struct {
 }
 
 // Serve resolves the resources of req, fills their caches with the indexes
-// of req.Indexes and req.ResourceIndexes, and returns once every cache has
-// synced. The informers run until ctx ends. Only Resources, Namespace,
-// LabelSelector, FieldSelector, Indexes, ResourceIndexes, ConfigPath,
+// of req.Indexes, req.ResourceIndexes and req.ResourceFlagIndexes, and
+// returns once every cache has synced. The informers run until ctx ends.
+// Only Resources, Namespace, LabelSelector, FieldSelector, Indexes,
+// ResourceIndexes, ConfigPath, ConfigLine, ResourceFlagIndexes,
 // SyncTimeout and Progress of req are used; progress and warnings go to
 // errOut. Request expressions are compiled with env, which should track
 // cost ([indexers.WithCostTracking]); req's own with an Env of their own.
@@ -61,6 +62,7 @@ func Serve(ctx context.Context, env *indexers.Env, conn Conn, req Request, errOu
 		Resources: req.Resources, Namespace: req.Namespace,
 		LabelSelector: req.LabelSelector, FieldSelector: req.FieldSelector,
 		Indexes: req.Indexes, ResourceIndexes: req.ResourceIndexes, ConfigPath: req.ConfigPath,
+		ConfigLine: req.ConfigLine, ResourceFlagIndexes: req.ResourceFlagIndexes,
 		SyncTimeout: req.SyncTimeout, Progress: req.Progress, WholeObjects: true,
 	}
 	p, err := Compile(indexEnv, base)
@@ -232,7 +234,7 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	}
 	// The checks of --by above replace Compile's.
 	selectors := served.By
-	served.By, served.Indexes, served.ResourceIndexes = nil, nil, nil
+	served.By, served.Indexes, served.ResourceIndexes, served.ResourceFlagIndexes = nil, nil, nil, nil
 	np, err := Compile(s.env, served)
 	if err != nil {
 		return err
@@ -251,6 +253,11 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 				return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
 			}
 			inf := res[0]
+			if !inf.Resource.Namespaced {
+				if err := clusterScopedErrors([]*indexers.Program{prog}, ref.Resource); err != nil {
+					return err
+				}
+			}
 			idx := inf.Informer.GetIndexer().GetIndexers()
 			for _, ix := range ref.Indexes {
 				if _, ok := idx[ix]; !ok && ix != cache.NamespaceIndex {
@@ -380,6 +387,17 @@ func (s *Served) resolve(args []string, context string) ([]*factory.Informer, er
 // configIndex returns the expression of index name for res in the
 // request's config indexes, or "".
 func (s *Served) configIndex(req Request, res factory.Resource, name string) string {
+	for arg, ixs := range req.ResourceFlagIndexes {
+		rs, err := s.resolve([]string{arg}, "")
+		if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {
+			continue
+		}
+		for _, ix := range ixs {
+			if ix.Name == name {
+				return ix.Expr
+			}
+		}
+	}
 	for arg, ixs := range req.ResourceIndexes {
 		rs, err := s.resolve([]string{arg}, "")
 		if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {

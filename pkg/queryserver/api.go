@@ -5,7 +5,11 @@
 // client certificate against the cluster's client CA), and what it may read
 // is decided with SubjectAccessReviews, both through k8s.io/apiserver's
 // delegating authenticator and authorizer, which cache their decisions
-// briefly.
+// briefly. A request that impersonates (the Impersonate-User,
+// Impersonate-Group, Impersonate-Uid and Impersonate-Extra-* headers that
+// kubectl's --as, --as-group and --as-uid send) is answered as the user it
+// impersonates, once SubjectAccessReviews have allowed its caller to
+// "impersonate" each part of it, as the API server decides; else 403.
 //
 // The protocol is one endpoint, POST /v1/query, whose body is a [Query] (a
 // query as the command line states it) and whose answer is the text the
@@ -19,6 +23,8 @@
 package queryserver
 
 import (
+	"slices"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
@@ -43,8 +49,8 @@ type Query struct {
 	LabelSelector string `json:"labelSelector,omitempty"`
 	FieldSelector string `json:"fieldSelector,omitempty"`
 	// Indexes and ResourceIndexes are the caller's index definitions
-	// (--index and its config file): --by on an index the server lacks
-	// evaluates the definition instead.
+	// (--index NAME=CEL; its config file and --index RESOURCE:NAME=CEL):
+	// --by on an index the server lacks evaluates the definition instead.
 	Indexes         []query.NamedExpr            `json:"indexes,omitempty"`
 	ResourceIndexes map[string][]query.NamedExpr `json:"resourceIndexes,omitempty"`
 	By              []Selector                   `json:"by,omitempty"`
@@ -80,7 +86,7 @@ func FromRequest(r query.Request) Query {
 	q := Query{
 		Resources: r.Resources, Namespace: r.Namespace,
 		LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
-		Indexes: r.Indexes, ResourceIndexes: r.ResourceIndexes,
+		Indexes: r.Indexes, ResourceIndexes: mergeIndexes(r.ResourceIndexes, r.ResourceFlagIndexes),
 		Where: r.Where, SortBy: r.SortBy, GroupBy: r.GroupBy, Columns: r.Columns,
 		Count: r.Count, Limit: r.Limit, Output: r.Output,
 		Print: Print{
@@ -92,6 +98,27 @@ func FromRequest(r query.Request) Query {
 		q.By = append(q.By, Selector{Index: s.Index, Value: s.Value})
 	}
 	return q
+}
+
+// mergeIndexes returns the indexes of config and those of flags, by
+// resource as written; an index of flags wins over one of config with the
+// same resource and name.
+func mergeIndexes(config, flags map[string][]query.NamedExpr) map[string][]query.NamedExpr {
+	if len(flags) == 0 {
+		return config
+	}
+	out := map[string][]query.NamedExpr{}
+	for res, ixs := range config {
+		for _, ix := range ixs {
+			if !slices.ContainsFunc(flags[res], func(f query.NamedExpr) bool { return f.Name == ix.Name }) {
+				out[res] = append(out[res], ix)
+			}
+		}
+	}
+	for res, ixs := range flags {
+		out[res] = append(out[res], ixs...)
+	}
+	return out
 }
 
 // Request returns the request of the command line that q states.

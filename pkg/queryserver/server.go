@@ -147,6 +147,25 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(u.GetName())
+	// --as and --as-group: the query is answered as the impersonated user,
+	// once the caller may impersonate it, as the API server decides.
+	// Limits stay the caller's.
+	if acting, err := impersonate(r.Context(), s.o.Authorizer, u, r.Header); err != nil {
+		var forbidden *ImpersonationForbiddenError
+		code, reason := http.StatusBadRequest, metav1.StatusReasonBadRequest
+		switch {
+		case errors.As(err, &forbidden):
+			code, reason = http.StatusForbidden, metav1.StatusReasonForbidden
+		case !errors.Is(err, errImpersonationWithoutUser):
+			code, reason = http.StatusInternalServerError, metav1.StatusReasonInternalError
+		}
+		writeStatus(w, code, reason, err.Error())
+		log.Info("query refused", "code", code, "reason", "impersonation", "error", firstLine(err.Error()))
+		return
+	} else if acting != u {
+		log = log.With("as", acting.GetName())
+		u = acting
+	}
 	if !s.o.Answerer.Synced() {
 		w.Header().Set("Retry-After", "1")
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "the server's caches have not synced yet: retry shortly")

@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -38,19 +43,77 @@ func scopeErrors(flags *genericclioptions.ConfigFlags, all bool, syncTimeout tim
 	return errs
 }
 
-// parseIndexes parses --index NAME=CEL values.
-func parseIndexes(values []string) ([]query.NamedExpr, []error) {
-	var out []query.NamedExpr
+// inputErrors checks what scopeFlags and the resource arguments hold
+// without contacting the cluster: an argument that names no resource
+// type, and selectors that do not parse.
+func (s *scopeFlags) inputErrors(resources []string) []error {
 	var errs []error
+	for _, arg := range resources {
+		if strings.Trim(arg, ", \t") == "" {
+			errs = append(errs, fmt.Errorf("resource argument %q names no resource type: name one, such as pods", arg))
+		}
+	}
+	if _, err := labels.Parse(s.LabelSelector); err != nil {
+		errs = append(errs, fmt.Errorf("-l/--selector %q: %w", s.LabelSelector, err))
+	}
+	if _, err := fields.ParseSelector(s.FieldSelector); err != nil {
+		errs = append(errs, fmt.Errorf("--field-selector %q: %w", s.FieldSelector, err))
+	}
+	return errs
+}
+
+// emptyValueErrors reports the expression flags among names that were
+// given an empty value: an empty expression is a mistake, not "none".
+func emptyValueErrors(fs *pflag.FlagSet, names ...string) error {
+	var errs []error
+	for _, name := range names {
+		if f := fs.Lookup(name); f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+			errs = append(errs, fmt.Errorf("--%s is empty: give it a CEL expression, or leave the flag out", name))
+		}
+	}
+	if len(errs) > 0 {
+		return &UsageError{Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// parseIndexes parses --index [RESOURCE:]NAME=CEL values into one list,
+// those for one resource after those for every resource, for what needs
+// only their names and expressions.
+func parseIndexes(values []string) ([]query.NamedExpr, []error) {
+	every, byResource, errs := parseIndexFlags(values)
+	for _, res := range slices.Sorted(maps.Keys(byResource)) {
+		every = append(every, byResource[res]...)
+	}
+	return every, errs
+}
+
+// parseIndexFlags parses --index values: NAME=CEL defines an index of every
+// queried resource, RESOURCE:NAME=CEL one of that resource only (as
+// written, "pods" or "deploy"), returned by resource.
+func parseIndexFlags(values []string) (every []query.NamedExpr, byResource map[string][]query.NamedExpr, errs []error) {
 	for _, s := range values {
-		name, expr, err := splitNamed(s, "--index", "NAME=CEL")
+		name, expr, err := splitNamed(s, "--index", "[RESOURCE:]NAME=CEL")
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, query.NamedExpr{Name: name, Expr: expr})
+		res, ixName, qualified := strings.Cut(name, ":")
+		if !qualified {
+			every = append(every, query.NamedExpr{Name: name, Expr: expr})
+			continue
+		}
+		res, ixName = strings.TrimSpace(res), strings.TrimSpace(ixName)
+		if res == "" || ixName == "" || strings.Contains(ixName, ":") {
+			errs = append(errs, fmt.Errorf("--index %q: want [RESOURCE:]NAME=CEL, such as pods:byNode=object.spec.nodeName", s))
+			continue
+		}
+		if byResource == nil {
+			byResource = map[string][]query.NamedExpr{}
+		}
+		byResource[res] = append(byResource[res], query.NamedExpr{Name: ixName, Expr: expr})
 	}
-	return out, errs
+	return every, byResource, errs
 }
 
 // parseColumns parses --columns NAME=CEL[,NAME=CEL…] values.

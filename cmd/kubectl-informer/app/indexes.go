@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -55,7 +57,7 @@ number of distinct values it holds.
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.addScopeFlags(f)
-	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL (repeatable)")
+	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL on every resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
 	registerIndexesCompletions(cmd, o)
@@ -90,9 +92,12 @@ func (o *IndexesOptions) Validate() error {
 		SyncTimeout:     o.SyncTimeout,
 		ResourceIndexes: o.config.ResourceIndexes(),
 		ConfigPath:      o.config.Path(),
+		ConfigLine:      o.config.IndexLine,
 	}
-	var errs []error
-	req.Indexes, errs = parseIndexes(o.Indexes)
+	errs := o.inputErrors(o.resources)
+	var more []error
+	req.Indexes, req.ResourceFlagIndexes, more = parseIndexFlags(o.Indexes)
+	errs = append(errs, more...)
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
@@ -121,9 +126,14 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 				_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
 			}
 		}
-		for _, s := range o.Indexes {
-			name, expr, _ := splitNamed(s, "--index", "NAME=CEL")
-			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", "<queried>", name, expr)
+		every, byRes, _ := parseIndexFlags(o.Indexes)
+		for _, res := range slices.Sorted(maps.Keys(byRes)) {
+			for _, ix := range byRes[res] {
+				_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
+			}
+		}
+		for _, ix := range every {
+			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", "<queried>", ix.Name, ix.Expr)
 		}
 		return w.Flush()
 	}

@@ -32,6 +32,10 @@ const queryExample = `  # Pending pods in every namespace
   # Pods on one node, answered from a CEL index
   kubectl informer query pods -A --index byNode=object.spec.nodeName --by byNode=node-001
 
+  # A node and its pods, each resource with an index of its own
+  kubectl informer query pods,nodes -A --index 'pods:byNode=object.spec.?nodeName.orValue("")' \
+    --index nodes:byNode=object.metadata.name --by byNode=node-001
+
   # Pods per node and phase
   kubectl informer query pods -A --count --group-by 'object.spec.nodeName + "/" + object.status.phase'
 
@@ -122,7 +126,7 @@ the kubeconfig's (--kubeconfig, --context, --cluster).
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.addScopeFlags(f)
-	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL returning a string, a list of strings or null (repeatable)")
+	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL returning a string, a list of strings or null, on every queried resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
 	f.StringVar(&o.Where, "where", "", "keep the objects for which this CEL expression is true")
 	f.StringArrayVar(&o.Columns, "columns", nil, "extra table columns NAME=CEL[,NAME=CEL...] (repeatable)")
@@ -173,6 +177,9 @@ func loadConfig(path string) (*query.Config, error) {
 // the cluster.
 func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.resources = args
+	if err := emptyValueErrors(cmd.Flags(), "where", "sort-by", "group-by"); err != nil {
+		return err
+	}
 	cfg, err := loadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -212,6 +219,7 @@ func (o *QueryOptions) Validate() error {
 
 		ResourceIndexes: o.config.ResourceIndexes(),
 		ConfigPath:      o.config.Path(),
+		ConfigLine:      o.config.IndexLine,
 		Print: query.PrintOptions{
 			NoHeaders:          o.NoHeaders,
 			ShowLabels:         o.ShowLabels,
@@ -223,8 +231,9 @@ func (o *QueryOptions) Validate() error {
 		},
 	}
 	errs = append(errs, scopeErrors(o.ConfigFlags, o.AllNamespaces, o.SyncTimeout)...)
+	errs = append(errs, o.inputErrors(o.resources)...)
 	var more []error
-	req.Indexes, more = parseIndexes(o.Indexes)
+	req.Indexes, req.ResourceFlagIndexes, more = parseIndexFlags(o.Indexes)
 	errs = append(errs, more...)
 	for _, s := range o.By {
 		name, value, err := splitNamed(s, "--by", "INDEX=VALUE")

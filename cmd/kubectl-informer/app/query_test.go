@@ -14,7 +14,7 @@ func TestQueryValidateNoCluster(t *testing.T) {
 	}{
 		{[]string{"pods", "--where", "object.status.phase =="}, "invalid --where expression: syntax error"},
 		{[]string{"pods", "--where", "1"}, "must evaluate to bool"},
-		{[]string{"pods", "--index", "byNode"}, `--index "byNode": want NAME=CEL`},
+		{[]string{"pods", "--index", "byNode"}, `--index "byNode": want [RESOURCE:]NAME=CEL`},
 		{[]string{"pods", "--index", "namespace=object.metadata.namespace"}, `index "namespace" is built in`},
 		{[]string{"pods", "--by", "x=y"}, `unknown index "x": known indexes are namespace`},
 		{[]string{"pods", "--columns", "=x"}, `--columns "=x": want NAME=CEL`},
@@ -31,5 +31,58 @@ func TestQueryValidateNoCluster(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut, tt.want)
 		}
+	}
+}
+
+// TestEmptyAndInvalidInput checks that empty values and selectors that do
+// not parse are usage errors (exit code 2) that name the flag, found
+// before any contact with the cluster.
+func TestEmptyAndInvalidInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", ""}, `resource argument "" names no resource type: name one, such as pods`},
+		{[]string{"query", ","}, `resource argument "," names no resource type`},
+		{[]string{"query", "pods", "-l", "!!!"}, `-l/--selector "!!!": `},
+		{[]string{"query", "pods", "--field-selector", "a"}, `--field-selector "a": `},
+		{[]string{"query", "pods", "--where", ""}, "--where is empty: give it a CEL expression, or leave the flag out"},
+		{[]string{"query", "pods", "--sort-by", ""}, "--sort-by is empty"},
+		{[]string{"query", "pods", "--count", "--group-by", ""}, "--group-by is empty"},
+		{[]string{"query", "pods", "--where", " "}, "--where is empty"},
+		{[]string{"query", "pods", "--index", ":byNode=object.spec.nodeName"}, `--index ":byNode=object.spec.nodeName": want [RESOURCE:]NAME=CEL`},
+		{[]string{"query", "pods", "--index", "pods:=object.spec.nodeName"}, `want [RESOURCE:]NAME=CEL`},
+		{[]string{"query", "pods", "--index", "byNode=object.spec.nodeName", "--index", "pods:byNode=object.spec.nodeName"},
+			`index "byNode" is defined both for every resource (--index byNode=…) and for pods (--index pods:byNode=…): keep one`},
+		{[]string{"watch", "pods", "--where", ""}, "--where is empty"},
+		{[]string{"watch", "", "-l", "!!!"}, `resource argument "" names no resource type`},
+		{[]string{"serve", "pods", "-l", "!!!"}, `-l/--selector "!!!": `},
+		{[]string{"indexes", "", "--field-selector", "a"}, `resource argument "" names no resource type`},
+	}
+	for _, tt := range tests {
+		args := append([]string{tt.args[0], "--kubeconfig", "/nonexistent/kubeconfig", "-A"}, tt.args[1:]...)
+		code, _, errOut := run(args...)
+		if code != ExitUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+func TestParseIndexFlags(t *testing.T) {
+	every, byRes, errs := parseIndexFlags([]string{
+		"byNode=object.spec.nodeName",
+		"pods:byPhase=object.status.phase",
+		" deploy : byApp = object.metadata.labels.app",
+		"pods:byIP=object.status.?podIP.orValue(\"\")",
+	})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(every) != 1 || every[0].Name != "byNode" || every[0].Expr != "object.spec.nodeName" {
+		t.Errorf("indexes of every resource: %+v", every)
+	}
+	if len(byRes) != 2 || len(byRes["pods"]) != 2 || byRes["pods"][0].Name != "byPhase" || byRes["pods"][1].Name != "byIP" ||
+		len(byRes["deploy"]) != 1 || byRes["deploy"][0].Name != "byApp" || byRes["deploy"][0].Expr != "object.metadata.labels.app" {
+		t.Errorf("indexes by resource: %+v", byRes)
 	}
 }

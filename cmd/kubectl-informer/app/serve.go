@@ -74,7 +74,10 @@ TokenReview, a client certificate against the cluster's client CA, and a
 query reads only what its caller may list, asked with SubjectAccessReviews
 (list on each resource it reads, at the cluster scope or, failing that, in each
 namespace; a query across namespaces by a caller who may list only some gets
-the objects of those). Answers are cached for --authentication-cache-ttl and
+the objects of those). A query sent with --as or --as-group is answered as
+the user impersonated, once the caller may impersonate it (SubjectAccessReviews
+on impersonate, as the API server asks them), else refused with 403. Answers
+are cached for --authentication-cache-ttl and
 --authorization-cache-ttl. Requests without credentials get 401 unless
 --anonymous-auth is set. The server's service account needs list and watch on
 the served resources, create on tokenreviews and subjectaccessreviews, and get,
@@ -89,7 +92,7 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 
 ` + exitCodesHelp,
 		Example: `  # Serve pods and nodes, with an index, on :8443 with a self-signed certificate
-  kubectl informer serve pods,nodes -A --index byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
+  kubectl informer serve pods,nodes -A --index pods:byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
 
   # Then ask it, as any user of the cluster
   kubectl informer query pods -A --by byNode=node-001 --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt`,
@@ -99,7 +102,7 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.addScopeFlags(f)
-	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL on every served resource (repeatable)")
+	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL on every served resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 5*time.Minute, "give up when the caches have not synced within this time")
 	f.StringVar(&o.ListenAddress, "listen-address", ":8443", "address to serve HTTPS on")
@@ -136,7 +139,8 @@ func (o *ServeOptions) Complete(_ *cobra.Command, args []string) error {
 // with the cluster.
 func (o *ServeOptions) Validate() error {
 	errs := scopeErrors(o.ConfigFlags, o.AllNamespaces, o.SyncTimeout)
-	indexes, more := parseIndexes(o.Indexes)
+	errs = append(errs, o.inputErrors(o.resources)...)
+	indexes, flagIndexes, more := parseIndexFlags(o.Indexes)
 	errs = append(errs, more...)
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
@@ -165,7 +169,8 @@ func (o *ServeOptions) Validate() error {
 	o.request = query.Request{
 		Resources: o.resources, Namespace: o.namespace,
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
-		Indexes: indexes, ResourceIndexes: o.config.ResourceIndexes(), ConfigPath: o.config.Path(),
+		Indexes: indexes, ResourceFlagIndexes: flagIndexes,
+		ResourceIndexes: o.config.ResourceIndexes(), ConfigPath: o.config.Path(), ConfigLine: o.config.IndexLine,
 		SyncTimeout: o.SyncTimeout,
 	}
 	// Compiled here for the errors, with a caret, before any contact.

@@ -88,8 +88,11 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 
 // Complete resolves the namespace from the kubeconfig; it does not contact
 // the cluster.
-func (o *WatchOptions) Complete(_ *cobra.Command, args []string) error {
+func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.resources = args
+	if err := emptyValueErrors(cmd.Flags(), "where"); err != nil {
+		return err
+	}
 	var err error
 	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
@@ -112,6 +115,7 @@ func (o *WatchOptions) Validate() error {
 		SyncTimeout:   o.SyncTimeout,
 	}
 	errs = append(errs, scopeErrors(o.ConfigFlags, o.AllNamespaces, o.SyncTimeout)...)
+	errs = append(errs, o.inputErrors(o.resources)...)
 	var more []error
 	req.Columns, more = parseColumns(o.Columns)
 	errs = append(errs, more...)

@@ -33,6 +33,7 @@ func TestServe(t *testing.T) {
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, s, empty) })
 	t.Run("NamespaceReader", func(t *testing.T) { testNamespaceReader(t, s) })
 	t.Run("NoRBAC", func(t *testing.T) { testNoRBAC(t, s) })
+	t.Run("Impersonation", func(t *testing.T) { testImpersonation(t, s) })
 	t.Run("InvalidToken", func(t *testing.T) { testInvalidToken(t, s) })
 	t.Run("NoCredentials", func(t *testing.T) { testNoCredentials(t, s) })
 	t.Run("Unserved", func(t *testing.T) { testUnserved(t, s) })
