@@ -107,8 +107,9 @@ func WithCostLimit(limit uint64) Option {
 	}
 }
 
-// NoCostLimit, given to [WithCostLimit], lets every evaluation run until it
-// is done or its context ends (see [Program.Eval] and [Budget]).
+// NoCostLimit is the limit that, given to [WithCostLimit], lets every
+// evaluation run until it is done or its context ends (see [Program.Eval]
+// and [Budget]).
 const NoCostLimit uint64 = math.MaxUint64
 
 // WithCostLimitHint sets what the error of an evaluation stopped by the
