@@ -227,6 +227,11 @@ func TestInterruptWithoutCostLimit(t *testing.T) {
 				done <- result{code: code, out: out, errOut: errOut}
 			}()
 			framework.Eventually(t, "the expression is evaluated", func() bool {
+				select {
+				case r := <-done:
+					t.Fatalf("the command ended before evaluating: exit code %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+				default:
+				}
 				buf := make([]byte, 1<<22)
 				return strings.Contains(string(buf[:runtime.Stack(buf, true)]), tt.in)
 			})
