@@ -91,6 +91,7 @@ type Program struct {
 	object    func(obj any) any
 	lookup    Lookup
 	costLimit uint64
+	costHint  string
 	// metadataOnly: the expression reads only object.apiVersion,
 	// object.kind and object.metadata (see ReadsOnlyMetadata).
 	metadataOnly bool
@@ -276,6 +277,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 		nsArgs:    nsArgs,
 		object:    e.objectFunc(),
 		costLimit: e.costLimit,
+		costHint:  e.costHint,
 		tracked:   est.Max > e.costLimit || e.trackAllCost,
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),

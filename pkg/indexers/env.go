@@ -2,6 +2,7 @@ package indexers
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -81,6 +82,7 @@ type Option func(*options)
 
 type options struct {
 	costLimit    uint64
+	costHint     string
 	converter    Converter
 	version      *version.Version
 	trackAllCost bool
@@ -96,11 +98,27 @@ func WithCostTracking() Option {
 }
 
 // WithCostLimit sets the cost limit of one evaluation; see [DefaultCostLimit].
-// A limit of 0 keeps the default.
+// A limit of 0 keeps the default; [NoCostLimit] sets none.
 func WithCostLimit(limit uint64) Option {
 	return func(o *options) {
 		if limit > 0 {
 			o.costLimit = limit
+		}
+	}
+}
+
+// NoCostLimit is the limit that, given to [WithCostLimit], lets every
+// evaluation run until it is done or its context ends (see [Program.Eval]
+// and [Budget]).
+const NoCostLimit uint64 = math.MaxUint64
+
+// WithCostLimitHint sets what the error of an evaluation stopped by the
+// cost limit tells the user to do besides simplifying the expression, such
+// as the flag that raises the limit. The default is "raise the limit".
+func WithCostLimitHint(hint string) Option {
+	return func(o *options) {
+		if hint != "" {
+			o.costHint = hint
 		}
 	}
 }
@@ -129,6 +147,9 @@ type Env struct {
 	dyn       *cel.Env // base with object declared as dyn
 	dynEach   *cel.Env // dyn with each declared as dyn too
 	costLimit uint64
+	// costHint ends the message of ErrCostLimitExceeded; see
+	// WithCostLimitHint.
+	costHint string
 	// trackAllCost: see WithCostTracking.
 	trackAllCost bool
 	// converter is the user-supplied converter, or nil for the default one
@@ -148,7 +169,7 @@ type Env struct {
 // every expression with it; the environment of each schema is built once
 // and kept.
 func NewEnv(opts ...Option) (*Env, error) {
-	o := options{costLimit: DefaultCostLimit}
+	o := options{costLimit: DefaultCostLimit, costHint: "raise the limit"}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -166,6 +187,7 @@ func NewEnv(opts ...Option) (*Env, error) {
 		version:      o.version,
 		base:         base,
 		costLimit:    o.costLimit,
+		costHint:     o.costHint,
 		trackAllCost: o.trackAllCost,
 		converter:    o.converter,
 		schemaEnvs:   make(map[*spec.Schema]*schemaEnv),
@@ -179,6 +201,10 @@ func NewEnv(opts ...Option) (*Env, error) {
 	}
 	return e, nil
 }
+
+// CostLimit returns the cost limit of one evaluation; [NoCostLimit] when
+// there is none.
+func (e *Env) CostLimit() uint64 { return e.costLimit }
 
 // kubernetesEnvOptions returns the options of Kubernetes' base CEL
 // environment (k8s.io/apiserver/pkg/cel/environment, base.go) enabled at

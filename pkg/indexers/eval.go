@@ -168,19 +168,28 @@ func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) 
 	return v, nil
 }
 
-// budgetEval evaluates with the interpreter (the fast path does not track
-// cost), bounded by the budget's context as well as ctx, and charges the
-// budget.
+// budgetEval evaluates bounded by the budget's context as well as ctx, and
+// charges the budget.
 func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, error) {
 	b := p.budget
 	if err := b.check(); err != nil {
 		return nil, err
 	}
+	// A program with a fast path tracks no cost (see Env.compile), so it
+	// is charged nothing either way, and the fast path never iterates: it
+	// ends at once, with or without a context.
+	if p.fast != nil {
+		if v, ok := p.fast.eval(vars.object, vars.each); ok {
+			return v, nil
+		}
+	}
 	if ctx.Done() == nil {
 		ctx = b.ctx
 	}
 	v, cost, err := p.evalCost(ctx, vars)
-	b.used.Add(cost)
+	if cost > 0 {
+		b.used.Add(cost)
+	}
 	if err != nil && b.ctx.Err() != nil {
 		return nil, b.check()
 	}
@@ -222,7 +231,7 @@ func (p *Program) evalError(ctx context.Context, err error) error {
 	var cancelled interpreter.EvalCancelledError
 	switch {
 	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-		return fmt.Errorf("%w: evaluation stopped after %d cost units; simplify the expression or raise the limit", ErrCostLimitExceeded, p.costLimit)
+		return fmt.Errorf("%w: evaluation stopped after %d cost units; simplify the expression or %s", ErrCostLimitExceeded, p.costLimit, p.costHint)
 	case ctx.Err() != nil:
 		return fmt.Errorf("evaluation interrupted: %w", context.Cause(ctx))
 	}

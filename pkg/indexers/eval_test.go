@@ -206,6 +206,23 @@ func TestCostLimit(t *testing.T) {
 			t.Errorf("Match with a limit of 200000 = %v, %v; want true", ok, err)
 		}
 	})
+	t.Run("hint", func(t *testing.T) {
+		env := newEnv(t, indexers.WithCostLimit(100_000), indexers.WithCostLimitHint("raise --cost-limit"))
+		_, err := compile(t, env, expr, indexers.KindPredicate).Match(list(150))
+		if want := "test: cost limit exceeded: evaluation stopped after 100000 cost units; simplify the expression or raise --cost-limit"; err == nil || err.Error() != want {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	})
+	t.Run("no limit", func(t *testing.T) {
+		env := newEnv(t, indexers.WithCostLimit(indexers.NoCostLimit))
+		if got := env.CostLimit(); got != indexers.NoCostLimit {
+			t.Errorf("CostLimit() = %d, want NoCostLimit", got)
+		}
+		// 490,000 iterations: about 2,500,000 cost units.
+		if ok, err := compile(t, env, expr, indexers.KindPredicate).Match(list(700)); err != nil || !ok {
+			t.Errorf("Match without a limit = %v, %v; want true", ok, err)
+		}
+	})
 	t.Run("index", func(t *testing.T) {
 		p := compile(t, newEnv(t, indexers.WithCostLimit(50)), `object.items.filter(x, x > 10).map(x, string(x))`, indexers.KindIndex)
 		if _, err := p.IndexValues(list(100)); !errors.Is(err, indexers.ErrCostLimitExceeded) {

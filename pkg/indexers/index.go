@@ -35,7 +35,9 @@ const maxErrorMessages = 10
 //
 // The function never returns an error (a client-go store panics on one) and
 // never panics: an object whose evaluation fails is not indexed, and the
-// failure is counted in stats under name. stats may be nil.
+// failure is counted in stats under name. stats may be nil. An evaluation
+// stopped by p's [Budget] (the command is ending) leaves the object
+// unindexed without counting a failure.
 func IndexFunc(name string, p *Program, stats *Stats) cache.IndexFunc {
 	st := stats.index(name)
 	return func(obj any) (values []string, _ error) {
@@ -48,6 +50,9 @@ func IndexFunc(name string, p *Program, stats *Stats) cache.IndexFunc {
 		st.evaluated()
 		values, err := p.indexValues(obj)
 		if err != nil {
+			if IsBudgetStop(err) {
+				return nil, nil
+			}
 			st.fail(err.Error())
 			return nil, nil
 		}

@@ -1,6 +1,7 @@
 package indexers_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sort"
@@ -234,5 +235,29 @@ func TestIndexFuncConcurrent(t *testing.T) {
 	snap := stats.Snapshot()[0]
 	if snap.Evaluated != 400 || snap.Failed != 40 {
 		t.Errorf("Evaluated %d, Failed %d; want 400 and 40", snap.Evaluated, snap.Failed)
+	}
+}
+
+// TestIndexFuncStopped checks that an index function whose program's budget
+// has ended (the command is ending) leaves objects unindexed without
+// counting failures: there is nothing to report about the expression.
+func TestIndexFuncStopped(t *testing.T) {
+	env := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stopped := indexers.NewBudget(ctx, 0)
+	for _, expr := range []string{
+		`object.status.phase`,
+		`[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, a + b > 0)) ? object.status.phase : ""`,
+	} {
+		stats := &indexers.Stats{}
+		fn := indexers.IndexFunc("byPhase", compile(t, env, expr, indexers.KindIndex).WithBudget(stopped), stats)
+		values, err := fn(pod("default", "a", "n1", "Running"))
+		if err != nil || values != nil {
+			t.Errorf("%s: index values %q, %v; want none", expr, values, err)
+		}
+		if snap := stats.Snapshot(); len(snap) != 1 || snap[0].Failed != 0 || len(stats.Summary()) != 0 {
+			t.Errorf("%s: stats %+v, summary %q; want no failure", expr, snap, stats.Summary())
+		}
 	}
 }

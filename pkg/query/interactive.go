@@ -67,6 +67,16 @@ type SessionOptions struct {
 type Session struct {
 	out, errOut io.Writer
 	opts        SessionOptions
+	// ctx is the context the session was made with: its caches follow the
+	// cluster, and its answers run, until it ends.
+	ctx context.Context
+
+	// lineMu guards line and stopLine: Interrupt runs on any goroutine.
+	lineMu sync.Mutex
+	// line is the context of the work on the line Run is handling, which
+	// stopLine ends; nil when Run handles none.
+	line     context.Context
+	stopLine context.CancelFunc
 
 	// mu guards plan, listOutput and samples: Complete runs on the
 	// goroutine that reads lines.
@@ -137,7 +147,7 @@ func NewSession(ctx context.Context, conn Conn, p *Plan, out, errOut io.Writer, 
 		return nil, err
 	}
 	releaseMemory()
-	s := &Session{out: out, errOut: errOut, opts: opts, plan: p}
+	s := &Session{out: out, errOut: errOut, opts: opts, plan: p, ctx: ctx}
 	if opts.Prompt != "" {
 		var counts []string
 		for _, inf := range p.synced.queried {
@@ -155,8 +165,10 @@ type lineRead struct {
 
 // Run answers the lines of lines until io.EOF, ":quit" or the end of ctx;
 // it returns nil then, except that a session without a Prompt (input that
-// is not typed) returns a *LinesFailedError when some lines failed. Only
-// an error reading lines ends it otherwise.
+// is not typed) returns a *LinesFailedError when some lines failed, and
+// that when ctx ended while a line was being handled (its answer stopped)
+// it returns the context's cause. Only an error reading lines ends it
+// otherwise.
 func (s *Session) Run(ctx context.Context, lines LineReader) error {
 	var read int
 	var failed []int
@@ -166,6 +178,9 @@ func (s *Session) Run(ctx context.Context, lines LineReader) error {
 		ch := make(chan lineRead, 1)
 		go func() {
 			line, err := lines.Prompt(s.opts.Prompt)
+			// From here Interrupt stops the work on the line: a line
+			// editor lets Ctrl-C be a signal again once it has returned.
+			s.beginLine()
 			ch <- lineRead{line, err}
 		}()
 		var r lineRead
@@ -174,15 +189,20 @@ func (s *Session) Run(ctx context.Context, lines LineReader) error {
 			return nil
 		case r = <-ch:
 		}
-		if errors.Is(r.err, io.EOF) {
-			return s.linesFailed(failed, read)
-		}
 		if r.err != nil {
+			s.endLine()
+			if errors.Is(r.err, io.EOF) {
+				return s.linesFailed(failed, read)
+			}
 			return r.err
 		}
 		read++
 		before := s.failures
 		quit := s.Do(r.line)
+		s.endLine()
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		if s.failures > before {
 			failed = append(failed, read)
 		}
@@ -211,6 +231,57 @@ func (s *Session) fail(err error, usage bool) {
 	_, _ = fmt.Fprintf(s.errOut, "error: %v\n", err)
 	s.failures++
 	s.usageFailure = s.usageFailure || usage
+}
+
+// Interrupt stops the work on the line Run is handling, if any: its
+// answer stops and "interrupted" is printed instead of the rest of it; the
+// session goes on. It reports whether Run was handling a line, and may be
+// called from any goroutine (a signal handler's).
+func (s *Session) Interrupt() bool {
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	if s.stopLine == nil {
+		return false
+	}
+	s.stopLine()
+	return true
+}
+
+// beginLine starts the context of the work on a line.
+func (s *Session) beginLine() {
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	s.line, s.stopLine = context.WithCancel(s.sessionContext())
+}
+
+// endLine ends the context of the work on a line.
+func (s *Session) endLine() {
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	if s.stopLine != nil {
+		s.stopLine()
+	}
+	s.line, s.stopLine = nil, nil
+}
+
+// answerContext returns the context an answer runs with: the line's, or
+// outside Run the session's.
+func (s *Session) answerContext() context.Context {
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	if s.line != nil {
+		return s.line
+	}
+	return s.sessionContext()
+}
+
+// sessionContext returns the session's context; Background for a Session
+// not made by NewSession.
+func (s *Session) sessionContext() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
 }
 
 // Do handles one line and reports whether it ends the session.
@@ -262,12 +333,19 @@ func (s *Session) answer() {
 	s.mu.Lock()
 	p := s.plan
 	s.mu.Unlock()
+	ctx := s.answerContext()
 	out := &lineEnd{w: s.out}
-	err := p.Answer(out, s.errOut)
+	err := p.AnswerContext(ctx, out, s.errOut)
 	if out.open {
 		_, _ = io.WriteString(s.out, "\n")
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+	case s.sessionContext().Err() != nil:
+		// The session is ending; Run says why.
+	case ctx.Err() != nil:
+		_, _ = fmt.Fprintln(s.errOut, "interrupted") // by Interrupt
+	default:
 		var usage *UsageError
 		s.fail(err, errors.As(err, &usage))
 	}

@@ -452,12 +452,22 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 	if err != nil {
 		return err
 	}
-	return p.answer(out, errOut, queried)
+	return p.answer(ctx, out, errOut, queried)
 }
 
-// answer runs the query on the synced caches and prints it.
-func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error {
+// answer runs the query on the synced caches and prints it. When ctx ends
+// first, the evaluation under way stops (within 100 iterations of a
+// comprehension) and answer returns an error, printing nothing.
+func (p *Plan) answer(ctx context.Context, out, errOut io.Writer, queried []*factory.Informer) error {
 	spec := p.spec()
+	if ctx.Done() != nil {
+		// The programs of this answer stop with ctx; p's are not changed.
+		bound := *p
+		bound.columns = slices.Clone(p.columns)
+		bound.withBudget(indexers.NewBudget(ctx, 0))
+		spec = bound.spec()
+		spec.Stop = indexers.IsBudgetStop
+	}
 	idxs := make([]cache.Indexer, len(queried))
 	specs := make([]Spec, len(queried))
 	for i, inf := range queried {
@@ -466,6 +476,11 @@ func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error 
 	results, err := runAll(idxs, specs)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		// Stopped as the evaluations ended: no answer rather than one
+		// that may not be whole.
+		return context.Cause(ctx)
 	}
 	for _, w := range warningLines(queried, results) {
 		_, _ = fmt.Fprintln(errOut, w)
@@ -494,10 +509,17 @@ func warningLines(queried []*factory.Informer, results []*Result) []string {
 // go to errOut. The caches keep following the cluster, so two answers may
 // differ.
 func (p *Plan) Answer(out, errOut io.Writer) error {
+	return p.AnswerContext(context.Background(), out, errOut)
+}
+
+// AnswerContext answers as Answer does until ctx ends: then the evaluation
+// under way stops, nothing more is printed, and it returns an error (the
+// context's cause once the evaluations have stopped).
+func (p *Plan) AnswerContext(ctx context.Context, out, errOut io.Writer) error {
 	if p.synced == nil {
 		return errors.New("the caches of this plan have not been filled: answer with Execute first")
 	}
-	return p.answer(out, errOut, p.synced.queried)
+	return p.answer(ctx, out, errOut, p.synced.queried)
 }
 
 // With returns the plan of the request that edit makes of a copy of p's
@@ -563,7 +585,7 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	}
 	render := func(warnings io.Writer) (string, error) {
 		var b bytes.Buffer
-		err := p.answer(&b, warnings, queried)
+		err := p.answer(ctx, &b, warnings, queried)
 		return b.String(), err
 	}
 	last, err := render(errOut)
@@ -608,6 +630,9 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 			// "No resources found" and warnings were said once already.
 			text, err := render(io.Discard)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped once answered
+				}
 				return err
 			}
 			if text == last {
@@ -684,13 +709,17 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		return nil, nil, err
 	}
 	// Programs are bound to the lookup before any index function is made
-	// from them; the lookup is filled before the informers start.
+	// from them; the lookup is filled before the informers start. Index
+	// functions stop evaluating when ctx ends, as the informers do.
 	lookup := factory.NewLookup()
 	if p.readsOtherResources() {
 		p.bind(lookup)
 	}
 	if err := p.checkFlagResources(conn.Resolver, resources); err != nil {
 		return nil, nil, err
+	}
+	if ctx.Done() != nil {
+		p.indexesStopWith(indexers.NewBudget(ctx, 0))
 	}
 	configIndexes := p.resolveConfig(conn.Resolver, errOut)
 	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields})
@@ -1027,6 +1056,19 @@ func (p *Plan) bind(l indexers.Lookup) {
 	for _, ixs := range p.resourceIndexes {
 		for name, prog := range ixs {
 			ixs[name] = prog.WithLookup(l)
+		}
+	}
+}
+
+// indexesStopWith makes the evaluations of every index program of p stop
+// when b's context ends. It runs before index functions are made from them.
+func (p *Plan) indexesStopWith(b *indexers.Budget) {
+	for name, prog := range p.indexes {
+		p.indexes[name] = prog.WithBudget(b)
+	}
+	for _, ixs := range p.resourceIndexes {
+		for name, prog := range ixs {
+			ixs[name] = prog.WithBudget(b)
 		}
 	}
 }

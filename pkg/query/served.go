@@ -52,9 +52,10 @@ type Served struct {
 // ResourceIndexes, ConfigPath, ConfigLine, ResourceFlagIndexes,
 // SyncTimeout and Progress of req are used; progress and warnings go to
 // errOut. Request expressions are compiled with env, which should track
-// cost ([indexers.WithCostTracking]); req's own with an Env of their own.
+// cost ([indexers.WithCostTracking]); req's own with an Env of their own,
+// with env's cost limit.
 func Serve(ctx context.Context, env *indexers.Env, conn Conn, req Request, errOut io.Writer) (*Served, error) {
-	indexEnv, err := indexers.NewEnv()
+	indexEnv, err := indexers.NewEnv(indexers.WithCostLimit(env.CostLimit()))
 	if err != nil {
 		return nil, err
 	}

@@ -530,6 +530,13 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	if p.readsOtherResources() {
 		p.bind(lookup)
 	}
+	if ctx.Done() != nil {
+		// An evaluation under way when ctx ends stops, so that the watch
+		// ends at once; it counts as no failure.
+		b := indexers.NewBudget(ctx, 0)
+		p.withBudget(b)
+		p.indexesStopWith(b)
+	}
 	f, err := factory.New(conn.Config, factory.Config{ResyncPeriod: w.req.ResyncPeriod})
 	if err != nil {
 		return err
@@ -745,13 +752,19 @@ func (e *emitter) relist(res factory.Resource, r factory.Relist) {
 	e.emitEventLocked(&WatchEvent{Time: e.now(), Type: EventRelist, Kind: KindName(res), Relist: &counts})
 }
 
-// matchLocked evaluates --where; a failure counts as not matching.
+// matchLocked evaluates --where; a failure counts as not matching. An
+// evaluation stopped because the watch is ending is not counted, and
+// nothing is printed after it.
 func (e *emitter) matchLocked(obj any) bool {
 	if e.where == nil {
 		return true
 	}
-	e.whereTotal++
 	ok, err := e.where(obj)
+	if err != nil && indexers.IsBudgetStop(err) {
+		e.stopped = true
+		return false
+	}
+	e.whereTotal++
 	if err != nil {
 		e.whereFails.add(obj, err)
 		return false
@@ -778,16 +791,26 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 		}
 	}
 	if len(e.columns) > 0 {
-		e.colTotal++
 		ev.Values = make([]any, len(e.columns))
+		fails := make([]error, len(e.columns))
 		for i, c := range e.columns {
 			ev.ColumnNames = append(ev.ColumnNames, c.Name)
 			v, err := c.Value(obj)
 			if err != nil {
-				e.colFails[i].add(obj, err)
+				if indexers.IsBudgetStop(err) {
+					e.stopped = true // the watch is ending
+					return
+				}
+				fails[i] = err
 				v = &EvalError{Err: err}
 			}
 			ev.Values[i] = v
+		}
+		e.colTotal++
+		for i, err := range fails {
+			if err != nil {
+				e.colFails[i].add(obj, err)
+			}
 		}
 	}
 	e.emitEventLocked(ev)

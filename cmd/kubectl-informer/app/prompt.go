@@ -17,7 +17,8 @@ import (
 
 // runInteractive fills the caches, then answers the lines of o.In: typed at
 // a terminal with line editing, history and completion, or read as they are
-// from a pipe or file.
+// from a pipe or file. At a terminal, Ctrl-C stops the answer under way and
+// the session goes on; elsewhere it ends the session as it ends a query.
 func (o *QueryOptions) runInteractive(ctx context.Context, conn query.Conn) error {
 	f, ok := o.In.(*os.File)
 	tty := ok && f == os.Stdin && term.IsTerminal(int(f.Fd())) && isTerminal(o.Out)
@@ -32,6 +33,13 @@ func (o *QueryOptions) runInteractive(ctx context.Context, conn query.Conn) erro
 	if !tty {
 		return s.Run(ctx, query.NewLineReader(o.In))
 	}
+	// Ctrl-C at the prompt is a key that liner reads (it clears the line);
+	// once a line is entered it is a signal, which stops the work on that
+	// line only. A session at a terminal ends with :quit, Ctrl-D or SIGTERM.
+	defer divertInterrupts(ctx, func() bool {
+		s.Interrupt()
+		return true
+	})()
 	line := liner.NewLiner()
 	defer func() { _ = line.Close() }()
 	line.SetCtrlCAborts(true)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -73,6 +74,7 @@ type QueryOptions struct {
 	AllowMissingKeys  bool
 	ShowManagedFields bool
 	SyncTimeout       time.Duration
+	CostLimit         uint64
 	ConfigFile        string
 	Watch             bool
 	Interactive       bool
@@ -85,6 +87,8 @@ type QueryOptions struct {
 	resources []string
 	namespace string
 	config    *query.Config
+	// costLimitSet: --cost-limit was given.
+	costLimitSet bool
 	// Set by Validate.
 	request query.Request
 	plan    *query.Plan
@@ -143,6 +147,7 @@ the kubeconfig's (--kubeconfig, --context, --cluster).
 	f.BoolVar(&o.AllowMissingKeys, "allow-missing-template-keys", true, "ignore missing keys in templates")
 	f.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "keep metadata.managedFields in -o json and yaml (cached objects then keep them too)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	addCostLimitFlag(f, &o.CostLimit)
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after the answer, print it again each time it changes (for --count and --group-by, only the new numbers)")
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "after the caches sync, answer queries typed line by line: a CEL filter or a command such as :count or :by (:help lists them); takes precedence over --watch")
 	f.StringVar(&o.QueryServer, "server", "", "send the query to this query server (https://HOST:PORT, see kubectl informer serve) instead of filling local caches")
@@ -180,6 +185,7 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 	if err := emptyValueErrors(cmd.Flags(), "where", "sort-by", "group-by"); err != nil {
 		return err
 	}
+	o.costLimitSet = cmd.Flags().Changed("cost-limit")
 	cfg, err := loadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -251,6 +257,8 @@ func (o *QueryOptions) Validate() error {
 			errs = append(errs, errors.New("--server answers one query: -i and --watch need local caches"))
 		case o.ShowManagedFields:
 			errs = append(errs, errors.New("--server: a query server does not keep metadata.managedFields; query without --server"))
+		case o.costLimitSet:
+			errs = append(errs, errors.New("--server: the query server evaluates with its own --cost-limit; query without --server to set yours"))
 		}
 	} else if o.ServerCA != "" {
 		errs = append(errs, errors.New("--server-ca is only for --server"))
@@ -258,15 +266,32 @@ func (o *QueryOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	plan, err := compilePlan(req, o.ErrOut)
+	plan, err := compilePlan(req, o.ErrOut, costLimitOptions(o.CostLimit)...)
 	o.plan, o.request = plan, req
 	return err
 }
 
-// compilePlan compiles req with a new CEL environment; progress goes to
-// errOut when it is a terminal. Expression errors are usage errors.
-func compilePlan(req query.Request, errOut io.Writer) (*query.Plan, error) {
-	env, err := indexers.NewEnv()
+// addCostLimitFlag registers --cost-limit, the cost limit of one
+// evaluation (see costLimitOptions).
+func addCostLimitFlag(f *pflag.FlagSet, limit *uint64) {
+	f.Uint64Var(limit, "cost-limit", indexers.DefaultCostLimit,
+		"stop an expression's evaluation on one object after this many CEL cost units, as Kubernetes stops an admission policy's (0: no limit; Ctrl-C still stops it)")
+}
+
+// costLimitOptions are the CEL environment's options for --cost-limit
+// limit; 0 sets none.
+func costLimitOptions(limit uint64) []indexers.Option {
+	if limit == 0 {
+		limit = indexers.NoCostLimit
+	}
+	return []indexers.Option{indexers.WithCostLimit(limit), indexers.WithCostLimitHint("raise --cost-limit (0: no limit)")}
+}
+
+// compilePlan compiles req with a new CEL environment made with opts;
+// progress goes to errOut when it is a terminal. Expression errors are
+// usage errors.
+func compilePlan(req query.Request, errOut io.Writer, opts ...indexers.Option) (*query.Plan, error) {
+	env, err := indexers.NewEnv(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -437,9 +462,13 @@ func (e *noAnswerError) Error() string { return fmt.Sprintf("no answer within %s
 // interruptible returns a context that ends, with an *InterruptedError as
 // its cause, at the first SIGINT or SIGTERM. Signals are then no longer
 // caught: a second Ctrl-C ends the process at once, however the command
-// winds down. stop releases the signals and ends the context.
+// winds down. A SIGINT that a handler set with divertInterrupts handles
+// does not end the context. stop releases the signals and ends the
+// context.
 func interruptible(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
+	d := &diversion{}
+	ctx = context.WithValue(ctx, diversionKey{}, d)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -447,11 +476,18 @@ func interruptible(parent context.Context) (ctx context.Context, stop func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		select {
-		case sig := <-sigs:
-			signal.Stop(sigs)
-			cancel(&InterruptedError{Signal: sig})
-		case <-done:
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == os.Interrupt && d.handle() {
+					continue
+				}
+				signal.Stop(sigs)
+				cancel(&InterruptedError{Signal: sig})
+				return
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {
@@ -459,6 +495,42 @@ func interruptible(parent context.Context) (ctx context.Context, stop func()) {
 		close(done)
 		wg.Wait()
 		cancel(context.Canceled)
+	}
+}
+
+// diversion holds the handler that a SIGINT is offered before it ends a
+// command's context.
+type diversion struct {
+	mu sync.Mutex
+	// handler reports whether it handled the signal; nil when none is set.
+	// Guarded by mu.
+	handler func() bool
+}
+
+type diversionKey struct{}
+
+func (d *diversion) handle() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.handler != nil && d.handler()
+}
+
+// divertInterrupts offers each SIGINT that the command of ctx (a context of
+// interruptible) receives to handle first: one that handle handles (it
+// returns true) does not end the command. The function returned removes
+// handle. Without interruptible, it does nothing.
+func divertInterrupts(ctx context.Context, handle func() bool) (restore func()) {
+	d, ok := ctx.Value(diversionKey{}).(*diversion)
+	if !ok {
+		return func() {}
+	}
+	d.mu.Lock()
+	d.handler = handle
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		d.handler = nil
+		d.mu.Unlock()
 	}
 }
 

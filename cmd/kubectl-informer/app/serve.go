@@ -41,6 +41,7 @@ type ServeOptions struct {
 	Anonymous          bool
 	MaxInflightPerUser int
 	MaxCostPerRequest  uint64
+	CostLimit          uint64
 	MaxRequestDuration time.Duration
 	AuthnCacheTTL      time.Duration
 	AuthzCacheTTL      time.Duration
@@ -113,6 +114,7 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 	f.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle to verify client certificates (default: the cluster's, from kube-system/extension-apiserver-authentication)")
 	f.BoolVar(&o.Anonymous, "anonymous-auth", false, "accept requests without credentials as system:anonymous (then authorized as such)")
 	f.IntVar(&o.MaxInflightPerUser, "max-inflight-per-user", queryserver.DefaultMaxInflightPerUser, "queries one user may run at a time; more get 429")
+	addCostLimitFlag(f, &o.CostLimit)
 	f.Uint64Var(&o.MaxCostPerRequest, "max-cost-per-request", queryserver.DefaultMaxCostPerRequest, "CEL cost units one query may spend over all the objects it evaluates; more get 429")
 	f.DurationVar(&o.MaxRequestDuration, "max-request-duration", queryserver.DefaultMaxRequestDuration, "time one query may evaluate")
 	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
@@ -174,7 +176,7 @@ func (o *ServeOptions) Validate() error {
 		SyncTimeout: o.SyncTimeout,
 	}
 	// Compiled here for the errors, with a caret, before any contact.
-	_, err := compilePlan(o.request, o.ErrOut)
+	_, err := compilePlan(o.request, o.ErrOut, costLimitOptions(o.CostLimit)...)
 	return err
 }
 
@@ -217,7 +219,10 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		env, err := indexers.NewEnv(indexers.WithCostTracking())
+		// A client cannot raise the limit: the error it gets says so.
+		opts := append(costLimitOptions(o.CostLimit), indexers.WithCostTracking(),
+			indexers.WithCostLimitHint("ask for a higher --cost-limit of the query server"))
+		env, err := indexers.NewEnv(opts...)
 		if err != nil {
 			return err
 		}

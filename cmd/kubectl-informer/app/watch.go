@@ -38,6 +38,7 @@ type WatchOptions struct {
 	Initial      bool
 	ResyncPeriod time.Duration
 	SyncTimeout  time.Duration
+	CostLimit    uint64
 
 	// Set by Complete.
 	resources []string
@@ -82,6 +83,7 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 	f.BoolVar(&o.Initial, "initial", true, "show the objects of the initial list as ADDED events")
 	f.DurationVar(&o.ResyncPeriod, "resync-period", 0, "informer resync period, shown as RESYNC events (default 0: never)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the initial lists have not completed within this time")
+	addCostLimitFlag(f, &o.CostLimit)
 	registerWatchCompletions(cmd, o)
 	return cmd
 }
@@ -122,7 +124,7 @@ func (o *WatchOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	env, err := indexers.NewEnv()
+	env, err := indexers.NewEnv(costLimitOptions(o.CostLimit)...)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestCostLimit(t *testing.T) {
 	p := pods(t, metav1.ListOptions{Limit: 1})[0]
 	scope := []string{"pods", "-n", p.Namespace, "--field-selector", "metadata.name=" + p.Name}
 	list := celInts(1000)
-	const limit = "cost limit exceeded: evaluation stopped after 1000000 cost units; simplify the expression or raise the limit"
+	const limit = "cost limit exceeded: evaluation stopped after 1000000 cost units; simplify the expression or raise --cost-limit (0: no limit)"
 	tests := []struct {
 		name string
 		args []string
@@ -49,5 +49,41 @@ func TestCostLimit(t *testing.T) {
 				t.Errorf("exit code %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stderr:\n%s", r.code, r.out, r.errOut, tt.warn)
 			}
 		})
+	}
+}
+
+// TestCostLimitFlag checks --cost-limit: a lower limit stops what the
+// default lets run, with a message that names the flag, in query and in
+// watch; 0 lets an evaluation run past the default limit; and a query sent
+// to a query server cannot set it.
+func TestCostLimitFlag(t *testing.T) {
+	p := pods(t, metav1.ListOptions{Limit: 1})[0]
+	scope := []string{"pods", "-n", p.Namespace, "--field-selector", "metadata.name=" + p.Name}
+	// About 30 cost units per container.
+	cheap := `object.spec.containers.all(c, [1,2,3,4,5,6,7,8,9,10].all(x, x > 0))`
+	nested := "object.spec.containers.all(c, " + celInts(1000) + ".all(x, " + celInts(1000) + ".all(y, x + y >= 0)))"
+	failed := "1 of 1 object failed: " + p.Namespace + "/" + p.Name + ": cost limit exceeded: evaluation stopped after 10 cost units; simplify the expression or raise --cost-limit (0: no limit)"
+
+	if r := query(t, append(scope, "--count", "--where", cheap)...); r.code != 0 || r.out != "1\n" || r.errOut != "" {
+		t.Errorf("default limit: exit code %d, stdout %q, stderr %q; want 0, \"1\" and no warning", r.code, r.out, r.errOut)
+	}
+	if r := query(t, append(scope, "--count", "--where", cheap, "--cost-limit", "10")...); r.code != 0 || r.out != "0\n" || r.errOut != "warning: --where: "+failed+"\n" {
+		t.Errorf("--cost-limit 10: exit code %d, stdout %q, stderr %q; want 0, \"0\" and the warning %q", r.code, r.out, r.errOut, failed)
+	}
+	if r := query(t, append(scope, "--count", "--where", nested, "--cost-limit", "0")...); r.code != 0 || r.out != "1\n" || r.errOut != "" {
+		t.Errorf("--cost-limit 0: exit code %d, stdout %q, stderr %q; want 0, \"1\" and no warning", r.code, r.out, r.errOut)
+	}
+
+	w := cluster.StartPlugin(t, append([]string{"watch"}, append(scope, "--columns", "ok="+cheap, "--cost-limit", "10")...)...)
+	if lines := w.WaitLines(t, 1); !strings.HasSuffix(lines[0], " ok=<error>") {
+		t.Errorf("watch --cost-limit 10 printed %q, want the column as <error>", lines[0])
+	}
+	if code := w.Stop(t); code != 0 || w.ErrOut.String() != "warning: --columns ok: "+failed+"\n" {
+		t.Errorf("watch --cost-limit 10: exit code %d, stderr %q; want 0 and the warning %q", code, w.ErrOut, failed)
+	}
+
+	r := query(t, append(scope, "--server", "https://127.0.0.1:1", "--cost-limit", "10")...)
+	if want := "error: --server: the query server evaluates with its own --cost-limit; query without --server to set yours\n"; r.code != 2 || r.errOut != want {
+		t.Errorf("--server with --cost-limit: exit code %d, stderr %q; want 2 and %q", r.code, r.errOut, want)
 	}
 }

@@ -123,3 +123,24 @@ func TestLimits(t *testing.T) {
 		t.Errorf("serve exited %d when stopped, want 0\nstderr:\n%s", code, s.run.ErrOut)
 	}
 }
+
+// TestCostLimitFlag checks that serve's --cost-limit bounds one evaluation
+// of a query's expressions, and that the warning the client gets says the
+// limit is the server's.
+func TestCostLimitFlag(t *testing.T) {
+	s := startServer(t, "--cost-limit", "10")
+	ps, err := cluster.Client.CoreV1().Pods(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{Limit: 1})
+	if err != nil || len(ps.Items) == 0 {
+		t.Fatalf("listing a pod: %v", err)
+	}
+	p := ps.Items[0]
+	r := s.query(t, cluster.Kubeconfig, "pods", "-n", p.Namespace, "--field-selector", "metadata.name="+p.Name,
+		"--count", "--where", `object.spec.containers.all(c, [1,2,3,4,5,6,7,8,9,10].all(x, x > 0))`)
+	want := "cost limit exceeded: evaluation stopped after 10 cost units; simplify the expression or ask for a higher --cost-limit of the query server"
+	if r.code != 0 || r.out != "0\n" || !strings.Contains(r.errOut, want) {
+		t.Errorf("exit code %d, stdout %q, stderr %q; want 0, \"0\" and a warning with %q", r.code, r.out, r.errOut, want)
+	}
+	if code := s.run.Stop(t); code != 0 {
+		t.Errorf("serve exited %d when stopped, want 0\nstderr:\n%s", code, s.run.ErrOut)
+	}
+}
