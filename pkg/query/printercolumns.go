@@ -171,7 +171,7 @@ func (p *Plan) printsTable() bool {
 // none; a CRD that cannot be read is reported on errOut and its table
 // shows NAME and AGE.
 func (p *Plan) printerColumns(ctx context.Context, conn Conn, res factory.Resource, errOut io.Writer) []PrinterColumn {
-	if !(p.printsTable() || p.req.WholeObjects) || scheme.Scheme.Recognizes(res.GVK) || res.GVR.Group == "" {
+	if !p.printsTable() && !p.req.WholeObjects || scheme.Scheme.Recognizes(res.GVK) || res.GVR.Group == "" {
 		return nil
 	}
 	columns, err := readPrinterColumns(ctx, conn, res)
