@@ -49,6 +49,13 @@ func createColumnObjects(t *testing.T) string {
 	lbl := map[string]string{"columns": ns}
 	c := cluster.Client
 	pods := c.CoreV1().Pods(ns)
+	// The pods leave with the test (after their finalizers, below): other
+	// tests count the nodes of every pod. Without kubelets, a bound pod
+	// is gone only when deleted at once.
+	t.Cleanup(func() {
+		err := pods.DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}, metav1.ListOptions{})
+		check(t, "deleting the pods", err)
+	})
 
 	// Pods, one per STATUS rule.
 	pod := func(name string, edit func(*corev1.Pod), status func(*corev1.PodStatus)) {
