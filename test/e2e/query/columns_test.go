@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -389,4 +391,38 @@ func createWidgets(t *testing.T, ns string) {
 	// Values missing, or of another type than their column's: empty cells.
 	create("widgets", "Widget", "sparse", map[string]any{"size": "big", "on": "yes", "ratio": int64(2), "since": "not a date"})
 	create("gadgets", "Gadget", "plain", map[string]any{"x": int64(1)})
+}
+
+// checkUnreadableCRD checks a user who may list the widgets of ns (made by
+// createWidgets) but not read their CustomResourceDefinition: the table
+// shows NAME and AGE, and a warning says why the CRD's columns are
+// missing.
+func checkUnreadableCRD(t *testing.T, ns string) {
+	t.Helper()
+	kubeconfig, _, err := cluster.AddUser("columns-reader")
+	check(t, "adding a user", err)
+	ctx := context.Background()
+	_, err = cluster.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{widgetsGroup}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch"}}},
+	}, metav1.CreateOptions{})
+	check(t, "creating a role", err)
+	_, err = cluster.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "widgets"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "columns-reader"}},
+	}, metav1.CreateOptions{})
+	check(t, "binding the role", err)
+
+	r := run(t, "query", "--kubeconfig", kubeconfig, "widgets", "-n", ns)
+	rows, _ := ageless(r.out, -1)
+	want := [][]string{{"NAME", "AGE"}, {"full", "<age>"}, {"sparse", "<age>"}}
+	if r.code != 0 || !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("exit code %d, printed\n%s%s\nwant NAME and AGE of full and sparse", r.code, r.out, r.errOut)
+	}
+	wantErr := "warning: the columns of widgets." + widgetsGroup + " are unknown, NAME and AGE are printed: reading its CustomResourceDefinition: " +
+		`customresourcedefinitions.apiextensions.k8s.io "widgets.` + widgetsGroup + `" is forbidden: User "columns-reader" cannot get resource "customresourcedefinitions"`
+	if !strings.HasPrefix(r.errOut, wantErr) {
+		t.Errorf("stderr %q, want it to start with %q", r.errOut, wantErr)
+	}
 }

@@ -219,4 +219,5 @@ func TestOutputMatchesKubectl(t *testing.T) {
 			}
 		})
 	}
+	t.Run("columns of a CRD the user cannot read", func(t *testing.T) { checkUnreadableCRD(t, cols) })
 }
