@@ -336,8 +336,10 @@ func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
 	return out
 }
 
-// MetadataOnly reports whether the plan caches only object metadata for a
-// queried resource that has no config indexes.
+// MetadataOnly reports whether the plan's expressions and output format
+// let it cache only object metadata for a queried resource that has no
+// config indexes. A table whose kind has columns of its own (pods, a CRD
+// with printer columns) needs the fields they read too.
 func (p *Plan) MetadataOnly() bool { return p.metadataOnly(p.queriedIndexes(nil)) }
 
 // lookupOnly reports whether --index name is read only by byIndex() calls,
