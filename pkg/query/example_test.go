@@ -66,9 +66,9 @@ func Example() {
 		fmt.Println(err)
 	}
 	// Output:
-	// NAMESPACE   NAME    AGE   NODE
-	// default     web-0   60m   n1
-	// default     web-2   3h    n1
+	// NAMESPACE   NAME    READY   STATUS    RESTARTS   AGE   NODE
+	// default     web-0   0/0     Pending   0          60m   n1
+	// default     web-2   0/0     Pending   0          3h    n1
 }
 
 // Counting per value: kubectl informer query pods -A --count --group-by object.spec.nodeName

@@ -152,6 +152,9 @@ type Plan struct {
 	// synced are the caches that sync filled; nil before. A plan made by
 	// With shares them.
 	synced *synced
+	// crdColumns are the printer columns of the custom resources sync
+	// found; tables of the others have their kind's columns.
+	crdColumns map[schema.GroupVersionResource][]PrinterColumn
 }
 
 // synced are the filled caches of a plan.
@@ -376,8 +379,10 @@ func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
 	return out
 }
 
-// MetadataOnly reports whether the plan caches only object metadata for a
-// queried resource that has no config indexes.
+// MetadataOnly reports whether the plan's expressions and output format
+// let it cache only object metadata for a queried resource that has no
+// config indexes. A table whose kind has columns of its own (pods, a CRD
+// with printer columns) needs the fields they read too.
 func (p *Plan) MetadataOnly() bool { return p.metadataOnly(p.queriedIndexes(nil)) }
 
 // lookupOnly reports whether --index name is read only by byIndex() calls,
@@ -569,7 +574,7 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 			return nil, err
 		}
 	}
-	np.synced = s
+	np.synced, np.crdColumns = s, p.crdColumns
 	return np, nil
 }
 
@@ -739,11 +744,14 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
 			return nil, nil, p.everyIndexHint(conn.Resolver, res, resources, ixs, err)
 		}
-		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats), Fields: p.fields(ixs)}
-		if p.metadataOnly(ixs) {
-			needs.Mode, needs.Fields = factory.ModeMetadata, nil
+		columns := p.printerColumns(syncCtx, conn, res, errOut)
+		if columns != nil {
+			if p.crdColumns == nil {
+				p.crdColumns = map[schema.GroupVersionResource][]PrinterColumn{}
+			}
+			p.crdColumns[res.GVR] = columns
 		}
-		inf, err := f.Request(res, scope, needs)
+		inf, err := f.Request(res, scope, p.needs(res, ixs, columns, stats))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -1117,6 +1125,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 	if len(results) == 1 {
 		opts.GroupVersionKind = infs[0].Resource.GVK
 		opts.ClusterScoped = !infs[0].Resource.Namespaced
+		opts.Columns = p.crdColumns[infs[0].Resource.GVR]
 		pr, err := NewPrinter(p.req.Output, opts)
 		if err != nil {
 			return err
@@ -1152,6 +1161,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 			o := opts
 			o.GroupVersionKind = infs[i].Resource.GVK
 			o.ClusterScoped = !infs[i].Resource.Namespaced
+			o.Columns = p.crdColumns[infs[i].Resource.GVR]
 			o.ShowKind = true
 			o.ErrOut = io.Discard
 			pr, err := NewPrinter(p.req.Output, o)

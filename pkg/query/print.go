@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/scheme"
 )
 
@@ -79,6 +79,13 @@ type PrintOptions struct {
 
 	// Now is the clock the AGE column is computed from. Nil: time.Now.
 	Now func() time.Time
+
+	// Columns are the printer columns of a custom resource's
+	// CustomResourceDefinition: tables then show NAME and these columns,
+	// as the API server prints them. Nil: the columns the API server gives
+	// the kind of the items (READY, STATUS, RESTARTS, AGE for pods, see
+	// README), or NAME and AGE for kinds without columns of their own.
+	Columns []PrinterColumn
 }
 
 // Printer writes query results in one kubectl get output format. A Printer
@@ -112,6 +119,12 @@ func NewPrinter(output string, opts PrintOptions) (*Printer, error) {
 	}
 	p.opts.LabelColumns = slices.Clone(opts.LabelColumns)
 	p.opts.IndexNames = slices.Clone(opts.IndexNames)
+	p.opts.Columns = slices.Clone(opts.Columns)
+	for _, c := range p.opts.Columns {
+		if _, err := parseColumn(c); err != nil {
+			return nil, err
+		}
+	}
 	if opts.ErrOut == nil {
 		p.opts.ErrOut = io.Discard
 	}
@@ -166,8 +179,10 @@ func (p *Printer) resourcePrinter(kind schema.GroupKind) (printers.ResourcePrint
 // Print writes res to w in the printer's format.
 //
 // Objects (ModeObjects) are printed as a table (NAMESPACE when all
-// namespaces, NAME, AGE, then Result.ColumnNames; with -o wide then the
-// values of each index) in the order of res.Items, or, in every other format,
+// namespaces, then the columns of the items' kind as the API server gives
+// them to kubectl get, NAME and AGE for most kinds, with -o wide those of
+// priority 1 too; then Result.ColumnNames; with -o wide then the values
+// of each index) in the order of res.Items, or, in every other format,
 // as one v1 List like kubectl get -o json prints: apiVersion v1, kind List,
 // metadata.resourceVersion "", each item with its apiVersion and kind. When
 // there are no objects, a table prints nothing and writes "No resources
@@ -243,12 +258,28 @@ func (p *Printer) noResources() {
 // table builds the metav1.Table kubectl's table printer lays out. Index
 // columns have priority 1, so only -o wide shows them.
 func (p *Printer) table(res *Result) (*metav1.Table, error) {
+	now := p.opts.Now()
+	rowOf, kindColumns, err := p.kindCells(res)
+	if err != nil {
+		return nil, err
+	}
+	kindRows := make([][]any, len(res.Items))
+	for i, item := range res.Items {
+		if kindRows[i], err = rowOf(item.Object, now); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		// Items of another kind than the columns' (a caller's mix): the
+		// columns every object has.
+		kindColumns = []metav1.TableColumnDefinition{nameColumn, ageColumn}
+		for i, item := range res.Items {
+			kindRows[i], _ = nameAndAge(item.Object, now)
+		}
+	}
 	table := &metav1.Table{
-		ColumnDefinitions: []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string", Format: "name"},
-			{Name: "Age", Type: "string"},
-		},
-		Rows: make([]metav1.TableRow, len(res.Items)),
+		ColumnDefinitions: slices.Clone(kindColumns),
+		Rows:              make([]metav1.TableRow, len(res.Items)),
 	}
 	for _, name := range res.ColumnNames {
 		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string"})
@@ -276,17 +307,8 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 	}
 	indexFails := make([]failures, len(indexes))
 
-	now := p.opts.Now()
 	for i, item := range res.Items {
-		cells := make([]any, 0, len(table.ColumnDefinitions))
-		name, age := "", "<unknown>"
-		if m, ok := item.Object.(metav1.Object); ok {
-			name = m.GetName()
-			if ts := m.GetCreationTimestamp(); !ts.IsZero() {
-				age = duration.HumanDuration(now.Sub(ts.Time))
-			}
-		}
-		cells = append(cells, name, age)
+		cells := slices.Grow(kindRows[i], len(table.ColumnDefinitions)-len(kindRows[i]))
 		for c := range res.ColumnNames {
 			var v any
 			if c < len(item.Values) {
@@ -315,6 +337,47 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 		}
 	}
 	return table, nil
+}
+
+// kindCells returns the columns of the items' kind and the function that
+// computes an item's cells in them: the CRD's printer columns, the columns
+// of a built-in kind, or NAME and AGE. Items held as metadata only
+// (metav1.PartialObjectMetadata) have NAME and AGE only.
+func (p *Printer) kindCells(res *Result) (func(runtime.Object, time.Time) ([]any, error), []metav1.TableColumnDefinition, error) {
+	if len(p.opts.Columns) > 0 {
+		columns := []metav1.TableColumnDefinition{nameColumn}
+		paths := make([]*jsonpath.JSONPath, len(p.opts.Columns))
+		for i, c := range p.opts.Columns {
+			jp, err := parseColumn(c) // a JSONPath keeps state while it prints
+			if err != nil {
+				return nil, nil, err
+			}
+			paths[i] = jp
+			columns = append(columns, metav1.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
+		}
+		return func(obj runtime.Object, now time.Time) ([]any, error) {
+			return customColumns(obj, p.opts.Columns, paths, now)
+		}, columns, nil
+	}
+	if len(res.Items) > 0 {
+		if _, partial := res.Items[0].Object.(*metav1.PartialObjectMetadata); !partial {
+			if gvk, err := p.kindOf(res.Items[0].Object); err == nil {
+				if kc, ok := builtinColumns[gvk.GroupKind()]; ok {
+					return kc.cells, kc.columns, nil
+				}
+			}
+		}
+	}
+	return nameAndAge, []metav1.TableColumnDefinition{nameColumn, ageColumn}, nil
+}
+
+// nameAndAge are the cells of kubectl's default table.
+func nameAndAge(obj runtime.Object, now time.Time) ([]any, error) {
+	name, created := "", metav1.Time{}
+	if m, ok := obj.(metav1.Object); ok {
+		name, created = m.GetName(), m.GetCreationTimestamp()
+	}
+	return []any{name, age(created, now)}, nil
 }
 
 // list builds the v1 List kubectl get prints for several objects. Items are

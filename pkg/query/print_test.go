@@ -83,44 +83,44 @@ func TestPrintTable(t *testing.T) {
 		{
 			name: "all namespaces",
 			spec: Spec{Columns: columns},
-			want: `NAMESPACE     NAME    AGE    NODE     IMAGES
-default       db-0    90s    n1       postgres
-default       web-0   120m   n1       nginx,envoy
-default       web-1   120m   n2       nginx,nginx
-kube-system   dns-0   3d     n2       <none>
-kube-system   px-a    10m    n1       proxy
-other         web-2   25h    <none>   nginx
+			want: `NAMESPACE     NAME    READY   STATUS    RESTARTS   AGE    NODE     IMAGES
+default       db-0    0/1     Pending   0          90s    n1       postgres
+default       web-0   0/2     Running   3          120m   n1       nginx,envoy
+default       web-1   0/2     Running   10         120m   n2       nginx,nginx
+kube-system   dns-0   0/0     Running   0          3d     n2       <none>
+kube-system   px-a    0/1     Failed    1          10m    n1       proxy
+other         web-2   0/1     Pending   0          25h    <none>   nginx
 `,
 		},
 		{
 			name: "one namespace",
 			spec: Spec{Namespace: "default", Columns: columns},
 			opts: PrintOptions{Namespace: "default"},
-			want: `NAME    AGE    NODE   IMAGES
-db-0    90s    n1     postgres
-web-0   120m   n1     nginx,envoy
-web-1   120m   n2     nginx,nginx
+			want: `NAME    READY   STATUS    RESTARTS   AGE    NODE   IMAGES
+db-0    0/1     Pending   0          90s    n1     postgres
+web-0   0/2     Running   3          120m   n1     nginx,envoy
+web-1   0/2     Running   10         120m   n2     nginx,nginx
 `,
 		},
 		{
 			name: "sort order is kept",
 			spec: Spec{SortBy: name},
-			want: `NAMESPACE     NAME    AGE
-default       db-0    90s
-kube-system   dns-0   3d
-kube-system   px-a    10m
-default       web-0   120m
-default       web-1   120m
-other         web-2   25h
+			want: `NAMESPACE     NAME    READY   STATUS    RESTARTS   AGE
+default       db-0    0/1     Pending   0          90s
+kube-system   dns-0   0/0     Running   0          3d
+kube-system   px-a    0/1     Failed    1          10m
+default       web-0   0/2     Running   3          120m
+default       web-1   0/2     Running   10         120m
+other         web-2   0/1     Pending   0          25h
 `,
 		},
 		{
 			name:   "wide shows the index values",
 			spec:   Spec{Selectors: []Selector{{Index: "byPhase", Value: "Pending"}}, Columns: columns[:1]},
 			output: "wide",
-			want: `NAMESPACE   NAME    AGE   NODE     BYNODE   BYPHASE
-default     db-0    90s   n1       n1       Pending
-other       web-2   25h   <none>   <none>   Pending
+			want: `NAMESPACE   NAME    READY   STATUS    RESTARTS   AGE   IP       NODE     NOMINATED NODE   READINESS GATES   NODE     BYNODE   BYPHASE
+default     db-0    0/1     Pending   0          90s   <none>   n1       <none>           <none>            n1       n1       Pending
+other       web-2   0/1     Pending   0          25h   <none>   <none>   <none>           <none>            <none>   <none>   Pending
 `,
 		},
 		{
@@ -128,35 +128,35 @@ other       web-2   25h   <none>   <none>   Pending
 			spec:   Spec{Namespace: "default"},
 			output: "wide",
 			opts:   PrintOptions{Namespace: "default", IndexNames: []string{"byPhase", "namespace"}},
-			want: `NAME    AGE    BYPHASE   NAMESPACE
-db-0    90s    Pending   default
-web-0   120m   Running   default
-web-1   120m   Running   default
+			want: `NAME    READY   STATUS    RESTARTS   AGE    IP       NODE   NOMINATED NODE   READINESS GATES   BYPHASE   NAMESPACE
+db-0    0/1     Pending   0          90s    <none>   n1     <none>           <none>            Pending   default
+web-0   0/2     Running   3          120m   <none>   n1     <none>           <none>            Running   default
+web-1   0/2     Running   10         120m   <none>   n2     <none>           <none>            Running   default
 `,
 		},
 		{
 			name: "no headers, kind, label columns",
 			spec: Spec{Namespace: "kube-system"},
 			opts: PrintOptions{Namespace: "kube-system", NoHeaders: true, ShowKind: true, LabelColumns: []string{"app"}, GroupVersionKind: podGVK},
-			want: `pod/dns-0   3d    dns
-pod/px-a    10m   px
+			want: `pod/dns-0   0/0   Running   0     3d    dns
+pod/px-a    0/1   Failed    1     10m   px
 `,
 		},
 		{
 			name: "kind from the objects",
 			objs: []any{deployment("a", "web", 1, time.Hour), deployment("b", "api", 1, 5*time.Second)},
 			opts: PrintOptions{ShowKind: true},
-			want: `NAMESPACE   NAME                  AGE
-a           deployment.apps/web   60m
-b           deployment.apps/api   5s
+			want: `NAMESPACE   NAME                  READY   UP-TO-DATE   AVAILABLE   AGE
+a           deployment.apps/web   0/1     0            0           60m
+b           deployment.apps/api   0/1     0            0           5s
 `,
 		},
 		{
 			name: "show labels",
 			spec: Spec{Namespace: "other"},
 			opts: PrintOptions{Namespace: "other", ShowLabels: true},
-			want: `NAME    AGE   LABELS
-web-2   25h   app=web
+			want: `NAME    READY   STATUS    RESTARTS   AGE   LABELS
+web-2   0/1     Pending   0          25h   app=web
 `,
 		},
 		{
@@ -166,9 +166,9 @@ web-2   25h   app=web
 				&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}},
 			},
 			opts: PrintOptions{ClusterScoped: true},
-			want: `NAME   AGE
-n1     400d
-n2     <unknown>
+			want: `NAME   STATUS    ROLES    AGE         VERSION
+n1     Unknown   <none>   400d        
+n2     Unknown   <none>   <unknown>   
 `,
 		},
 		{
@@ -187,8 +187,8 @@ n2     <unknown>
 				{Name: "fails", Value: func(any) (any, error) { return nil, errors.New("boom") }},
 				{Name: "newline", Value: constant("one\ntwo")},
 			}},
-			want: `NAMESPACE   NAME    AGE    STR   INT   FLOAT   WHOLE   BOOL   NULL     LIST         EMPTY    MAP                 FAILS     NEWLINE
-default     web-0   120m   a b   -42   2.5     3       true   <none>   x,1,<none>   <none>   {"a":["x"],"b":1}   <error>   one...
+			want: `NAMESPACE   NAME    READY   STATUS    RESTARTS   AGE    STR   INT   FLOAT   WHOLE   BOOL   NULL     LIST         EMPTY    MAP                 FAILS     NEWLINE
+default     web-0   0/2     Running   3          120m   a b   -42   2.5     3       true   <none>   x,1,<none>   <none>   {"a":["x"],"b":1}   <error>   one...
 `,
 		},
 		{
@@ -233,10 +233,10 @@ func TestPrintWideIndexErrors(t *testing.T) {
 	if err := p.Print(&out, res); err != nil {
 		t.Fatal(err)
 	}
-	want := `NAME    AGE    BYRESTARTS
-db-0    90s    <error>
-web-0   120m   3
-web-1   120m   10
+	want := `NAME    READY   STATUS    RESTARTS   AGE    IP       NODE   NOMINATED NODE   READINESS GATES   BYRESTARTS
+db-0    0/1     Pending   0          90s    <none>   n1     <none>           <none>            <error>
+web-0   0/2     Running   3          120m   <none>   n1     <none>           <none>            3
+web-1   0/2     Running   10         120m   <none>   n2     <none>           <none>            10
 `
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)

@@ -341,6 +341,7 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	for _, w := range warnings {
 		_, _ = fmt.Fprintln(errOut, w)
 	}
+	np.crdColumns = s.base.crdColumns
 	return np.print(out, errOut, queried, results)
 }
 

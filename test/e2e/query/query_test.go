@@ -172,12 +172,14 @@ func TestWhereColumnsSortLimit(t *testing.T) {
 	out := query(t, "pods", "-A", "--sort-by", "-"+restarts, "--limit", "3",
 		"--columns", "restarts="+restarts+",node=object.spec.?nodeName.orValue(\"\")").ok(t)
 	rows := lines(out)
-	if len(rows) != 4 || strings.Join(strings.Fields(rows[0]), " ") != "NAMESPACE NAME AGE RESTARTS NODE" {
+	// The pod columns come first; RESTARTS of the pod columns may hold
+	// blanks ("3 (5m ago)"): the --columns cells are the last two.
+	if len(rows) != 4 || strings.Join(strings.Fields(rows[0]), " ") != "NAMESPACE NAME READY STATUS RESTARTS AGE RESTARTS NODE" {
 		t.Fatalf("table:\n%s", out)
 	}
 	for i, row := range rows[1:] {
 		f := strings.Fields(row)
-		if f[0]+"/"+f[1] != all[i].key || f[3] != strconv.Itoa(int(all[i].restarts)) {
+		if f[0]+"/"+f[1] != all[i].key || f[len(f)-2] != strconv.Itoa(int(all[i].restarts)) {
 			t.Errorf("row %d = %q, want %s with %d restarts", i, row, all[i].key, all[i].restarts)
 		}
 	}
@@ -276,12 +278,12 @@ func TestOutputFormats(t *testing.T) {
 
 	// The default table for one namespace has no NAMESPACE column; -A has.
 	tbl := lines(query(t, "pods", "-n", ns, "--limit", "1").ok(t))
-	if strings.Join(strings.Fields(tbl[0]), " ") != "NAME AGE" {
-		t.Errorf("table header %q, want NAME AGE", tbl[0])
+	if strings.Join(strings.Fields(tbl[0]), " ") != "NAME READY STATUS RESTARTS AGE" {
+		t.Errorf("table header %q, want NAME READY STATUS RESTARTS AGE", tbl[0])
 	}
 	wide := lines(query(t, "pods", "-n", ns, "--limit", "1", "-o", "wide", "--index", "byPhase=object.status.phase").ok(t))
-	if strings.Join(strings.Fields(wide[0]), " ") != "NAME AGE BYPHASE" {
-		t.Errorf("wide header %q, want NAME AGE BYPHASE", wide[0])
+	if strings.Join(strings.Fields(wide[0]), " ") != "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES BYPHASE" {
+		t.Errorf("wide header %q, want the pod columns and BYPHASE", wide[0])
 	}
 
 	// -o name for a CRD by short name and by category.
