@@ -366,6 +366,9 @@ func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run 
 		return err
 	}
 	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound, KubectlFlags: kubectlFlags(flags)})
+	if hinted := impersonationHint(flags, err); hinted != nil && ctx.Err() == nil {
+		err = hinted
+	}
 	return clusterError(ctx, cfg.Timeout, err)
 }
 
@@ -381,9 +384,6 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 			return ie
 		}
 		return &InterruptedError{}
-	}
-	if hinted := impersonationHint(err); hinted != nil {
-		return hinted
 	}
 	var qe *query.UsageError
 	if errors.As(err, &qe) || factory.IsUnknownResource(err) {
