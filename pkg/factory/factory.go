@@ -664,7 +664,7 @@ func ShellJoin(words []string) string {
 	for i, w := range words {
 		out[i] = w
 		if w == "" || strings.IndexFunc(w, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,", r))
+			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("-_./:=@,", r)
 		}) >= 0 {
 			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 		}

@@ -481,7 +481,7 @@ func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error 
 	// As kubectl get prints named objects some of which do not exist: the
 	// others, or, when none does, no table and no "No resources found"; a
 	// single name implies a single object, printed alone or not at all.
-	if !(p.printer.HumanReadable() && found == 0) && !p.singleObject() {
+	if (!p.printer.HumanReadable() || found > 0) && !p.singleObject() {
 		if err := p.print(out, errOut, queried, results); err != nil {
 			return err
 		}
