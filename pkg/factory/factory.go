@@ -45,6 +45,10 @@ type Config struct {
 	// objects. Default false: both are dropped as objects arrive, which saves
 	// about a third of the memory.
 	KeepManagedFields bool `json:"keepManagedFields,omitempty" yaml:"keepManagedFields,omitempty"`
+	// KubectlFlags are the flags that the kubectl commands suggested in
+	// messages carry, so that they ask about the same cluster and user:
+	// --kubeconfig, --context, --as... Default: none.
+	KubectlFlags []string `json:"-" yaml:"-"`
 }
 
 // LastAppliedAnnotation is dropped from cached objects unless
@@ -582,7 +586,7 @@ func (f *Factory) WaitForSync(ctx context.Context, timeout time.Duration, failFa
 			err := inf.LastError()
 			pending[inf.Resource.String()] = err
 			if failFast && err != nil && isPermanent(err) {
-				return &SyncError{Pending: pending, Timeout: timeout, Cause: explainListError(inf.Resource, inf.Scope, err)}
+				return &SyncError{Pending: pending, Timeout: timeout, Cause: explainListError(inf.Resource, inf.Scope, err, f.cfg.KubectlFlags)}
 			}
 		}
 		if all {
@@ -614,17 +618,58 @@ type ForbiddenError struct {
 	Resource  Resource
 	Namespace string
 	Err       error
+	// KubectlFlags are carried by the kubectl auth can-i command the
+	// message suggests (see Config.KubectlFlags).
+	KubectlFlags []string
 }
 
 func (e *ForbiddenError) Error() string {
-	where := "cluster-wide"
-	if e.Resource.Namespaced && e.Namespace != "" {
-		where = fmt.Sprintf("in namespace %q", e.Namespace)
-	} else if e.Resource.Namespaced {
-		where = "in all namespaces (-A)"
+	msg := apiMessage(e.Err)
+	if IsImpersonationDenied(e.Err) {
+		return msg + "\n" + ImpersonationHint
 	}
-	return fmt.Sprintf("%v\nRBAC denied list/watch of %s %s: the informer needs the list and watch verbs there; ask for them (kubectl auth can-i list %s) or query a namespace you may read with -n",
-		apiMessage(e.Err), e.Resource, where, e.Resource)
+	canI := []string{"kubectl", "auth", "can-i", "list", e.Resource.String()}
+	where, other := "cluster-wide", ""
+	switch {
+	case e.Resource.Namespaced && e.Namespace != "":
+		where = fmt.Sprintf("in namespace %q", e.Namespace)
+		canI = append(canI, "-n", e.Namespace)
+		other = " or query a namespace you may read with -n"
+	case e.Resource.Namespaced:
+		where = "in all namespaces (-A)"
+		canI = append(canI, "-A")
+		other = " or query a namespace you may read with -n"
+	}
+	canI = append(canI, e.KubectlFlags...)
+	return fmt.Sprintf("%s\nRBAC denied list/watch of %s %s: the informer needs the list and watch verbs there; ask for them (check with %s)%s",
+		msg, e.Resource, where, ShellJoin(canI), other)
+}
+
+// ImpersonationHint says what to do when the API server refused --as.
+const ImpersonationHint = "the API server refused to act as the user of --as/--as-group: yours lacks the impersonate verb on users, groups or serviceaccounts " +
+	"(check with kubectl auth can-i impersonate users); drop --as or ask for that permission"
+
+// IsImpersonationDenied reports whether err is the API server refusing
+// the impersonation of --as or --as-group.
+func IsImpersonationDenied(err error) bool {
+	// "cannot impersonate resource", or with constrained impersonation
+	// "cannot impersonate-on:user-info:list resource".
+	return err != nil && strings.Contains(err.Error(), " cannot impersonate")
+}
+
+// ShellJoin joins a command's words for a shell: words holding anything
+// but letters, digits and -_./:=@, are single-quoted.
+func ShellJoin(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w
+		if w == "" || strings.IndexFunc(w, func(r rune) bool {
+			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("-_./:=@,", r)
+		}) >= 0 {
+			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func (e *ForbiddenError) Unwrap() error { return e.Err }
@@ -637,10 +682,10 @@ func apiMessage(err error) string {
 	return err.Error()
 }
 
-func explainListError(res Resource, scope Scope, err error) error {
+func explainListError(res Resource, scope Scope, err error, kubectlFlags []string) error {
 	switch {
 	case apierrors.IsForbidden(err):
-		return &ForbiddenError{Resource: res, Namespace: scope.Namespace, Err: err}
+		return &ForbiddenError{Resource: res, Namespace: scope.Namespace, Err: err, KubectlFlags: kubectlFlags}
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("listing %s: %w\nthe server did not accept your credentials: log in again or check --kubeconfig, --context and --token", res, err)
 	case apierrors.IsNotFound(err):

@@ -436,7 +436,9 @@ func issueError(env *cel.Env, object *apiservercel.DeclType, expr, context strin
 			}
 		}
 	}
-	if s, ok := suggest(word, candidates); ok && word != "" {
+	if hint := habitHint(expr, msg, word, line, column); hint != "" {
+		msg += " (" + hint + ")"
+	} else if s, ok := suggest(word, candidates); ok && word != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return newExprError(context, expr, line, column, "%s", msg)

@@ -94,7 +94,7 @@ func ExampleIndexFunc() {
 	}
 	// Output:
 	// [default/a]
-	// index "byNode": 1 of 3 objects failed: no such key: nodeName
+	// index "byNode": 1 of 3 objects failed: default/c: no such key: nodeName
 }
 
 // nodes is a Lookup over a store of nodes.

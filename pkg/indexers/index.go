@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -44,7 +45,7 @@ func IndexFunc(name string, p *Program, stats *Stats) cache.IndexFunc {
 		defer func() {
 			if r := recover(); r != nil {
 				values = nil
-				st.fail(fmt.Sprintf("internal error: %v", r))
+				st.fail(fmt.Sprintf("internal error: %v", r), obj)
 			}
 		}()
 		st.evaluated()
@@ -53,7 +54,7 @@ func IndexFunc(name string, p *Program, stats *Stats) cache.IndexFunc {
 			if IsBudgetStop(err) {
 				return nil, nil
 			}
-			st.fail(err.Error())
+			st.fail(err.Error(), obj)
 			return nil, nil
 		}
 		return values, nil
@@ -108,6 +109,9 @@ type IndexStat struct {
 type ErrorCount struct {
 	Message string
 	Count   uint64
+	// Object is the namespace/name (or name) of an object that failed
+	// with Message: of those, the first in that order.
+	Object string
 }
 
 // index returns the counters of the named index, creating them if needed.
@@ -123,7 +127,7 @@ func (s *Stats) index(name string) *indexStats {
 	}
 	st, ok := s.indexes[name]
 	if !ok {
-		st = &indexStats{errors: map[string]uint64{}}
+		st = &indexStats{errors: map[string]*failedWith{}}
 		s.indexes[name] = st
 	}
 	return st
@@ -154,7 +158,7 @@ func (s *Stats) Snapshot() []IndexStat {
 // Summary returns one line per index with failures, sorted by index name,
 // such as
 //
-//	index "byNode": 3 of 10000 objects failed: no such key: spec
+//	index "byNode": 3 of 10000 objects failed: default/web-0: no such key: spec
 //
 // or nil when no evaluation failed.
 func (s *Stats) Summary() []string {
@@ -166,7 +170,7 @@ func (s *Stats) Summary() []string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "index %q: %d of %d objects failed: ", st.Index, st.Failed, st.Evaluated)
 		if len(st.Errors) == 1 && st.Errors[0].Count == st.Failed {
-			b.WriteString(st.Errors[0].Message)
+			b.WriteString(withObject(st.Errors[0]))
 			lines = append(lines, b.String())
 			continue
 		}
@@ -175,7 +179,7 @@ func (s *Stats) Summary() []string {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			fmt.Fprintf(&b, "%s (%d)", e.Message, e.Count)
+			fmt.Fprintf(&b, "%s (%d)", withObject(e), e.Count)
 			kept += e.Count
 		}
 		if other := st.Failed - kept; other > 0 {
@@ -189,6 +193,15 @@ func (s *Stats) Summary() []string {
 	return lines
 }
 
+// withObject is e's message after the object that failed with it, as
+// the warnings of --where name it.
+func withObject(e ErrorCount) string {
+	if e.Object == "" {
+		return e.Message
+	}
+	return e.Object + ": " + e.Message
+}
+
 // indexStats are the counters of one index. A nil *indexStats counts
 // nothing.
 type indexStats struct {
@@ -197,8 +210,9 @@ type indexStats struct {
 
 	mu sync.Mutex
 	// errors counts failures by message, for at most maxErrorMessages
-	// messages. Guarded by mu.
-	errors map[string]uint64
+	// messages, with the first failing object in namespace/name order.
+	// Guarded by mu.
+	errors map[string]*failedWith
 }
 
 func (st *indexStats) evaluated() {
@@ -207,23 +221,52 @@ func (st *indexStats) evaluated() {
 	}
 }
 
-func (st *indexStats) fail(msg string) {
+// failedWith counts the failures with one message.
+type failedWith struct {
+	count  uint64
+	object string
+}
+
+func (st *indexStats) fail(msg string, obj any) {
 	if st == nil {
 		return
 	}
 	st.failures.Add(1)
+	key := objectName(obj)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if _, ok := st.errors[msg]; ok || len(st.errors) < maxErrorMessages {
-		st.errors[msg]++
+	f, ok := st.errors[msg]
+	switch {
+	case ok:
+		f.count++
+		if key < f.object {
+			f.object = key
+		}
+	case len(st.errors) < maxErrorMessages:
+		st.errors[msg] = &failedWith{count: 1, object: key}
 	}
+}
+
+// objectName names an object in messages: namespace/name, or name.
+func objectName(obj any) string {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Key
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("<%T>", obj)
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		return ns + "/" + m.GetName()
+	}
+	return m.GetName()
 }
 
 func (st *indexStats) snapshot(name string) IndexStat {
 	st.mu.Lock()
 	errs := make([]ErrorCount, 0, len(st.errors))
-	for msg, n := range st.errors {
-		errs = append(errs, ErrorCount{Message: msg, Count: n})
+	for msg, f := range st.errors {
+		errs = append(errs, ErrorCount{Message: msg, Count: f.count, Object: f.object})
 	}
 	// Read the counters under the lock too, so that Failed is never below
 	// the sum of Errors.

@@ -52,14 +52,14 @@ func TestIndexFunc(t *testing.T) {
 		expr:     `object.spec.nodeName`,
 		value:    "n1",
 		wantKeys: []string{"default/a", "other/d"},
-		wantStat: indexers.IndexStat{Evaluated: 4, Failed: 1, Errors: []indexers.ErrorCount{{Message: "no such key: nodeName", Count: 1}}},
+		wantStat: indexers.IndexStat{Evaluated: 4, Failed: 1, Errors: []indexers.ErrorCount{{Message: "no such key: nodeName", Count: 1, Object: "default/c"}}},
 	}, {
 		name:     "wrong type at run time",
 		expr:     `object.status.phase == "Running" ? object.spec.nodeName : object.spec.containers`,
 		value:    "n1",
 		wantKeys: []string{"default/a", "other/d"},
 		wantStat: indexers.IndexStat{Evaluated: 4, Failed: 2, Errors: []indexers.ErrorCount{
-			{Message: "must evaluate to string, list(string) or null but got a list containing map", Count: 2},
+			{Message: "must evaluate to string, list(string) or null but got a list containing map", Count: 2, Object: "default/b"},
 		}},
 	}}
 	for _, tt := range tests {
@@ -130,8 +130,8 @@ func TestStatsSummary(t *testing.T) {
 		}
 	}
 	want := []string{
-		`index "byNode": 4 of 10000 objects failed: no such key: nodeName`,
-		`index "byOwner": 10000 of 10000 objects failed: no such key: ownerReferences (9998); index out of bounds: 0 (2)`,
+		`index "byNode": 4 of 10000 objects failed: default/p0: no such key: nodeName`,
+		`index "byOwner": 10000 of 10000 objects failed: default/p1: no such key: ownerReferences (9998); default/p0: index out of bounds: 0 (2)`,
 	}
 	if got := stats.Summary(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Summary():\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

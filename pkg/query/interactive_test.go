@@ -88,7 +88,7 @@ func TestSessionTranscript(t *testing.T) {
 		{line: ":sort object.metadata.name", out: "pod/db-0\npod/dns-0\npod/px-a\npod/web-0\npod/web-1\npod/web-2\n"},
 		{line: ":limit 2", out: "pod/db-0\npod/dns-0\n"},
 		{line: ":index byImage=object.spec.containers.map(c, c.image)", out: "pods: index \"byImage\" has 4 values\n",
-			errOut: "warning: index \"byImage\": 1 of 6 objects failed: got 'types.Null', expected iterable type\n"},
+			errOut: "warning: index \"byImage\": 1 of 6 objects failed: kube-system/dns-0: got 'types.Null', expected iterable type\n"},
 		{line: ":by byImage nginx", out: "pod/web-0\npod/web-1\n"},
 		{line: ":by byZone a", errOut: "error: unknown index \"byZone\": known indexes are byImage, byNode, namespace (define one with :index byZone=CEL)\n"},
 		{line: ":o yaml", out: "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n"},

@@ -41,7 +41,7 @@ func runAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 		return results, nil
 	}
 	if limit := specs[0].Limit; limit > 0 {
-		refs := mergedOrder(results, specs[0].SortBy != nil)
+		refs := mergedOrder(results, specs[0].SortBy != nil, specs[0].Descending)
 		if len(refs) > limit {
 			keep := make([][]bool, len(results))
 			for i, r := range results {
@@ -77,8 +77,9 @@ type itemRef struct{ result, item int }
 // sort key across the resources, ties broken by namespace, then name, then
 // the order of the resources, as kubectl get --sort-by orders a list of
 // several kinds; else resource by resource, as kubectl get prints several
-// resource types.
-func mergedOrder(results []*Result, sorted bool) []itemRef {
+// resource types. With descending, sort keys go from the largest to the
+// smallest, ties in the same order as ascending ones.
+func mergedOrder(results []*Result, sorted, descending bool) []itemRef {
 	var refs []itemRef
 	for r, res := range results {
 		for i := range res.Items {
@@ -100,6 +101,9 @@ func mergedOrder(results []*Result, sorted bool) []itemRef {
 	}
 	slices.SortStableFunc(refs, func(a, b itemRef) int {
 		if c := Compare(results[a.result].Items[a.item].key, results[b.result].Items[b.item].key); c != 0 {
+			if descending {
+				return -c
+			}
 			return c
 		}
 		na, nb := keys[a.result][a.item], keys[b.result][b.item]

@@ -63,7 +63,7 @@ func twoResources(t *testing.T, pods, deploys []string) []cache.Indexer {
 
 func mergedKeys(results []*Result, sorted bool) []string {
 	var out []string
-	for _, ref := range mergedOrder(results, sorted) {
+	for _, ref := range mergedOrder(results, sorted, false) {
 		out = append(out, objectKey(results[ref.result].Items[ref.item].Object))
 	}
 	return out

@@ -65,7 +65,10 @@ func SplitColumns(s string) []string {
 
 // Request is a whole query as the command line states it.
 type Request struct {
-	// Resources are the resource arguments as typed ("pods", "po,nodes").
+	// Resources are the resource arguments as typed ("pods", "po,nodes"),
+	// read as kubectl get reads them: TYPE[,TYPE...] NAME... and
+	// TYPE/NAME... name objects. A named object that does not exist is
+	// reported by a *NotFoundError, after the others are printed.
 	Resources []string
 	// Namespace scopes namespaced resources; "" means all namespaces.
 	Namespace string
@@ -92,8 +95,13 @@ type Request struct {
 	ResourceFlagIndexes map[string][]NamedExpr
 	// By answers from indexes (intersection).
 	By []Selector
-	// Where, SortBy and GroupBy are CEL expressions; "" means none.
+	// Where, SortBy and GroupBy are CEL expressions; "" means none. A
+	// SortBy that is a negation as a whole, -X, sorts by X in descending
+	// order, whatever its type. GroupBy implies Count.
 	Where, SortBy, GroupBy string
+	// Reverse reverses the order: descending with SortBy (ascending with
+	// a SortBy of -X), else namespace/name descending.
+	Reverse bool
 	// Columns are extra table columns.
 	Columns []NamedExpr
 	// Count prints the number of matches (per GroupBy value).
@@ -149,6 +157,12 @@ type Plan struct {
 	sortBy        *indexers.Program
 	groupBy       *indexers.Program
 	columns       []*indexers.Program
+	// descending: the answer is sorted in descending order.
+	descending bool
+	// types are the resource arguments without object names; objects[i]
+	// are the names given for types[i], nil when none are.
+	types   []string
+	objects [][]string
 	// synced are the caches that sync filled; nil before. A plan made by
 	// With shares them.
 	synced *synced
@@ -161,6 +175,11 @@ type Plan struct {
 type synced struct {
 	conn    Conn
 	queried []*factory.Informer
+	// named are the object names given for each queried resource that
+	// names any; positions the place of each among the objects named
+	// (see namedOrder).
+	named     map[schema.GroupVersionResource][]string
+	positions map[schema.GroupVersionResource]map[string]int
 	// lookup reads, under the names the first query's expressions write,
 	// the resources they read with get() and byIndex().
 	lookup *factory.Lookup
@@ -173,8 +192,16 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	if req.SyncTimeout <= 0 {
 		req.SyncTimeout = 2 * time.Minute
 	}
+	if req.GroupBy != "" {
+		// Groups are counts: --group-by says --count.
+		req.Count = true
+	}
 	p := &Plan{req: req, env: env, indexes: map[string]*indexers.Program{}, resourceIndexes: map[string]map[string]*indexers.Program{}}
 	var errs []error
+	var err error
+	if p.types, p.objects, err = splitArgs(req.Resources); err != nil {
+		errs = append(errs, err)
+	}
 	compile := func(expr string, kind indexers.Kind, context string) *indexers.Program {
 		if expr == "" {
 			return nil
@@ -247,7 +274,13 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	}
 	name := req.Names.Of
 	p.where = compile(req.Where, indexers.KindPredicate, name(PartWhere))
-	p.sortBy = compile(req.SortBy, indexers.KindValue, name(PartSortBy))
+	sortBy, negated := env.Descending(req.SortBy)
+	p.descending = negated != req.Reverse
+	p.sortBy = compile(sortBy, indexers.KindValue, name(PartSortBy))
+	var ee *indexers.ExprError
+	if negated && len(errs) > 0 && errors.As(errs[len(errs)-1], &ee) && ee.Expr == sortBy {
+		ee.Expr = req.SortBy // shown as typed, at the same columns
+	}
 	p.groupBy = compile(req.GroupBy, indexers.KindValue, name(PartGroupBy))
 	seen := map[string]bool{}
 	for _, c := range req.Columns {
@@ -262,9 +295,6 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		if !req.Remote && !slices.Contains(p.allIndexNames(), s.Index) {
 			errs = append(errs, unknownIndex(s.Index, p.allIndexNames(), req.Names))
 		}
-	}
-	if req.GroupBy != "" && !req.Count {
-		errs = append(errs, fmt.Errorf("%s needs %s: it counts the objects per value", name(PartGroupBy), name(PartCount)))
 	}
 	if req.Count && req.SortBy != "" {
 		errs = append(errs, fmt.Errorf("%s cannot be combined with %s: groups are ordered by count", name(PartSortBy), name(PartCount)))
@@ -433,6 +463,10 @@ type Conn struct {
 	// it a server that never answers holds resolution up for as long as
 	// its client's timeouts allow, whatever the sync timeout.
 	Bound func(ctx context.Context, limit time.Duration) (release func())
+	// KubectlFlags are carried by the kubectl commands that messages
+	// suggest (--kubeconfig, --context, --as...): see
+	// factory.Config.KubectlFlags.
+	KubectlFlags []string
 }
 
 // bound starts the contact phase of a plan filling its caches: the
@@ -477,6 +511,12 @@ func (p *Plan) answer(ctx context.Context, out, errOut io.Writer, queried []*fac
 	specs := make([]Spec, len(queried))
 	for i, inf := range queried {
 		idxs[i], specs[i] = inf.Informer.GetIndexer(), spec
+		if names, ok := p.synced.namesOf(inf.Resource); ok {
+			specs[i].Objects = names
+			if inf.Resource.Namespaced {
+				specs[i].Namespace = p.req.Namespace
+			}
+		}
 	}
 	results, err := runAll(idxs, specs)
 	if err != nil {
@@ -490,7 +530,42 @@ func (p *Plan) answer(ctx context.Context, out, errOut io.Writer, queried []*fac
 	for _, w := range warningLines(queried, results) {
 		_, _ = fmt.Fprintln(errOut, w)
 	}
-	return p.print(out, errOut, queried, results)
+	var notFound NotFoundError
+	found := 0
+	for i, r := range results {
+		found += len(r.Items)
+		for _, name := range r.Missing {
+			notFound.Missing = append(notFound.Missing, Missing{Resource: queried[i].Resource.GVR.GroupResource(), Name: name})
+		}
+	}
+	if len(notFound.Missing) == 0 {
+		return p.print(out, errOut, queried, results)
+	}
+	// As kubectl get prints named objects some of which do not exist: the
+	// others, or, when none does, no table and no "No resources found"; a
+	// single name implies a single object, printed alone or not at all.
+	if (!p.printer.HumanReadable() || found > 0) && !p.singleObject() {
+		if err := p.print(out, errOut, queried, results); err != nil {
+			return err
+		}
+	}
+	return &notFound
+}
+
+// namesOf returns the names given for the objects of res, if any were.
+func (s *synced) namesOf(res factory.Resource) ([]string, bool) {
+	if s == nil {
+		return nil, false
+	}
+	names, ok := s.named[res.GVR]
+	return names, ok
+}
+
+// singleObject reports whether the query names one object of one
+// resource type: kubectl get then prints the object itself with -o json,
+// yaml and templates, not a List holding it.
+func (p *Plan) singleObject() bool {
+	return len(p.objects) == 1 && len(p.objects[0]) == 1 && !strings.Contains(p.types[0], ",")
 }
 
 // warningLines are the lines that report the warnings of results, the
@@ -706,7 +781,7 @@ func (p *Plan) configIndexesFor(r *factory.Resolver, res factory.Resource) map[s
 func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factory.Informer, *factory.Factory, error) {
 	syncCtx, release := conn.bound(ctx, p.req.SyncTimeout)
 	defer release()
-	resources, err := conn.Resolver.Resolve(p.req.Resources)
+	resources, named, err := p.resolveQueried(conn.Resolver)
 	if err != nil {
 		if factory.IsUnknownResource(err) {
 			return nil, nil, &UsageError{Err: err}
@@ -727,7 +802,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 		p.indexesStopWith(indexers.NewBudget(ctx, 0))
 	}
 	configIndexes := p.resolveConfig(conn.Resolver, errOut)
-	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields})
+	f, err := factory.New(conn.Config, factory.Config{KeepManagedFields: p.req.Print.ShowManagedFields, KubectlFlags: conn.KubectlFlags})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -751,7 +826,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 			}
 			p.crdColumns[res.GVR] = columns
 		}
-		inf, err := f.Request(res, scope, p.needs(res, ixs, columns, stats))
+		inf, err := f.Request(res, namedScope(scope, named[res.GVR]), p.needs(res, ixs, columns, stats))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -769,8 +844,52 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	for _, line := range stats.Summary() {
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
-	p.synced = &synced{conn: conn, queried: queried, lookup: lookup}
+	p.synced = &synced{conn: conn, queried: queried, named: named, positions: p.positions(conn.Resolver, named), lookup: lookup}
 	return queried, f, nil
+}
+
+// resolveQueried resolves the queried resource types and returns, for each
+// resource whose objects are named, the names. A namespaced resource's
+// objects cannot be named across all namespaces.
+func (p *Plan) resolveQueried(r *factory.Resolver) ([]factory.Resource, map[schema.GroupVersionResource][]string, error) {
+	if p.objects == nil {
+		res, err := r.Resolve(p.types)
+		return res, nil, err
+	}
+	var out []factory.Resource
+	named := map[schema.GroupVersionResource][]string{}
+	for i, typ := range p.types {
+		resources, err := r.Resolve([]string{typ})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, res := range resources {
+			if res.Namespaced && p.req.Namespace == "" {
+				return nil, nil, &UsageError{Err: errors.New("a resource cannot be retrieved by name across all namespaces")}
+			}
+			if _, seen := named[res.GVR]; !seen {
+				out = append(out, res)
+			}
+			for _, n := range p.objects[i] {
+				named[res.GVR] = appendNew(named[res.GVR], n)
+			}
+		}
+	}
+	return out, named, nil
+}
+
+// namedScope narrows the scope of a resource whose only named object is
+// name to that object, with a field selector the server applies.
+func namedScope(scope factory.Scope, names []string) factory.Scope {
+	if len(names) != 1 {
+		return scope
+	}
+	sel := "metadata.name=" + names[0]
+	if scope.FieldSelector != "" {
+		sel = scope.FieldSelector + "," + sel
+	}
+	scope.FieldSelector = sel
+	return scope
 }
 
 func mapValues[V any](m map[string]V) []V {
@@ -1098,7 +1217,7 @@ func (p *Plan) eachQueryProgram(f func(*indexers.Program) *indexers.Program) {
 
 // spec turns the compiled plan into the engine's Spec.
 func (p *Plan) spec() Spec {
-	s := Spec{Selectors: p.req.By, Count: p.req.Count, Limit: p.req.Limit, Names: p.req.Names}
+	s := Spec{Selectors: p.req.By, Count: p.req.Count, Limit: p.req.Limit, Names: p.req.Names, Descending: p.descending}
 	if p.where != nil {
 		s.Where = p.where.Match
 	}
@@ -1122,6 +1241,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 	opts := p.req.Print
 	opts.ErrOut = errOut
 	opts.Namespace = p.req.Namespace
+	opts.SingleItem = p.singleObject()
 	if len(results) == 1 {
 		opts.GroupVersionKind = infs[0].Resource.GVK
 		opts.ClusterScoped = !infs[0].Resource.Namespaced
@@ -1151,6 +1271,14 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 		return whole.Print(out, mergeGroups(results, p.req.Limit))
 	case whole.HumanReadable():
 		printed := 0
+		// As kubectl get, names carry their kind when the objects printed
+		// are of several kinds.
+		kinds := 0
+		for _, r := range results {
+			if len(r.Items) > 0 {
+				kinds++
+			}
+		}
 		for i, r := range results {
 			if len(r.Items) == 0 {
 				continue
@@ -1162,7 +1290,7 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 			o.GroupVersionKind = infs[i].Resource.GVK
 			o.ClusterScoped = !infs[i].Resource.Namespaced
 			o.Columns = p.crdColumns[infs[i].Resource.GVR]
-			o.ShowKind = true
+			o.ShowKind = opts.ShowKind || kinds > 1
 			o.ErrOut = io.Discard
 			pr, err := NewPrinter(p.req.Output, o)
 			if err != nil {
@@ -1183,7 +1311,11 @@ func (p *Plan) print(out, errOut io.Writer, infs []*factory.Informer, results []
 			merged.Matched += r.Matched
 			merged.ColumnNames = r.ColumnNames
 		}
-		for _, ref := range mergedOrder(results, p.req.SortBy != "") {
+		refs := mergedOrder(results, p.req.SortBy != "", p.descending)
+		if p.req.SortBy == "" && p.synced != nil && p.synced.positions != nil {
+			refs = namedOrder(refs, results, infs, p.synced.positions, p.descending)
+		}
+		for _, ref := range refs {
 			merged.Items = append(merged.Items, results[ref.result].Items[ref.item])
 		}
 		return whole.Print(out, merged)

@@ -68,6 +68,11 @@ type PrintOptions struct {
 	// Default: omitted, as in kubectl get.
 	ShowManagedFields bool
 
+	// SingleItem: the query named one object, which -o json, yaml, name
+	// and templates print by itself rather than in a List, as kubectl get
+	// TYPE NAME does. Default: a List, whatever the number of objects.
+	SingleItem bool
+
 	// IndexNames are the indexes whose values -o wide shows, in this order.
 	// Nil: every index of Result.Indexers except cache.NamespaceIndex, sorted
 	// by name.
@@ -242,6 +247,9 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 	list, err := p.list(res)
 	if err != nil {
 		return err
+	}
+	if p.opts.SingleItem && len(list.Items) == 1 {
+		return printer.PrintObj(&list.Items[0], w)
 	}
 	return printer.PrintObj(list, w)
 }

@@ -103,6 +103,17 @@ type Spec struct {
 	// query: Run then returns it instead of counting it in a warning (an
 	// exhausted budget, a cancelled request).
 	Stop func(err error) bool
+
+	// Objects, when not nil, restricts the candidates to the objects of
+	// these names (kubectl get NAME...), in Namespace, or cluster-scoped
+	// when Namespace is ""; without SortBy they are listed in this order.
+	// Result.Missing lists the names the indexer does not hold.
+	Objects []string
+
+	// Descending reverses the order: SortBy's values from the largest to
+	// the smallest, ties still in namespace/name order; without SortBy,
+	// the namespace/name order (or that of Objects) reversed.
+	Descending bool
 }
 
 // Validate reports whether the Spec is consistent. It does not look at any
@@ -181,6 +192,10 @@ type Result struct {
 	// Warnings summarise per-object evaluation failures, one per expression
 	// that failed at least once. The caller prints them on stderr.
 	Warnings []Warning
+
+	// Missing are the names of Spec.Objects that the indexer does not
+	// hold, in the order given.
+	Missing []string
 }
 
 // Item is one object of a Result.
@@ -343,9 +358,18 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		return nil, err
 	}
 	indexers := idx.GetIndexers()
-	candidates, err := selectObjects(idx, indexers, spec)
-	if err != nil {
-		return nil, err
+	var candidates []any
+	var err error
+	// Named objects are read by key, unless selectors choose among them.
+	if spec.Objects == nil || len(spec.Selectors) > 0 || spec.Namespaces != nil {
+		if candidates, err = selectObjects(idx, indexers, spec); err != nil {
+			return nil, err
+		}
+	}
+	var position map[string]int
+	var missing []string
+	if spec.Objects != nil {
+		candidates, missing, position = namedObjects(idx, spec, candidates)
 	}
 
 	if spec.Filter != nil {
@@ -359,7 +383,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	}
 	stop := func(err error) bool { return spec.Stop != nil && spec.Stop(err) }
 
-	res := &Result{Indexers: indexers}
+	res := &Result{Indexers: indexers, Missing: missing}
 	matched := candidates
 	if spec.Where != nil {
 		var fails failures
@@ -422,13 +446,26 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		a, b := &entries[i], &entries[j]
 		if spec.SortBy != nil {
 			if c := Compare(a.key, b.key); c != 0 {
+				if spec.Descending {
+					return -c
+				}
 				return c
 			}
 		}
-		if c := strings.Compare(a.namespace, b.namespace); c != 0 {
-			return c
+		c := 0
+		if position != nil && spec.SortBy == nil {
+			c = position[a.name] - position[b.name]
 		}
-		return strings.Compare(a.name, b.name)
+		if c == 0 {
+			c = strings.Compare(a.namespace, b.namespace)
+		}
+		if c == 0 {
+			c = strings.Compare(a.name, b.name)
+		}
+		if spec.Descending && spec.SortBy == nil {
+			return -c
+		}
+		return c
 	}
 	order := sortedOrder(len(entries), spec.Limit, compare)
 
@@ -570,6 +607,36 @@ func selectObjects(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any
 		}
 	}
 	return kept, nil
+}
+
+// namedObjects returns the objects of spec.Objects that the indexer holds,
+// in that order (of them, only those also in candidates when selectors
+// chose the candidates), the names it does not hold, and the position of
+// each name in spec.Objects.
+func namedObjects(idx cache.Indexer, spec Spec, candidates []any) (named []any, missing []string, position map[string]int) {
+	var admitted map[string]bool
+	if len(spec.Selectors) > 0 || spec.Namespaces != nil {
+		admitted = make(map[string]bool, len(candidates))
+		for _, obj := range candidates {
+			admitted[objectKey(obj)] = true
+		}
+	}
+	position = make(map[string]int, len(spec.Objects))
+	for i, name := range spec.Objects {
+		position[name] = i
+		key := name
+		if spec.Namespace != "" {
+			key = spec.Namespace + "/" + name
+		}
+		obj, exists, err := idx.GetByKey(key)
+		switch {
+		case err != nil || !exists:
+			missing = append(missing, name)
+		case admitted == nil || admitted[key]:
+			named = append(named, obj)
+		}
+	}
+	return named, missing, position
 }
 
 // inNamespaces returns the candidates of a query restricted to

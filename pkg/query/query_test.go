@@ -122,6 +122,53 @@ func TestRunObjects(t *testing.T) {
 			wantMatched: 6,
 		},
 		{
+			name: "descending strings, ties still by namespace/name",
+			spec: Spec{SortBy: phase, Descending: true},
+			want: []string{"default/web-0", "default/web-1", "kube-system/dns-0", "default/db-0", "other/web-2", "kube-system/px-a"},
+		},
+		{
+			name: "descending timestamps: the newest first",
+			spec: Spec{SortBy: created, Descending: true},
+			want: []string{"default/db-0", "kube-system/px-a", "default/web-0", "default/web-1", "other/web-2", "kube-system/dns-0"},
+		},
+		{
+			name: "descending with nulls last",
+			spec: Spec{SortBy: nodeName, Descending: true},
+			want: []string{"default/web-1", "kube-system/dns-0", "default/db-0", "default/web-0", "kube-system/px-a", "other/web-2"},
+		},
+		{
+			name:        "descending before the limit",
+			spec:        Spec{SortBy: name, Descending: true, Limit: 2},
+			want:        []string{"other/web-2", "default/web-1"},
+			wantMatched: 6,
+		},
+		{
+			name: "descending without a sort key: namespace/name reversed",
+			spec: Spec{Descending: true},
+			want: []string{"other/web-2", "kube-system/px-a", "kube-system/dns-0", "default/web-1", "default/web-0", "default/db-0"},
+		},
+		{
+			name: "named objects in the order named",
+			spec: Spec{Namespace: "default", Objects: []string{"web-1", "db-0"}},
+			want: []string{"default/web-1", "default/db-0"},
+		},
+		{
+			name:         "named objects sorted by a key",
+			spec:         Spec{Namespace: "default", Objects: []string{"web-1", "db-0", "web-0"}, SortBy: restarts},
+			want:         []string{"default/db-0", "default/web-0", "default/web-1"},
+			wantWarnings: []string{"--sort-by: 1 of 3 objects failed: default/db-0: index out of range: 0"},
+		},
+		{
+			name: "named objects that a selector admits",
+			spec: Spec{Namespace: "default", Objects: []string{"web-1", "db-0", "web-0"}, Selectors: []Selector{{Index: "byNode", Value: "n1"}}},
+			want: []string{"default/db-0", "default/web-0"},
+		},
+		{
+			name: "named objects of another namespace are not there",
+			spec: Spec{Namespace: "other", Objects: []string{"web-0"}},
+			want: []string{},
+		},
+		{
 			name:        "limit larger than the result",
 			spec:        Spec{Namespace: "other", Limit: 5},
 			want:        []string{"other/web-2"},

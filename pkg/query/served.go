@@ -70,6 +70,9 @@ func Serve(ctx context.Context, env *indexers.Env, conn Conn, req Request, errOu
 	if err != nil {
 		return nil, err
 	}
+	if p.objects != nil {
+		return nil, &UsageError{Err: errors.New("a query server serves whole resource types: give types, not TYPE NAME or TYPE/NAME")}
+	}
 	queried, _, err := p.sync(ctx, conn, errOut)
 	if err != nil {
 		return nil, err
@@ -183,6 +186,9 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	ctx := context.Background()
 	if budget != nil {
 		ctx = budget.Context()
+	}
+	if _, objects, err := splitArgs(req.Resources); err == nil && objects != nil {
+		return &UsageError{Err: errors.New(`a query server answers for resource types, not named objects: query without --server, or select them with --where 'object.metadata.name in ["NAME", ...]'`)}
 	}
 	queried, err := s.resolve(req.Resources, "")
 	if err != nil {

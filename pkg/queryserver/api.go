@@ -63,6 +63,9 @@ type Query struct {
 	// Output is the -o value; "" prints a table.
 	Output string `json:"output,omitempty"`
 	Print  Print  `json:"print,omitzero"`
+
+	// Reverse is --reverse: the answer in descending order.
+	Reverse bool `json:"reverse,omitempty"`
 }
 
 // Selector is --by INDEX=VALUE.
@@ -88,7 +91,7 @@ func FromRequest(r query.Request) Query {
 		LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
 		Indexes: r.Indexes, ResourceIndexes: mergeIndexes(r.ResourceIndexes, r.ResourceFlagIndexes),
 		Where: r.Where, SortBy: r.SortBy, GroupBy: r.GroupBy, Columns: r.Columns,
-		Count: r.Count, Limit: r.Limit, Output: r.Output,
+		Count: r.Count, Limit: r.Limit, Output: r.Output, Reverse: r.Reverse,
 		Print: Print{
 			NoHeaders: r.Print.NoHeaders, ShowLabels: r.Print.ShowLabels, ShowKind: r.Print.ShowKind,
 			LabelColumns: r.Print.LabelColumns, Template: r.Print.Template, StrictTemplateKeys: r.Print.StrictTemplateKeys,
@@ -128,7 +131,7 @@ func (q Query) Request() query.Request {
 		LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector,
 		Indexes: q.Indexes, ResourceIndexes: q.ResourceIndexes,
 		Where: q.Where, SortBy: q.SortBy, GroupBy: q.GroupBy, Columns: q.Columns,
-		Count: q.Count, Limit: q.Limit, Output: q.Output,
+		Count: q.Count, Limit: q.Limit, Output: q.Output, Reverse: q.Reverse,
 		Print: query.PrintOptions{
 			NoHeaders: q.Print.NoHeaders, ShowLabels: q.Print.ShowLabels, ShowKind: q.Print.ShowKind,
 			LabelColumns: q.Print.LabelColumns, Template: q.Print.Template, StrictTemplateKeys: q.Print.StrictTemplateKeys,

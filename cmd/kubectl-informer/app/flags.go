@@ -31,12 +31,10 @@ func namespaceOf(flags *genericclioptions.ConfigFlags, all bool) (string, error)
 	return ns, nil
 }
 
-// scopeErrors checks -A against -n and --sync-timeout.
-func scopeErrors(flags *genericclioptions.ConfigFlags, all bool, syncTimeout time.Duration) []error {
+// scopeErrors checks --sync-timeout. -A with -n is no mistake: as with
+// kubectl get, -A wins (see namespaceOf).
+func scopeErrors(_ *genericclioptions.ConfigFlags, _ bool, syncTimeout time.Duration) []error {
 	var errs []error
-	if all && flags.Namespace != nil && *flags.Namespace != "" {
-		errs = append(errs, errors.New("-A/--all-namespaces and -n/--namespace cannot be used together"))
-	}
 	if syncTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--sync-timeout must be positive, got %s", syncTimeout))
 	}
@@ -143,7 +141,7 @@ type scopeFlags struct {
 
 // addScopeFlags registers -A, -l and --field-selector.
 func (s *scopeFlags) addScopeFlags(f *pflag.FlagSet) {
-	f.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "every namespace (default: the kubeconfig context's namespace)")
+	f.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "every namespace, even when -n names one, as with kubectl get (default: the kubeconfig context's namespace)")
 	f.StringVarP(&s.LabelSelector, "selector", "l", "", "label selector sent to the server, e.g. app=web,tier!=db")
 	f.StringVar(&s.FieldSelector, "field-selector", "", "field selector sent to the server, e.g. spec.nodeName=node-001")
 }

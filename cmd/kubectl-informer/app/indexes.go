@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
@@ -27,6 +29,8 @@ type IndexesOptions struct {
 	Indexes     []string
 	ConfigFile  string
 	SyncTimeout time.Duration
+	// Output is "" (a table), "json" or "yaml".
+	Output string
 
 	resources []string
 	namespace string
@@ -60,6 +64,8 @@ number of distinct values it holds.
 	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL on every resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	f.StringVarP(&o.Output, "output", "o", "", `output format: "" (a table), "json" or "yaml"`)
+	fixed(cmd, "output", "json", "yaml")
 	registerIndexesCompletions(cmd, o)
 	return cmd
 }
@@ -98,6 +104,9 @@ func (o *IndexesOptions) Validate() error {
 	var more []error
 	req.Indexes, req.ResourceFlagIndexes, more = parseIndexFlags(o.Indexes)
 	errs = append(errs, more...)
+	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
+		errs = append(errs, fmt.Errorf("unknown output format %q: use -o json, -o yaml or omit -o", o.Output))
+	}
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
@@ -106,15 +115,30 @@ func (o *IndexesOptions) Validate() error {
 	return err
 }
 
+// indexRow is one index as -o json and -o yaml print it.
+type indexRow struct {
+	// Resource is the resource the index is defined for; empty for an
+	// --index without resources, which applies to those queried.
+	Resource string `json:"resource,omitempty"`
+	Index    string `json:"index"`
+	// Expression is empty for the built-in namespace index.
+	Expression string `json:"expression,omitempty"`
+	BuiltIn    bool   `json:"builtIn,omitempty"`
+	// Values is the number of distinct values, when resources were given.
+	Values *int `json:"values,omitempty"`
+}
+
 // Run prints the indexes.
 func (o *IndexesOptions) Run(ctx context.Context) error {
-	w := printers.GetNewTabWriter(o.Out)
+	var rows []indexRow
 	if len(o.resources) == 0 {
 		if o.config == nil && len(o.Indexes) == 0 {
 			_, _ = fmt.Fprintf(o.ErrOut, "No indexes: no config file at %s; define indexes with --index NAME=CEL or in a config (see --help)\n", query.DefaultConfigPath())
+			if o.Output != "" {
+				return o.print(nil, false)
+			}
 			return nil
 		}
-		_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tEXPRESSION")
 		byRes := o.config.ResourceIndexes()
 		resources := make([]string, 0, len(byRes))
 		for res := range byRes {
@@ -123,19 +147,19 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 		sort.Strings(resources)
 		for _, res := range resources {
 			for _, ix := range byRes[res] {
-				_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
+				rows = append(rows, indexRow{Resource: res, Index: ix.Name, Expression: ix.Expr})
 			}
 		}
-		every, byRes, _ := parseIndexFlags(o.Indexes)
-		for _, res := range slices.Sorted(maps.Keys(byRes)) {
-			for _, ix := range byRes[res] {
-				_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", res, ix.Name, ix.Expr)
+		every, flagRes, _ := parseIndexFlags(o.Indexes)
+		for _, res := range slices.Sorted(maps.Keys(flagRes)) {
+			for _, ix := range flagRes[res] {
+				rows = append(rows, indexRow{Resource: res, Index: ix.Name, Expression: ix.Expr})
 			}
 		}
 		for _, ix := range every {
-			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", "<queried>", ix.Name, ix.Expr)
+			rows = append(rows, indexRow{Index: ix.Name, Expression: ix.Expr})
 		}
-		return w.Flush()
+		return o.print(rows, false)
 	}
 	var infos []query.IndexInfo
 	err := withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
@@ -146,13 +170,53 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tVALUES\tEXPRESSION")
 	for _, in := range infos {
-		expr := in.Expr
-		if expr == "" {
+		rows = append(rows, indexRow{Resource: in.Resource, Index: in.Index, Expression: in.Expr, BuiltIn: in.Expr == "", Values: &in.Values})
+	}
+	return o.print(rows, true)
+}
+
+// print writes rows in the -o format: a table has a VALUES column when
+// counted, -o json a list, -o yaml the same list as YAML.
+func (o *IndexesOptions) print(rows []indexRow, counted bool) error {
+	switch o.Output {
+	case "json", "yaml":
+		if rows == nil {
+			rows = []indexRow{}
+		}
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		if o.Output == "yaml" {
+			if b, err = yaml.JSONToYAML(b); err != nil {
+				return err
+			}
+			_, err = o.Out.Write(b)
+			return err
+		}
+		_, err = fmt.Fprintln(o.Out, string(b))
+		return err
+	}
+	w := printers.GetNewTabWriter(o.Out)
+	if counted {
+		_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tVALUES\tEXPRESSION")
+	} else {
+		_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tEXPRESSION")
+	}
+	for _, r := range rows {
+		res, expr := r.Resource, r.Expression
+		if res == "" {
+			res = "<queried>"
+		}
+		if r.BuiltIn {
 			expr = "<built-in>"
 		}
-		_, _ = fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", in.Resource, in.Index, in.Values, expr)
+		if counted {
+			_, _ = fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", res, r.Index, *r.Values, expr)
+		} else {
+			_, _ = fmt.Fprintf(w, "%s\t%s\t%s\n", res, r.Index, expr)
+		}
 	}
 	return w.Flush()
 }

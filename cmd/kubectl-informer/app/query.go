@@ -62,6 +62,7 @@ type QueryOptions struct {
 	Where             string
 	Columns           []string
 	SortBy            string
+	Reverse           bool
 	GroupBy           string
 	Count             bool
 	Limit             int
@@ -101,13 +102,15 @@ func NewQueryCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	// kubeconfig's (--kubeconfig, --context, --cluster).
 	o.ConfigFlags.APIServer = nil
 	cmd := &cobra.Command{
-		Use:   "query RESOURCE[,RESOURCE...] [flags]",
+		Use:   "query (TYPE[,TYPE...] [NAME...] | TYPE/NAME...) [flags]",
 		Short: "Answer a query from informer caches, with CEL filters and indexes",
 		Long: `Query lists and watches the named resources into informer caches, registers the
 CEL index functions given with --index, waits for the caches to sync and
 answers from them: --by looks objects up in an index, --where filters with a
 CEL predicate, --sort-by, --limit, --count and --group-by shape the answer, and
--o prints it in any of kubectl get's formats. With -i the caches stay
+-o prints it in any of kubectl get's formats. As with kubectl get, objects
+may be named: TYPE NAME... or TYPE/NAME...; one that does not exist is
+reported as kubectl reports it, with exit code 1. With -i the caches stay
 filled and each line read is a new --where filter or a command (:count,
 :by INDEX VALUE, :group CEL, :o FORMAT, :help, :quit), with line editing,
 history and tab completion of fields when the input is a terminal.
@@ -134,8 +137,9 @@ the kubeconfig's (--kubeconfig, --context, --cluster).
 	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
 	f.StringVar(&o.Where, "where", "", "keep the objects for which this CEL expression is true")
 	f.StringArrayVar(&o.Columns, "columns", nil, "extra table columns NAME=CEL[,NAME=CEL...] (repeatable)")
-	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically)")
-	f.StringVar(&o.GroupBy, "group-by", "", "with --count: count per distinct value of this CEL expression, largest first")
+	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically); -EXPR: in descending order")
+	f.BoolVar(&o.Reverse, "reverse", false, "print in descending order: of --sort-by's values, else of namespace/name")
+	f.StringVar(&o.GroupBy, "group-by", "", "count per distinct value of this CEL expression, largest first (implies --count)")
 	f.BoolVar(&o.Count, "count", false, "print only the number of matching objects (or counts per --group-by value)")
 	f.IntVar(&o.Limit, "limit", 0, "print at most this many results after sorting (0: all)")
 	f.StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(query.AllowedFormats(), "|")+" (default: table)")
@@ -196,7 +200,7 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 			o.SyncTimeout = cfg.SyncTimeout(o.SyncTimeout)
 		}
 		// The default output format applies to object listings, not counts.
-		if !cmd.Flags().Changed("output") && cfg.Defaults.Output != "" && !o.Count {
+		if !cmd.Flags().Changed("output") && cfg.Defaults.Output != "" && !o.Count && o.GroupBy == "" {
 			o.Output = cfg.Defaults.Output
 		}
 	}
@@ -215,6 +219,7 @@ func (o *QueryOptions) Validate() error {
 		FieldSelector: o.FieldSelector,
 		Where:         o.Where,
 		SortBy:        o.SortBy,
+		Reverse:       o.Reverse,
 		GroupBy:       o.GroupBy,
 		Count:         o.Count,
 		Limit:         o.Limit,
@@ -251,6 +256,7 @@ func (o *QueryOptions) Validate() error {
 	}
 	req.Columns, more = parseColumns(o.Columns)
 	errs = append(errs, more...)
+	errs = append(errs, countErrors(o)...)
 	if o.QueryServer != "" {
 		switch {
 		case o.Interactive || o.Watch:
@@ -393,7 +399,10 @@ func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run 
 	if err != nil {
 		return err
 	}
-	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound})
+	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound, KubectlFlags: kubectlFlags(flags)})
+	if hinted := impersonationHint(flags, err); hinted != nil && ctx.Err() == nil {
+		err = hinted
+	}
 	return clusterError(ctx, cfg.Timeout, err)
 }
 

@@ -18,7 +18,13 @@ func TestQueryValidateNoCluster(t *testing.T) {
 		{[]string{"pods", "--index", "namespace=object.metadata.namespace"}, `index "namespace" is built in`},
 		{[]string{"pods", "--by", "x=y"}, `unknown index "x": known indexes are namespace`},
 		{[]string{"pods", "--columns", "=x"}, `--columns "=x": want NAME=CEL`},
-		{[]string{"pods", "--group-by", "object.kind"}, "--group-by needs --count"},
+		{[]string{"pods", "--group-by", "object.kind", "-o", "json"}, "--count prints numbers: -o json cannot be used with it"},
+		{[]string{"pods", "--count", "--show-labels"}, "--show-labels and -L cannot be combined with --count"},
+		{[]string{"pods", "--group-by", "object.kind", "-L", "app"}, "--show-labels and -L cannot be combined with --count or --group-by"},
+		{[]string{"pods", "--sort-by", ".metadata.creationTimestamp"}, "did you mean object.metadata.creationTimestamp?"},
+		{[]string{"pods", "--where", `status.phase == "Running"`}, "did you mean object.status.phase?"},
+		{[]string{"pods", "--where", `object.status.phase = "Running"`}, "did you mean ==?"},
+		{[]string{"pods", "pod/a"}, "there is no need to specify a resource type as a separate argument"},
 		{[]string{"pods", "--count", "--sort-by", "object.kind"}, "--sort-by cannot be combined with --count"},
 		{[]string{"pods", "--count", "-o", "json"}, "-o json cannot be used with it"},
 		{[]string{"pods", "--limit", "-1"}, "--limit must not be negative"},
@@ -84,5 +90,15 @@ func TestParseIndexFlags(t *testing.T) {
 	if len(byRes) != 2 || len(byRes["pods"]) != 2 || byRes["pods"][0].Name != "byPhase" || byRes["pods"][1].Name != "byIP" ||
 		len(byRes["deploy"]) != 1 || byRes["deploy"][0].Name != "byApp" || byRes["deploy"][0].Expr != "object.metadata.labels.app" {
 		t.Errorf("indexes by resource: %+v", byRes)
+	}
+}
+
+// TestQueryAllNamespacesWinsOverNamespace checks that -A with -n is
+// accepted, as kubectl get accepts it: the query fails only for want of
+// a cluster, not with a usage error.
+func TestQueryAllNamespacesWinsOverNamespace(t *testing.T) {
+	code, _, errOut := run("query", "--kubeconfig", "/nonexistent/kubeconfig", "-A", "-n", "x", "pods", "--sync-timeout", "1s")
+	if code == ExitUsage || strings.Contains(errOut, "cannot be used together") {
+		t.Errorf("exit %d, stderr %q; want -A with -n accepted", code, errOut)
 	}
 }

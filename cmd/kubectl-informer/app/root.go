@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // Exit codes, documented in the root command's help and the README.
@@ -116,6 +118,12 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	err := cmd.Execute()
 	if err == nil {
 		return ExitOK
+	}
+	var notFound *query.NotFoundError
+	if errors.As(err, &notFound) {
+		// kubectl get's own words, one line per object, unprefixed.
+		_, _ = fmt.Fprintln(streams.ErrOut, notFound)
+		return ExitRuntime
 	}
 	_, _ = fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
 	var interrupted *InterruptedError

@@ -30,7 +30,7 @@ func TestExitCodes(t *testing.T) {
 		stderr    string // substring
 		emptyErrs bool
 	}{
-		{name: "version", args: []string{"version"}, code: ExitOK, stdout: "kubectl-informer dev (commit ", emptyErrs: true},
+		{name: "version", args: []string{"version", "--client"}, code: ExitOK, stdout: "kubectl-informer dev (commit ", emptyErrs: true},
 		{name: "help lists verbs", args: []string{"--help"}, code: ExitOK, stdout: "version     Print the plugin's version"},
 		{name: "help shows exit codes", args: []string{"--help"}, code: ExitOK, stdout: "2  usage or expression error"},
 		{name: "help uses the kubectl form", args: []string{"--help"}, code: ExitOK, stdout: "kubectl informer [command]"},
@@ -77,7 +77,7 @@ func TestVersionStamped(t *testing.T) {
 	defer func(v, c string) { version.Version, version.Commit = v, c }(version.Version, version.Commit)
 	version.Version, version.Commit = "v1.2.3", "abc1234"
 	var out bytes.Buffer
-	o := &VersionOptions{IOStreams: genericiooptions.IOStreams{Out: &out}}
+	o := &VersionOptions{IOStreams: genericiooptions.IOStreams{Out: &out}, Client: true}
 	if err := o.Run(); err != nil {
 		t.Fatal(err)
 	}

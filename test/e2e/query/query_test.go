@@ -344,7 +344,6 @@ func TestErrors(t *testing.T) {
 		{"bad output", []string{"pods", "--kubeconfig", dead, "-o", "xml"}, 2,
 			[]string{`unable to match a printer suitable for the output format "xml"`}},
 		{"bad --by", []string{"pods", "--kubeconfig", dead, "--by", "nodename"}, 2, []string{`--by "nodename": want INDEX=VALUE`}},
-		{"-A with -n", []string{"pods", "--kubeconfig", dead, "-A", "-n", "x"}, 2, []string{"cannot be used together"}},
 		{"unreachable", []string{"pods", "--kubeconfig", dead, "--insecure-skip-tls-verify"}, 1,
 			[]string{"connection refused", "the API server could not be reached"}},
 		{"unknown resource", []string{"podz"}, 2, []string{`the server doesn't have a resource type "podz"; did you mean "pods"?`}},

@@ -283,7 +283,6 @@ func TestErrors(t *testing.T) {
 		{[]string{"pods", unreachable, "--where", "1 + 1"}, "--where"},
 		{[]string{"pods", unreachable, "-o", "yaml"}, `output format "yaml"`},
 		{[]string{"pods", unreachable, "--columns", "novalue"}, "--columns"},
-		{[]string{"pods", unreachable, "-A", "-n", "x"}, "cannot be used together"},
 		{[]string{"pods", "--kubeconfig", cluster.Kubeconfig, "--where", "object.spec.nodeNmae == 'x'"}, "nodeNmae"},
 		{[]string{"nosuchthings", "--kubeconfig", cluster.Kubeconfig}, "nosuchthings"},
 	} {

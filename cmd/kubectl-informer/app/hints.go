@@ -1,0 +1,86 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+)
+
+// kubectlFlags are the flags that the kubectl commands suggested in
+// messages carry, so that they ask about the cluster and the user the
+// command used: --kubeconfig and the other kubeconfig flags as given, and
+// --context, given or the kubeconfig's current one.
+func kubectlFlags(flags *genericclioptions.ConfigFlags) []string {
+	var out []string
+	add := func(name string, value *string) {
+		if value != nil && *value != "" {
+			out = append(out, name, *value)
+		}
+	}
+	add("--kubeconfig", flags.KubeConfig)
+	context := ""
+	if flags.Context != nil {
+		context = *flags.Context
+	}
+	if context == "" {
+		if raw, err := flags.ToRawKubeConfigLoader().RawConfig(); err == nil {
+			context = raw.CurrentContext
+		}
+	}
+	add("--context", &context)
+	add("--cluster", flags.ClusterName)
+	add("--user", flags.AuthInfoName)
+	return append(out, impersonation(flags)...)
+}
+
+// impersonationHint returns err, an error of the API server refusing --as
+// or --as-group, with what to do about it; nil for other errors. The
+// refusal is named as such when the message says so, and otherwise (a
+// discovery request refused with no message) when a request made while
+// impersonating was forbidden before any list could be.
+func impersonationHint(flags *genericclioptions.ConfigFlags, err error) error {
+	var fe *factory.ForbiddenError
+	switch {
+	case err == nil || errors.As(err, &fe):
+		return nil // a ForbiddenError says it already
+	case factory.IsImpersonationDenied(err):
+		return fmt.Errorf("%w\n%s", err, factory.ImpersonationHint)
+	case apierrors.IsForbidden(err) && impersonating(flags):
+		return fmt.Errorf("%w (403 Forbidden, with %s)\n%s", err, factory.ShellJoin(impersonation(flags)), factory.ImpersonationHint)
+	}
+	return nil
+}
+
+// impersonating reports whether --as or --as-group is given.
+func impersonating(flags *genericclioptions.ConfigFlags) bool {
+	return len(impersonation(flags)) > 0
+}
+
+// impersonation returns the --as, --as-group and --as-uid flags given.
+func impersonation(flags *genericclioptions.ConfigFlags) []string {
+	var out []string
+	if flags.Impersonate != nil && *flags.Impersonate != "" {
+		out = append(out, "--as", *flags.Impersonate)
+	}
+	if flags.ImpersonateGroup != nil {
+		for _, g := range *flags.ImpersonateGroup {
+			out = append(out, "--as-group", g)
+		}
+	}
+	if flags.ImpersonateUID != nil && *flags.ImpersonateUID != "" {
+		out = append(out, "--as-uid", *flags.ImpersonateUID)
+	}
+	return out
+}
+
+// countErrors refuses the printing flags that a count cannot honour.
+func countErrors(o *QueryOptions) []error {
+	if (o.Count || o.GroupBy != "") && (o.ShowLabels || len(o.LabelColumns) > 0) {
+		return []error{errors.New("--show-labels and -L cannot be combined with --count or --group-by: counts have no labels to show")}
+	}
+	return nil
+}
