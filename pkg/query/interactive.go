@@ -363,8 +363,9 @@ func (s *Session) index(arg string) error {
 			return fmt.Errorf("index %q reads %q, which is not cached here: start the query with an expression that reads it", name, ref.Resource)
 		}
 	}
+	set := schemaSetOf(np.synced.conn.Resolver, np.synced.queried)
 	for _, inf := range np.synced.queried {
-		if err := np.checkSchema(np.synced.conn.Resolver, inf.Resource, len(np.synced.queried) > 1, []*indexers.Program{prog}); err != nil {
+		if err := np.checkSchema(set, inf.Resource, []*indexers.Program{prog}); err != nil {
 			return err
 		}
 	}

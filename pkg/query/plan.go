@@ -505,8 +505,9 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 	if np.readsOtherResources() {
 		np.bind(s.lookup)
 	}
+	set := schemaSetOf(s.conn.Resolver, s.queried)
 	for _, inf := range s.queried {
-		if err := np.checkSchema(s.conn.Resolver, inf.Resource, len(s.queried) > 1, np.queryPrograms()); err != nil {
+		if err := np.checkSchema(set, inf.Resource, np.queryPrograms()); err != nil {
 			return nil, err
 		}
 	}
@@ -660,6 +661,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	stats := &indexers.Stats{}
 	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
 	var queried []*factory.Informer
+	set := newSchemaSet(conn.Resolver, resources)
 	for _, res := range resources {
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
 		for _, s := range p.req.By {
@@ -667,7 +669,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex)))}
 			}
 		}
-		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
+		if err := p.checkSchema(set, res, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
 			return nil, nil, err
 		}
 		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats), Fields: p.fields(ixs)}
@@ -743,25 +745,29 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 // checkSchema compiles progs again against the OpenAPI v3 schema of res, as
 // Kubernetes checks ValidatingAdmissionPolicy expressions: a misspelled
 // field or a --where that is not bool is refused instead of silently
-// matching nothing. A resource that publishes no schema is skipped: its
-// expressions were checked dynamically.
-func (p *Plan) checkSchema(r *factory.Resolver, res factory.Resource, name bool, progs []*indexers.Program) error {
+// matching nothing. The other resources of set are those the expressions
+// are evaluated on too: what an expression reads only where it exists
+// (guarded by object.kind, or in .?field and has()) is accepted (see
+// indexers.Env.CompileWithSchema). A resource that publishes no schema is
+// skipped: its expressions were checked dynamically.
+func (p *Plan) checkSchema(set *schemaSet, res factory.Resource, progs []*indexers.Program) error {
 	if len(progs) == 0 {
 		return nil
 	}
-	schema, err := indexers.ResolveSchema(r.Discovery(), res.GVK)
-	if err != nil || schema == nil {
+	schema := set.schema(res)
+	if schema == nil {
 		return nil
 	}
-	return checkAgainst(p.env, schema, res, name, progs)
+	return checkAgainst(p.env, schema, res, len(set.all) > 1, progs, set.others(res))
 }
 
 // checkAgainst compiles progs again with env against schema, the schema of
-// res; the errors, prefixed with res when name is true, are a *UsageError.
-func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, name bool, progs []*indexers.Program) error {
+// res, others being the schemas of the other resources they are evaluated
+// on; the errors, prefixed with res when name is true, are a *UsageError.
+func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, name bool, progs []*indexers.Program, others []*spec.Schema) error {
 	var errs []error
 	for _, prog := range progs {
-		if _, err := env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema); err != nil {
+		if _, err := env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema, others...); err != nil {
 			if name {
 				err = fmt.Errorf("for %s: %w", res, err)
 			}
@@ -772,6 +778,57 @@ func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, 
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	return nil
+}
+
+// schemaSet holds the OpenAPI schemas of the resources the same
+// expressions are evaluated on, each resolved once, when first needed.
+type schemaSet struct {
+	r   *factory.Resolver
+	all []factory.Resource
+	// resolved holds the schemas resolved so far; nil for a resource that
+	// publishes none.
+	resolved map[schema.GroupVersionKind]*spec.Schema
+}
+
+func newSchemaSet(r *factory.Resolver, all []factory.Resource) *schemaSet {
+	return &schemaSet{r: r, all: all, resolved: map[schema.GroupVersionKind]*spec.Schema{}}
+}
+
+// schemaSetOf is newSchemaSet for the resources of infs.
+func schemaSetOf(r *factory.Resolver, infs []*factory.Informer) *schemaSet {
+	all := make([]factory.Resource, len(infs))
+	for i, inf := range infs {
+		all[i] = inf.Resource
+	}
+	return newSchemaSet(r, all)
+}
+
+// schema returns the schema of res; nil when it has none or it cannot be
+// read.
+func (s *schemaSet) schema(res factory.Resource) *spec.Schema {
+	if sch, ok := s.resolved[res.GVK]; ok {
+		return sch
+	}
+	sch, err := indexers.ResolveSchema(s.r.Discovery(), res.GVK)
+	if err != nil {
+		sch = nil
+	}
+	s.resolved[res.GVK] = sch
+	return sch
+}
+
+// others returns the schemas of the resources of s other than res.
+func (s *schemaSet) others(res factory.Resource) []*spec.Schema {
+	var out []*spec.Schema
+	for _, o := range s.all {
+		if o.GVK == res.GVK {
+			continue
+		}
+		if sch := s.schema(o); sch != nil {
+			out = append(out, sch)
+		}
+	}
+	return out
 }
 
 // lookups adds an informer for every resource that get() and byIndex() read,
@@ -815,7 +872,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 			ixs[idx] = prog
 		}
-		if err := p.checkSchema(r, res[0], true, mapValues(ixs)); err != nil {
+		if err := p.checkSchema(newSchemaSet(r, res[:1]), res[0], mapValues(ixs)); err != nil {
 			return err
 		}
 		scope := factory.Scope{}

@@ -537,8 +537,9 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	stats := &indexers.Stats{}
 	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
 	var watched []*factory.Informer
+	set := newSchemaSet(conn.Resolver, resources)
 	for _, res := range resources {
-		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, p.queryPrograms()); err != nil {
+		if err := p.checkSchema(set, res, p.queryPrograms()); err != nil {
 			return err
 		}
 		// -o json prints whole objects: no pruning, no metadata-only mode.
