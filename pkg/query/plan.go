@@ -414,13 +414,7 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 
 // answer runs the query on the synced caches and prints it.
 func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error {
-	spec := p.spec()
-	idxs := make([]cache.Indexer, len(queried))
-	specs := make([]Spec, len(queried))
-	for i, inf := range queried {
-		idxs[i], specs[i] = inf.Informer.GetIndexer(), spec
-	}
-	results, err := runAll(idxs, specs)
+	results, err := p.results(queried)
 	if err != nil {
 		return err
 	}
@@ -428,6 +422,17 @@ func (p *Plan) answer(out, errOut io.Writer, queried []*factory.Informer) error 
 		_, _ = fmt.Fprintln(errOut, w)
 	}
 	return p.print(out, errOut, queried, results)
+}
+
+// results runs the query on the synced caches of queried.
+func (p *Plan) results(queried []*factory.Informer) ([]*Result, error) {
+	spec := p.spec()
+	idxs := make([]cache.Indexer, len(queried))
+	specs := make([]Spec, len(queried))
+	for i, inf := range queried {
+		idxs[i], specs[i] = inf.Informer.GetIndexer(), spec
+	}
+	return runAll(idxs, specs)
 }
 
 // warningLines are the lines that report the warnings of results, the
@@ -519,25 +524,41 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 // cluster and prints the answer again whenever an event changed it: after
 // a burst of events has been quiet for debounce, once; only when the
 // printed text differs from the last one (so --count and --group-by print
-// only new numbers). It returns nil when ctx ends.
+// only new numbers). A new answer of several lines is set apart from the
+// previous one by an empty line, and so is an answer that became empty,
+// which prints nothing more on out (-o name) but writes "No resources
+// found" on errOut, as Execute does, when it is a table or groups. It
+// returns nil when ctx ends.
 func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Writer, debounce time.Duration) error {
 	queried, f, err := p.sync(ctx, conn, errOut)
 	if err != nil {
 		return err
 	}
-	render := func(warnings io.Writer) (string, error) {
-		var b bytes.Buffer
-		err := p.answer(&b, warnings, queried)
-		return b.String(), err
+	// render prints the answer and returns its text and what printing it
+	// said on errOut ("No resources found"); the warnings of evaluations
+	// go to warnings.
+	render := func(warnings io.Writer) (text, said string, err error) {
+		results, err := p.results(queried)
+		if err != nil {
+			return "", "", err
+		}
+		for _, w := range warningLines(queried, results) {
+			_, _ = fmt.Fprintln(warnings, w)
+		}
+		var b, e bytes.Buffer
+		err = p.print(&b, &e, queried, results)
+		return b.String(), e.String(), err
 	}
-	last, err := render(errOut)
-	if err != nil {
-		return err
+	// shown tells answers apart: an empty one by what it said.
+	shown := func(text, said string) string {
+		if text == "" {
+			return "\x00" + said
+		}
+		return text
 	}
-	if _, err := io.WriteString(out, last); err != nil {
-		return err
-	}
-	releaseMemory()
+	// The handlers are registered before the first answer, so that no
+	// change after it goes unseen; the adds they are first handed make
+	// one more answer, printed only if it differs.
 	changed := make(chan struct{}, 1)
 	signal := func() {
 		select {
@@ -553,13 +574,22 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	for _, inf := range f.Informers() {
 		reg, err := inf.Informer.AddEventHandler(handler)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil // stopped once answered: the informer is too
-			}
 			return err
 		}
 		defer func() { _ = inf.Informer.RemoveEventHandler(reg) }()
 	}
+	text, said, err := render(errOut)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(errOut, said); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(out, text); err != nil {
+		return err
+	}
+	last := shown(text, said)
+	releaseMemory()
 	var quiet <-chan time.Time
 	for {
 		select {
@@ -569,17 +599,18 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 			quiet = time.After(debounce)
 		case <-quiet:
 			quiet = nil
-			// "No resources found" and warnings were said once already.
-			text, err := render(io.Discard)
+			// Warnings were said once already.
+			text, said, err := render(io.Discard)
 			if err != nil {
 				return err
 			}
-			if text == last {
+			if shown(text, said) == last {
 				continue
 			}
-			// A new answer of several lines (a table, groups) is set apart
-			// from the previous one; a bare count follows on the next line.
-			if strings.Count(text, "\n") > 1 {
+			// A new answer of several lines (a table, groups) or none is
+			// set apart from the previous one; a bare count follows on the
+			// next line.
+			if text == "" || strings.Count(text, "\n") > 1 {
 				if _, err := fmt.Fprintln(out); err != nil {
 					return err
 				}
@@ -587,7 +618,13 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 			if _, err := io.WriteString(out, text); err != nil {
 				return err
 			}
-			last = text
+			if text == "" {
+				// "No resources found", when the printer says it.
+				if _, err := io.WriteString(errOut, said); err != nil {
+					return err
+				}
+			}
+			last = shown(text, said)
 		}
 	}
 }
