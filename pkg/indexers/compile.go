@@ -178,7 +178,7 @@ const EachVar = "each"
 // CompileEach compiles expr like Compile, with the variable each (dyn)
 // declared too; evaluate it with EvalEach.
 func (e *Env) CompileEach(expr string, kind Kind, context string) (*Program, error) {
-	return e.compile(e.dynEach, nil, expr, kind, context)
+	return e.compile(e.dynEach, nil, nil, expr, kind, context)
 }
 
 // Compile compiles expr for the given kind, declaring object as dyn: field
@@ -187,7 +187,7 @@ func (e *Env) CompileEach(expr string, kind Kind, context string) (*Program, err
 // `column "node"`) and is used in messages. A compile error is an
 // [*ExprError].
 func (e *Env) Compile(expr string, kind Kind, context string) (*Program, error) {
-	return e.compile(e.dyn, nil, expr, kind, context)
+	return e.compile(e.dyn, nil, nil, expr, kind, context)
 }
 
 // CompileWithSchema is [Env.Compile] with object declared with the type
@@ -205,35 +205,71 @@ func (e *Env) Compile(expr string, kind Kind, context string) (*Program, error) 
 // properties whose names are not CEL identifiers) are declared dyn, and
 // strings are strings whatever their format (timestamps included: use
 // timestamp() to compare them as such).
-func (e *Env) CompileWithSchema(expr string, kind Kind, context string, schema *spec.Schema) (*Program, error) {
+//
+// An expression evaluated on several resources reads some fields only on
+// some of them; others are the schemas of the other resources. What a
+// condition on object.kind rules out for this resource is not checked
+// (object.kind == "Pod" ? object.status.phase == "Running" : true), and a
+// field this resource lacks but another has is accepted in the optional
+// forms (object.status.?phase, has(object.status.phase)), which evaluate
+// to an empty optional and false here. A field that no resource has is
+// still refused. The program of such an expression is compiled as by
+// Compile.
+func (e *Env) CompileWithSchema(expr string, kind Kind, context string, schema *spec.Schema, others ...*spec.Schema) (*Program, error) {
 	if schema == nil {
 		return e.Compile(expr, kind, context)
 	}
-	se, err := e.schemaEnv(schema)
+	se, g, err := e.guarded(schema, others)
 	if err != nil {
 		return nil, err
 	}
-	return e.compile(se.env, se.object, expr, kind, context)
+	g.dyn = e.dyn
+	return e.compile(se.env, se.object, g, expr, kind, context)
+}
+
+// guarded returns the environment of schema and the guards of a check
+// against it, the other resources' schemas being others.
+func (e *Env) guarded(schema *spec.Schema, others []*spec.Schema) (*schemaEnv, *guards, error) {
+	se, err := e.schemaEnv(schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := &guards{kind: schemaKind(schema)}
+	for _, o := range others {
+		if o == nil || o == schema {
+			continue
+		}
+		ose, err := e.schemaEnv(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ose.object != nil {
+			g.others = append(g.others, ose.object)
+		}
+	}
+	return se, g, nil
 }
 
 // CompileEachWithSchema is [Env.CompileWithSchema] with the variable each
 // (dyn) declared too, as [Env.CompileEach] does: object is checked against
 // schema, each dynamically. A nil schema means there is none, as for
 // CompileEach.
-func (e *Env) CompileEachWithSchema(expr string, kind Kind, context string, schema *spec.Schema) (*Program, error) {
+func (e *Env) CompileEachWithSchema(expr string, kind Kind, context string, schema *spec.Schema, others ...*spec.Schema) (*Program, error) {
 	if schema == nil {
 		return e.CompileEach(expr, kind, context)
 	}
-	se, err := e.schemaEnv(schema)
+	se, g, err := e.guarded(schema, others)
 	if err != nil {
 		return nil, err
 	}
-	return e.compile(se.eachEnv, se.object, expr, kind, context)
+	g.dyn = e.dynEach
+	return e.compile(se.eachEnv, se.object, g, expr, kind, context)
 }
 
 // compile compiles expr in env; object is the declared type of the object
-// variable, or nil when it is dyn.
-func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, kind Kind, context string) (*Program, error) {
+// variable, or nil when it is dyn. g, when not nil, are the guards of a
+// check against a schema (see CompileWithSchema).
+func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, expr string, kind Kind, context string) (*Program, error) {
 	switch kind {
 	case KindPredicate, KindIndex, KindValue, KindNumber:
 	default:
@@ -242,13 +278,25 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, expr string, 
 	if strings.TrimSpace(expr) == "" {
 		return nil, &ExprError{Context: context, Expr: expr, Message: "the expression is empty"}
 	}
-	checked, issues := env.Compile(expr)
+	var checked *cel.Ast
+	var issues *cel.Issues
+	narrowed := false
+	if g == nil {
+		checked, issues = env.Compile(expr)
+	} else {
+		checked, issues, narrowed = g.check(env, object, expr)
+	}
 	if issues.Err() != nil {
 		return nil, issueError(env, object, expr, context, issues.Errors()[0])
 	}
 	if !outputAllowed(kind, checked.OutputType()) {
 		return nil, &ExprError{Context: context, Expr: expr,
 			Message: fmt.Sprintf("must evaluate to %s but got %s", kind.must(), cel.FormatCELType(checked.OutputType()))}
+	}
+	if narrowed {
+		// What was checked is the expression as it reads for this
+		// resource; the program evaluates the whole of it.
+		return e.compile(g.dyn, nil, nil, expr, kind, context)
 	}
 	refs, nsArgs, refErr := references(checked, expr, context)
 	if refErr != nil {
@@ -415,10 +463,7 @@ func issueError(env *cel.Env, object *apiservercel.DeclType, expr, context strin
 	case scanQuoted(msg, "found no matching overload for '", &function):
 	case scanQuoted(msg, "undefined field '", &word):
 		candidates = fieldCandidates(env, object, expr, issue.ExprID)
-		// cel-go reports the position of the dot; point at the field.
-		if runes := lineRunes(expr, line); column >= 0 && column < len(runes) && runes[column] == '.' {
-			column++
-		}
+		column = fieldColumn(lineRunes(expr, line), column, word)
 	}
 	if function != "" {
 		// For a call, cel-go reports the position of the parenthesis; point
@@ -442,6 +487,28 @@ func issueError(env *cel.Env, object *apiservercel.DeclType, expr, context strin
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return newExprError(context, expr, line, column, "%s", msg)
+}
+
+// fieldColumn returns the column of the undefined field word on a line
+// whose runes are runes: cel-go reports the position of the dot before it
+// (of ".?" in an optional select), or of the parenthesis of the has()
+// that tests it.
+func fieldColumn(runes []rune, column int, word string) int {
+	if column < 0 || column >= len(runes) {
+		return column
+	}
+	if runes[column] == '(' {
+		if i := strings.Index(string(runes[column:]), "."+word); i >= 0 {
+			column += len([]rune(string(runes[column:])[:i]))
+		}
+	}
+	if column < len(runes) && runes[column] == '.' {
+		column++
+	}
+	if column < len(runes) && runes[column] == '?' {
+		column++
+	}
+	return column
 }
 
 // literalAt returns the string literal with the given id in expr.

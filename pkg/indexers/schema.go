@@ -75,15 +75,23 @@ func (e *Env) schemaEnv(s *spec.Schema) (*schemaEnv, error) {
 // as in "Pod.spec.containers", else "Object". The name must not be that of
 // a variable: the checker would take object.spec for a type name.
 func schemaName(s *spec.Schema) string {
+	if kind := schemaKind(s); isIdentifier(kind) && kind != ObjectVar {
+		return kind
+	}
+	return "Object"
+}
+
+// schemaKind returns the kind the schema describes, "" when it does not say.
+func schemaKind(s *spec.Schema) string {
 	gvks, _ := s.Extensions["x-kubernetes-group-version-kind"].([]any)
 	for _, gvk := range gvks {
 		if m, ok := gvk.(map[string]any); ok {
-			if kind, ok := m["kind"].(string); ok && isIdentifier(kind) && kind != ObjectVar {
+			if kind, ok := m["kind"].(string); ok {
 				return kind
 			}
 		}
 	}
-	return "Object"
+	return ""
 }
 
 // maxSchemaDepth bounds the depth of the schema that is declared; deeper

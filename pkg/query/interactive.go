@@ -522,8 +522,9 @@ func (s *Session) index(arg string) error {
 		return err
 	}
 	prog := np.indexes[name]
+	set := schemaSetOf(np.synced.conn.Resolver, np.synced.queried)
 	for _, inf := range np.synced.queried {
-		if err := np.checkSchema(np.synced.conn.Resolver, inf.Resource, len(np.synced.queried) > 1, []*indexers.Program{prog}); err != nil {
+		if err := np.checkSchema(set, inf.Resource, []*indexers.Program{prog}); err != nil {
 			return err
 		}
 	}

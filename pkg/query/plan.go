@@ -498,34 +498,9 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 // first, the evaluation under way stops (within 100 iterations of a
 // comprehension) and answer returns an error, printing nothing.
 func (p *Plan) answer(ctx context.Context, out, errOut io.Writer, queried []*factory.Informer) error {
-	spec := p.spec()
-	if ctx.Done() != nil {
-		// The programs of this answer stop with ctx; p's are not changed.
-		bound := *p
-		bound.columns = slices.Clone(p.columns)
-		bound.withBudget(indexers.NewBudget(ctx, 0))
-		spec = bound.spec()
-		spec.Stop = indexers.IsBudgetStop
-	}
-	idxs := make([]cache.Indexer, len(queried))
-	specs := make([]Spec, len(queried))
-	for i, inf := range queried {
-		idxs[i], specs[i] = inf.Informer.GetIndexer(), spec
-		if names, ok := p.synced.namesOf(inf.Resource); ok {
-			specs[i].Objects = names
-			if inf.Resource.Namespaced {
-				specs[i].Namespace = p.req.Namespace
-			}
-		}
-	}
-	results, err := runAll(idxs, specs)
+	results, err := p.results(ctx, queried)
 	if err != nil {
 		return err
-	}
-	if ctx.Err() != nil {
-		// Stopped as the evaluations ended: no answer rather than one
-		// that may not be whole.
-		return context.Cause(ctx)
 	}
 	for _, w := range warningLines(queried, results) {
 		_, _ = fmt.Fprintln(errOut, w)
@@ -566,6 +541,42 @@ func (s *synced) namesOf(res factory.Resource) ([]string, bool) {
 // yaml and templates, not a List holding it.
 func (p *Plan) singleObject() bool {
 	return len(p.objects) == 1 && len(p.objects[0]) == 1 && !strings.Contains(p.types[0], ",")
+}
+
+// results runs the query on the synced caches of queried. When ctx ends
+// first, the evaluation under way stops and results returns the context's
+// cause.
+func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*Result, error) {
+	spec := p.spec()
+	if ctx.Done() != nil {
+		// The programs of this answer stop with ctx; p's are not changed.
+		bound := *p
+		bound.columns = slices.Clone(p.columns)
+		bound.withBudget(indexers.NewBudget(ctx, 0))
+		spec = bound.spec()
+		spec.Stop = indexers.IsBudgetStop
+	}
+	idxs := make([]cache.Indexer, len(queried))
+	specs := make([]Spec, len(queried))
+	for i, inf := range queried {
+		idxs[i], specs[i] = inf.Informer.GetIndexer(), spec
+		if names, ok := p.synced.namesOf(inf.Resource); ok {
+			specs[i].Objects = names
+			if inf.Resource.Namespaced {
+				specs[i].Namespace = p.req.Namespace
+			}
+		}
+	}
+	results, err := runAll(idxs, specs)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		// Stopped as the evaluations ended: no answer rather than one
+		// that may not be whole.
+		return nil, context.Cause(ctx)
+	}
+	return results, nil
 }
 
 // warningLines are the lines that report the warnings of results, the
@@ -644,8 +655,9 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 	if np.readsOtherResources() {
 		np.bind(lookup)
 	}
+	set := schemaSetOf(s.conn.Resolver, s.queried)
 	for _, inf := range s.queried {
-		if err := np.checkSchema(s.conn.Resolver, inf.Resource, len(s.queried) > 1, np.queryPrograms()); err != nil {
+		if err := np.checkSchema(set, inf.Resource, np.queryPrograms()); err != nil {
 			return nil, err
 		}
 	}
@@ -657,25 +669,41 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 // cluster and prints the answer again whenever an event changed it: after
 // a burst of events has been quiet for debounce, once; only when the
 // printed text differs from the last one (so --count and --group-by print
-// only new numbers). It returns nil when ctx ends.
+// only new numbers). A new answer of several lines is set apart from the
+// previous one by an empty line, and so is an answer that became empty,
+// which prints nothing more on out (-o name) but writes "No resources
+// found" on errOut, as Execute does, when it is a table or groups. It
+// returns nil when ctx ends.
 func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Writer, debounce time.Duration) error {
 	queried, f, err := p.sync(ctx, conn, errOut)
 	if err != nil {
 		return err
 	}
-	render := func(warnings io.Writer) (string, error) {
-		var b bytes.Buffer
-		err := p.answer(ctx, &b, warnings, queried)
-		return b.String(), err
+	// render prints the answer and returns its text and what printing it
+	// said on errOut ("No resources found"); the warnings of evaluations
+	// go to warnings.
+	render := func(warnings io.Writer) (text, said string, err error) {
+		results, err := p.results(ctx, queried)
+		if err != nil {
+			return "", "", err
+		}
+		for _, w := range warningLines(queried, results) {
+			_, _ = fmt.Fprintln(warnings, w)
+		}
+		var b, e bytes.Buffer
+		err = p.print(&b, &e, queried, results)
+		return b.String(), e.String(), err
 	}
-	last, err := render(errOut)
-	if err != nil {
-		return err
+	// shown tells answers apart: an empty one by what it said.
+	shown := func(text, said string) string {
+		if text == "" {
+			return "\x00" + said
+		}
+		return text
 	}
-	if _, err := io.WriteString(out, last); err != nil {
-		return err
-	}
-	releaseMemory()
+	// The handlers are registered before the first answer, so that no
+	// change after it goes unseen; the adds they are first handed make
+	// one more answer, printed only if it differs.
 	changed := make(chan struct{}, 1)
 	signal := func() {
 		select {
@@ -691,13 +719,22 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	for _, inf := range f.Informers() {
 		reg, err := inf.Informer.AddEventHandler(handler)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil // stopped once answered: the informer is too
-			}
 			return err
 		}
 		defer func() { _ = inf.Informer.RemoveEventHandler(reg) }()
 	}
+	text, said, err := render(errOut)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(errOut, said); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(out, text); err != nil {
+		return err
+	}
+	last := shown(text, said)
+	releaseMemory()
 	var quiet <-chan time.Time
 	for {
 		select {
@@ -707,20 +744,21 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 			quiet = time.After(debounce)
 		case <-quiet:
 			quiet = nil
-			// "No resources found" and warnings were said once already.
-			text, err := render(io.Discard)
+			// Warnings were said once already.
+			text, said, err := render(io.Discard)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil // stopped once answered
 				}
 				return err
 			}
-			if text == last {
+			if shown(text, said) == last {
 				continue
 			}
-			// A new answer of several lines (a table, groups) is set apart
-			// from the previous one; a bare count follows on the next line.
-			if strings.Count(text, "\n") > 1 {
+			// A new answer of several lines (a table, groups) or none is
+			// set apart from the previous one; a bare count follows on the
+			// next line.
+			if text == "" || strings.Count(text, "\n") > 1 {
 				if _, err := fmt.Fprintln(out); err != nil {
 					return err
 				}
@@ -728,7 +766,13 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 			if _, err := io.WriteString(out, text); err != nil {
 				return err
 			}
-			last = text
+			if text == "" {
+				// "No resources found", when the printer says it.
+				if _, err := io.WriteString(errOut, said); err != nil {
+					return err
+				}
+			}
+			last = shown(text, said)
 		}
 	}
 }
@@ -809,6 +853,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 	stats := &indexers.Stats{}
 	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
 	var queried []*factory.Informer
+	set := newSchemaSet(conn.Resolver, resources)
 	for _, res := range resources {
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
 		for _, s := range p.req.By {
@@ -816,7 +861,7 @@ func (p *Plan) sync(ctx context.Context, conn Conn, errOut io.Writer) ([]*factor
 				return nil, nil, &UsageError{Err: fmt.Errorf("for %s: %w", res, unknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex), p.req.Names))}
 			}
 		}
-		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
+		if err := p.checkSchema(set, res, append(p.queryPrograms(), mapValues(ixs)...)); err != nil {
 			return nil, nil, p.everyIndexHint(conn.Resolver, res, resources, ixs, err)
 		}
 		columns := p.printerColumns(syncCtx, conn, res, errOut)
@@ -1005,7 +1050,7 @@ func (p *Plan) everyIndexHint(r *factory.Resolver, res factory.Resource, resourc
 	var hints []string
 	for _, name := range slices.Sorted(maps.Keys(p.indexes)) {
 		prog := p.indexes[name]
-		if ixs[name] != prog || p.checkSchema(r, res, false, []*indexers.Program{prog}) == nil {
+		if ixs[name] != prog || p.checkSchema(newSchemaSet(r, []factory.Resource{res}), res, []*indexers.Program{prog}) == nil {
 			continue
 		}
 		other := resources[0]
@@ -1024,25 +1069,29 @@ func (p *Plan) everyIndexHint(r *factory.Resolver, res factory.Resource, resourc
 // checkSchema compiles progs again against the OpenAPI v3 schema of res, as
 // Kubernetes checks ValidatingAdmissionPolicy expressions: a misspelled
 // field or a --where that is not bool is refused instead of silently
-// matching nothing. A resource that publishes no schema is skipped: its
-// expressions were checked dynamically.
-func (p *Plan) checkSchema(r *factory.Resolver, res factory.Resource, name bool, progs []*indexers.Program) error {
+// matching nothing. The other resources of set are those the expressions
+// are evaluated on too: what an expression reads only where it exists
+// (guarded by object.kind, or in .?field and has()) is accepted (see
+// indexers.Env.CompileWithSchema). A resource that publishes no schema is
+// skipped: its expressions were checked dynamically.
+func (p *Plan) checkSchema(set *schemaSet, res factory.Resource, progs []*indexers.Program) error {
 	if len(progs) == 0 {
 		return nil
 	}
-	schema, err := indexers.ResolveSchema(r.Discovery(), res.GVK)
-	if err != nil || schema == nil {
+	schema := set.schema(res)
+	if schema == nil {
 		return nil
 	}
-	return checkAgainst(p.env, schema, res, name, progs)
+	return checkAgainst(p.env, schema, res, len(set.all) > 1, progs, set.others(res))
 }
 
 // checkAgainst compiles progs again with env against schema, the schema of
-// res; the errors, prefixed with res when name is true, are a *UsageError.
-func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, name bool, progs []*indexers.Program) error {
+// res, others being the schemas of the other resources they are evaluated
+// on; the errors, prefixed with res when name is true, are a *UsageError.
+func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, name bool, progs []*indexers.Program, others []*spec.Schema) error {
 	var errs []error
 	for _, prog := range progs {
-		if _, err := env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema); err != nil {
+		if _, err := env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema, others...); err != nil {
 			if name {
 				err = fmt.Errorf("for %s: %w", res, err)
 			}
@@ -1053,6 +1102,57 @@ func checkAgainst(env *indexers.Env, schema *spec.Schema, res factory.Resource, 
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	return nil
+}
+
+// schemaSet holds the OpenAPI schemas of the resources the same
+// expressions are evaluated on, each resolved once, when first needed.
+type schemaSet struct {
+	r   *factory.Resolver
+	all []factory.Resource
+	// resolved holds the schemas resolved so far; nil for a resource that
+	// publishes none.
+	resolved map[schema.GroupVersionKind]*spec.Schema
+}
+
+func newSchemaSet(r *factory.Resolver, all []factory.Resource) *schemaSet {
+	return &schemaSet{r: r, all: all, resolved: map[schema.GroupVersionKind]*spec.Schema{}}
+}
+
+// schemaSetOf is newSchemaSet for the resources of infs.
+func schemaSetOf(r *factory.Resolver, infs []*factory.Informer) *schemaSet {
+	all := make([]factory.Resource, len(infs))
+	for i, inf := range infs {
+		all[i] = inf.Resource
+	}
+	return newSchemaSet(r, all)
+}
+
+// schema returns the schema of res; nil when it has none or it cannot be
+// read.
+func (s *schemaSet) schema(res factory.Resource) *spec.Schema {
+	if sch, ok := s.resolved[res.GVK]; ok {
+		return sch
+	}
+	sch, err := indexers.ResolveSchema(s.r.Discovery(), res.GVK)
+	if err != nil {
+		sch = nil
+	}
+	s.resolved[res.GVK] = sch
+	return sch
+}
+
+// others returns the schemas of the resources of s other than res.
+func (s *schemaSet) others(res factory.Resource) []*spec.Schema {
+	var out []*spec.Schema
+	for _, o := range s.all {
+		if o.GVK == res.GVK {
+			continue
+		}
+		if sch := s.schema(o); sch != nil {
+			out = append(out, sch)
+		}
+	}
+	return out
 }
 
 // lookups adds an informer for every resource that get() and byIndex() read,
@@ -1101,7 +1201,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 			ixs[idx] = prog
 		}
-		if err := p.checkSchema(r, res[0], true, mapValues(ixs)); err != nil {
+		if err := p.checkSchema(newSchemaSet(r, res[:1]), res[0], mapValues(ixs)); err != nil {
 			return err
 		}
 		scope := factory.Scope{}

@@ -297,7 +297,7 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 		}
 	}
 	for _, inf := range queried {
-		if err := s.checkSchema(np, inf.Resource, len(queried) > 1); err != nil {
+		if err := s.checkSchema(np, inf.Resource, queried); err != nil {
 			return err
 		}
 	}
@@ -478,14 +478,20 @@ func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, n
 }
 
 // checkSchema checks the request's expressions against the schema of res,
-// as a local query does, with the schemas resolved when the server
-// started.
-func (s *Served) checkSchema(np *Plan, res factory.Resource, name bool) error {
+// one of the queried resources, as a local query does, with the schemas
+// resolved when the server started.
+func (s *Served) checkSchema(np *Plan, res factory.Resource, queried []*factory.Informer) error {
 	sch := s.schemas[res.GVK]
 	if sch == nil {
 		return nil
 	}
-	return checkAgainst(s.env, sch, res, name, np.queryPrograms())
+	var others []*spec.Schema
+	for _, inf := range queried {
+		if o := s.schemas[inf.Resource.GVK]; o != nil && inf.Resource.GVK != res.GVK {
+			others = append(others, o)
+		}
+	}
+	return checkAgainst(s.env, sch, res, len(queried) > 1, np.queryPrograms(), others)
 }
 
 // filter returns the predicate that applies from the cache what a local

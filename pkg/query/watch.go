@@ -14,9 +14,13 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -34,7 +38,8 @@ type WatchRequest struct {
 	FieldSelector string `json:"fieldSelector,omitempty" yaml:"fieldSelector,omitempty"`
 	// Where is a CEL predicate; "" shows every object. An object that stops
 	// matching on an update is shown as LEFT, one that starts matching as
-	// ENTERED.
+	// ENTERED. So is one that an update takes out of the label or field
+	// selector, and one that comes back into it.
 	Where string `json:"where,omitempty" yaml:"where,omitempty"`
 	// Columns are values printed after each event line (NAME=value) or, with
 	// Output "json", in its "columns" object.
@@ -68,9 +73,12 @@ const (
 	EventDeleted EventType = "DELETED"
 	// EventResync means a resync replayed the object unchanged.
 	EventResync EventType = "RESYNC"
-	// EventEntered means an update made the object match --where.
+	// EventEntered means an update made the object match --where, or
+	// brought back into the label or field selector an object that had
+	// left it during the watch.
 	EventEntered EventType = "ENTERED"
-	// EventLeft means an update made the object stop matching --where.
+	// EventLeft means an update made the object stop matching --where, or
+	// the label or field selector: the object still exists.
 	EventLeft EventType = "LEFT"
 	// EventRelist means the informer listed the resource again (its watch
 	// expired or could not be resumed); the events of what the list
@@ -211,7 +219,9 @@ type jsonRelist struct {
 
 // FormatJSON renders ev as one line of JSON (NDJSON): time, type, kind,
 // namespace, name, resourceVersion, columns (when any), object, and for
-// updates either oldObject or, when diffs were requested, diff. A missed
+// updates either oldObject or, when diffs were requested, diff (neither
+// for an ENTERED that brought an object back into the selectors, whose
+// state before is not known). A missed
 // deletion is type DELETED with "missed": true. A RELIST event has time,
 // type, kind, and the counts listed, added, changed and removed.
 func FormatJSON(ev *WatchEvent, withDiff bool) ([]byte, error) {
@@ -236,7 +246,7 @@ func FormatJSON(ev *WatchEvent, withDiff bool) ([]byte, error) {
 			j.Columns[name] = v
 		}
 	}
-	if isUpdate(ev.Type) {
+	if isUpdate(ev.Type) && ev.OldObject != nil {
 		if withDiff {
 			d := ev.Diff
 			if d == nil {
@@ -544,8 +554,9 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	stats := &indexers.Stats{}
 	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
 	var watched []*factory.Informer
+	set := newSchemaSet(conn.Resolver, resources)
 	for _, res := range resources {
-		if err := p.checkSchema(conn.Resolver, res, len(resources) > 1, p.queryPrograms()); err != nil {
+		if err := p.checkSchema(set, res, p.queryPrograms()); err != nil {
 			return err
 		}
 		// -o json prints whole objects: no pruning, no metadata-only mode.
@@ -563,6 +574,11 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer em.stop()
+	if scope.LabelSelector != "" || scope.FieldSelector != "" {
+		if em.current, err = currentObject(runCtx, conn); err != nil {
+			return err
+		}
+	}
 	if err := f.Start(runCtx); err != nil {
 		return err
 	}
@@ -591,6 +607,9 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	for _, warn := range em.warnings() {
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", warn)
 	}
+	if line := em.currentWarning(); line != "" {
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
+	}
 	for _, line := range stats.Summary() {
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
@@ -607,6 +626,7 @@ func (w *Watcher) emitter(out io.Writer) *emitter {
 		now:         w.now,
 		seen:        map[string]seenState{},
 		unchanged:   map[string]bool{},
+		left:        map[string]types.UID{},
 		failed:      make(chan struct{}),
 	}
 	if p.where != nil {
@@ -628,6 +648,11 @@ type emitter struct {
 	now         func() time.Time
 	where       PredicateFunc
 	columns     []Column
+	// current, when not nil, reads an object the informer reports
+	// deleted: with a label or field selector, the informer also reports
+	// an object that an update took out of the selector as deleted. It is
+	// called without the lock held.
+	current currentFunc
 	// failed is closed on the first write error.
 	failed chan struct{}
 
@@ -638,12 +663,21 @@ type emitter struct {
 	seen map[string]seenState
 	// unchanged holds the keys of objects a relist found unchanged, until
 	// their replayed update arrives, which is not shown.
-	unchanged  map[string]bool
-	whereFails failures
-	whereTotal int
-	colFails   []failures
-	colTotal   int
-	err        error
+	unchanged map[string]bool
+	// left holds the UIDs of objects that left the selectors, by key,
+	// until they come back: one that does is ENTERED rather than ADDED.
+	// An object that left and is deleted later stays, the informer no
+	// longer seeing it.
+	left map[string]types.UID
+	// currentFails counts the deletions that current could not check, and
+	// currentErr is the first error.
+	currentFails int
+	currentErr   error
+	whereFails   failures
+	whereTotal   int
+	colFails     []failures
+	colTotal     int
+	err          error
 }
 
 // seenState is what the watch knows of an object: whether it is in the
@@ -667,8 +701,15 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			isIn := e.matchLocked(obj)
 			e.seen[key] = seenState{in: isIn, rv: resourceVersion(obj)}
 			delete(e.unchanged, key)
+			typ := EventAdded
+			if uid, ok := e.left[key]; ok {
+				delete(e.left, key)
+				if uid == objectUID(obj) {
+					typ = EventEntered // back into the selectors
+				}
+			}
 			if isIn && (!initial || !e.skipInitial) {
-				e.emitLocked(kind, EventAdded, false, nil, obj)
+				e.emitLocked(kind, typ, false, nil, obj)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -703,6 +744,11 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 					return
 				}
 			}
+			var current any
+			var err error
+			if e.current != nil {
+				current, err = e.current(res, obj)
+			}
 			e.lock.Lock()
 			defer e.lock.Unlock()
 			key := prefix + objectKey(obj)
@@ -713,6 +759,20 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			}
 			delete(e.seen, key)
 			delete(e.unchanged, key)
+			if err != nil {
+				e.currentFails++
+				if e.currentErr == nil {
+					e.currentErr = err
+				}
+			}
+			if current != nil {
+				// Out of the selectors, not deleted: shown as it is now.
+				e.left[key] = objectUID(obj)
+				if wasIn {
+					e.emitLocked(kind, EventLeft, missed, obj, current)
+				}
+				return
+			}
 			if wasIn {
 				e.emitLocked(kind, EventDeleted, missed, nil, obj)
 			}
@@ -780,7 +840,7 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 	if m, err := meta.Accessor(obj); err == nil {
 		ev.Namespace, ev.Name, ev.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
 	}
-	if isUpdate(typ) {
+	if isUpdate(typ) && oldObj != nil {
 		ev.OldObject = oldObj
 		if e.diff {
 			d, err := Diff(oldObj, obj)
@@ -848,6 +908,77 @@ func (e *emitter) stop() {
 	e.lock.Lock()
 	defer e.lock.Unlock()
 	e.stopped = true
+}
+
+// currentWarning says how many deletions could not be told from exits
+// from the selectors; "" when none.
+func (e *emitter) currentWarning() string {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	if e.currentFails == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d objects that left the watch could not be read to tell a deletion from an exit from the selectors, and show as DELETED (reading them needs the get permission): %v", e.currentFails, e.currentErr)
+}
+
+// currentFunc returns the object obj of res as the API server has it now,
+// or nil when it has been deleted (or replaced by another of the same
+// name).
+type currentFunc func(res factory.Resource, obj any) (any, error)
+
+// currentObject returns the currentFunc that reads objects from the API
+// server conn.Config names, with a GET.
+//
+// With a label or field selector, the API server ends the watch of an
+// object that an update takes out of the selector with a DELETED event,
+// as it does for a deletion: the event carries the object as it was, so
+// only reading it again tells them apart. One GET an exit or deletion,
+// with the informer kept to the selector, costs less than watching every
+// object of the resource to filter them here.
+func currentObject(ctx context.Context, conn Conn) (currentFunc, error) {
+	client, err := dynamic.NewForConfig(conn.Config)
+	if err != nil {
+		return nil, err
+	}
+	return func(res factory.Resource, obj any) (any, error) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, nil
+		}
+		getCtx, cancel := context.WithTimeout(ctx, currentTimeout)
+		defer cancel()
+		var ri dynamic.ResourceInterface = client.Resource(res.GVR)
+		if res.Namespaced {
+			ri = client.Resource(res.GVR).Namespace(m.GetNamespace())
+		}
+		u, err := ri.Get(getCtx, m.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		case u.GetUID() != m.GetUID():
+			return nil, nil // deleted, and another made with its name
+		}
+		u.SetManagedFields(nil)
+		if ann := u.GetAnnotations(); ann != nil {
+			if _, ok := ann[factory.LastAppliedAnnotation]; ok {
+				delete(ann, factory.LastAppliedAnnotation)
+				u.SetAnnotations(ann)
+			}
+		}
+		return u, nil
+	}, nil
+}
+
+// currentTimeout bounds the GET of an object that left the watch.
+const currentTimeout = 30 * time.Second
+
+func objectUID(obj any) types.UID {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetUID()
+	}
+	return ""
 }
 
 func (e *emitter) writeErr() error {

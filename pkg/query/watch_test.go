@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -239,6 +240,87 @@ func TestEmitter(t *testing.T) {
 	h.OnAdd(watchPod("d", "8", "Pending", web), false)
 	if out.String() != want {
 		t.Errorf("printed after stop:\n%s", strings.TrimPrefix(out.String(), want))
+	}
+}
+
+// TestEmitterSelectorExit drives the deletions an informer held to a
+// selector reports, with the object read again standing for the API
+// server: one still there left the selectors (LEFT, then ENTERED when it
+// comes back), one not found or replaced by another of its name was
+// deleted, and one that cannot be read shows as DELETED with a warning.
+func TestEmitterSelectorExit(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := CompileWatch(env, WatchRequest{Resources: []string{"pods"}, LabelSelector: "x=1", Diff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.now = func() time.Time { return time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC) }
+	var out bytes.Buffer
+	em := w.emitter(&out)
+	server := map[string]any{} // name → the object the API server has
+	em.current = func(_ factory.Resource, obj any) (any, error) {
+		p := obj.(*corev1.Pod)
+		if p.Name == "forbidden" {
+			return nil, errors.New(`pods "forbidden" is forbidden`)
+		}
+		cur, ok := server[p.Name].(*corev1.Pod)
+		if !ok || cur.UID != p.UID {
+			return nil, nil
+		}
+		return cur, nil
+	}
+	h := em.handler(factory.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true})
+	pod := func(name, uid, rv, x string) *corev1.Pod {
+		p := watchPod(name, rv, "Pending", map[string]string{"x": x})
+		p.UID = types.UID(uid)
+		return p
+	}
+
+	a1 := pod("a", "u1", "1", "1")
+	h.OnAdd(a1, true)
+	server["a"] = pod("a", "u1", "2", "2")
+	h.OnDelete(a1) // the watch's DELETED carries the object as it was
+	a3 := pod("a", "u1", "3", "1")
+	server["a"] = a3
+	h.OnAdd(a3, false)
+	delete(server, "a")
+	h.OnDelete(a3)
+	b1 := pod("b", "u2", "5", "1")
+	h.OnAdd(b1, false)
+	server["b"] = pod("b", "u3", "6", "1") // deleted and made again
+	h.OnDelete(b1)
+	c := pod("forbidden", "u4", "7", "1")
+	h.OnAdd(c, false)
+	h.OnDelete(c)
+
+	want := `2025-03-01T10:00:00.000Z ADDED   pod shop/a 1
+2025-03-01T10:00:00.000Z LEFT    pod shop/a 2
+  metadata.labels.x: 1 → 2
+2025-03-01T10:00:00.000Z ENTERED pod shop/a 3
+2025-03-01T10:00:00.000Z DELETED pod shop/a 3
+2025-03-01T10:00:00.000Z ADDED   pod shop/b 5
+2025-03-01T10:00:00.000Z DELETED pod shop/b 5
+2025-03-01T10:00:00.000Z ADDED   pod shop/forbidden 7
+2025-03-01T10:00:00.000Z DELETED pod shop/forbidden 7
+`
+	if out.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if got := em.currentWarning(); !strings.HasPrefix(got, "1 objects that left the watch could not be read") || !strings.HasSuffix(got, `pods "forbidden" is forbidden`) {
+		t.Errorf("warning %q", got)
+	}
+
+	// In JSON, an ENTERED whose state before is not known has neither
+	// oldObject nor diff.
+	data, err := FormatJSON(&WatchEvent{Type: EventEntered, Kind: "pod", Object: a3}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), `"oldObject"`) || strings.Contains(string(data), `"diff"`) || !strings.Contains(string(data), `"type":"ENTERED"`) {
+		t.Errorf("ENTERED without an old object: %s", data)
 	}
 }
 

@@ -295,3 +295,79 @@ func TestErrors(t *testing.T) {
 		t.Errorf("forbidden: exit %d, stderr %q; want exit 1 and RBAC denied", code, errOut)
 	}
 }
+
+// TestSelectorEnterLeave relabels a pod out of the label selector and back,
+// and takes another out of a field selector and back: the object still
+// exists, so the watch says LEFT and ENTERED, in lines and in JSON, and
+// DELETED only when it is deleted.
+func TestSelectorEnterLeave(t *testing.T) {
+	ns := cluster.NewNamespace(t, "watch-selector")
+	sync := cluster.CreatePod(t, ns, "sync", map[string]string{"x": "1"})
+	w := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "-l", "x=1", "--diff")
+	j := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "-l", "x=1", "-o", "json")
+	w.WaitLines(t, 1)
+	j.WaitLines(t, 1)
+
+	a := cluster.CreatePod(t, ns, "a", map[string]string{"x": "1"})
+	w.WaitLines(t, 2)
+	out := setLabel(t, a, "x", "2")
+	// Each step waits for the event of the one before: the watch reads an
+	// object that left its selector to know it still exists.
+	lines := w.WaitLines(t, 4)
+	framework.CheckEventLines(t, lines[2:4], []string{
+		fmt.Sprintf("LEFT    pod %s/a %s", ns, out.ResourceVersion),
+		"  metadata.labels.x: 1 → 2",
+	})
+	back := setLabel(t, out, "x", "1")
+	w.WaitLines(t, 5)
+	deletePod(t, back)
+	cluster.CreatePod(t, ns, "last", map[string]string{"x": "1"})
+	lines = w.WaitLineContaining(t, " pod "+ns+"/last ")
+	framework.CheckEventLines(t, lines[:len(lines)-1], []string{
+		fmt.Sprintf("ADDED   pod %s/sync %s", ns, sync.ResourceVersion),
+		fmt.Sprintf("ADDED   pod %s/a %s", ns, a.ResourceVersion),
+		fmt.Sprintf("LEFT    pod %s/a %s", ns, out.ResourceVersion),
+		"  metadata.labels.x: 1 → 2",
+		fmt.Sprintf("ENTERED pod %s/a %s", ns, back.ResourceVersion),
+		fmt.Sprintf("UPDATED pod %s/a <rv>", ns), // deletionTimestamp set
+		"  metadata.deletionGracePeriodSeconds: <none> → 0",
+		"  metadata.deletionTimestamp: <none> → <time>",
+		fmt.Sprintf("DELETED pod %s/a <rv>", ns),
+	})
+	if code := w.Stop(t); code != 0 || w.ErrOut.String() != "" {
+		t.Errorf("exit code %d, stderr %q; want 0 and nothing", code, w.ErrOut)
+	}
+
+	// The same in JSON: the type names, and the object as it is after it
+	// left.
+	var types []string
+	for _, l := range j.WaitLineContaining(t, `"name":"last"`) {
+		var ev struct {
+			Type, Name string
+			Object     *corev1.Pod
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		types = append(types, ev.Type+" "+ev.Name)
+		if ev.Type == "LEFT" && (ev.Object == nil || ev.Object.Labels["x"] != "2") {
+			t.Errorf("LEFT event's object %+v, want the pod labelled x=2", ev.Object)
+		}
+	}
+	want := []string{"ADDED sync", "ADDED a", "LEFT a", "ENTERED a", "UPDATED a", "DELETED a", "ADDED last"}
+	if !slices.Equal(types, want) {
+		t.Errorf("JSON events %q, want %q", types, want)
+	}
+
+	// A field selector: a pod whose phase changes leaves it and comes back.
+	f := cluster.StartPlugin(t, "watch", "pods", "-n", ns, "--field-selector", "status.phase=Pending")
+	f.WaitLines(t, 2) // sync and last
+	running := setPhase(t, sync, corev1.PodRunning)
+	f.WaitLines(t, 3)
+	pending := setPhase(t, running, corev1.PodPending)
+	lines = f.WaitLines(t, 4)
+	framework.CheckEventLines(t, lines[2:], []string{
+		fmt.Sprintf("LEFT    pod %s/sync %s", ns, running.ResourceVersion),
+		fmt.Sprintf("ENTERED pod %s/sync %s", ns, pending.ResourceVersion),
+	})
+}
