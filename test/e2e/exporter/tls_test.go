@@ -103,7 +103,7 @@ func (ca *testCA) writeServerCert(t *testing.T, certFile, keyFile string) {
 func (ca *testCA) client() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}},
-		Timeout:   10 * time.Second,
+		Timeout:   framework.HangTimeout,
 	}
 }
 
@@ -183,7 +183,7 @@ basic_auth_users:
 
 	t.Run("plain HTTP is refused", func(t *testing.T) {
 		for _, path := range []string{"/metrics", "/healthz"} {
-			r := request(&http.Client{Timeout: 10 * time.Second}, "http://"+addr+path, user, password)
+			r := request(&http.Client{Timeout: framework.HangTimeout}, "http://"+addr+path, user, password)
 			// Go's TLS server answers an HTTP request with 400 and
 			// closes the connection.
 			if r.err != nil || r.code != http.StatusBadRequest || !strings.Contains(r.body, "HTTP request to an HTTPS server") {
@@ -195,7 +195,7 @@ basic_auth_users:
 	t.Run("untrusted certificate", func(t *testing.T) {
 		for name, c := range map[string]*http.Client{
 			"another CA":   newTestCA(t, "another CA").client(),
-			"system roots": {Timeout: 10 * time.Second},
+			"system roots": {Timeout: framework.HangTimeout},
 		} {
 			r := request(c, base+"/metrics", user, password)
 			var verr *tls.CertificateVerificationError

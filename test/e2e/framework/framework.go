@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -94,6 +96,9 @@ func Start() (*Cluster, error) {
 			return nil, fmt.Errorf("%s not found in %s: run 'make controlplane' (or 'make test', which builds it)", b, bin)
 		}
 	}
+	// envtest's own client logs through controller-runtime's logger, which
+	// otherwise prints a stack trace saying that it was never set.
+	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    bin,
 		ControlPlaneStartTimeout: 2 * time.Minute,

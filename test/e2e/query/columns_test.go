@@ -415,7 +415,7 @@ func checkUnreadableCRD(t *testing.T, ns string) {
 	check(t, "binding the role", err)
 
 	r := run(t, "query", "--kubeconfig", kubeconfig, "widgets", "-n", ns)
-	rows, _ := ageless(r.out, -1)
+	rows, _ := framework.AgelessTable(r.out, -1)
 	want := [][]string{{"NAME", "AGE"}, {"full", "<age>"}, {"sparse", "<age>"}}
 	if r.code != 0 || !slices.EqualFunc(rows, want, slices.Equal) {
 		t.Errorf("exit code %d, printed\n%s%s\nwant NAME and AGE of full and sparse", r.code, r.out, r.errOut)

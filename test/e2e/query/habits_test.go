@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
 // TestNamesMatchKubectl names objects as kubectl get takes them, TYPE
@@ -21,7 +22,7 @@ import (
 // kubectl print on each stream, and their exit codes: objects that do not
 // exist are reported in kubectl's words after the others are printed; one
 // named object is printed by itself, not in a List. Tables are compared
-// cell by cell but for their ages (see ageless).
+// cell by cell but for their ages (see framework.AgelessTable).
 func TestNamesMatchKubectl(t *testing.T) {
 	ns := cluster.NewNamespace(t, "names")
 	for _, name := range []string{"web-0", "web-1", "db-0"} {
@@ -70,8 +71,8 @@ func TestNamesMatchKubectl(t *testing.T) {
 				t.Fatalf("query %s\nexit code %d, stderr %q\nkubectl: exit code %d, stderr %q", strings.Join(c.args, " "), got.code, got.errOut, want.code, want.errOut)
 			}
 			if c.table {
-				gotRows, _ := ageless(got.out, -1)
-				wantRows, _ := ageless(want.out, -1)
+				gotRows, _ := framework.AgelessTable(got.out, -1)
+				wantRows, _ := framework.AgelessTable(want.out, -1)
 				if !slices.EqualFunc(gotRows, wantRows, slices.Equal) {
 					t.Errorf("query %s printed the rows\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
 				}
