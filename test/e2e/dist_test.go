@@ -196,7 +196,7 @@ func TestDistHostRelease(t *testing.T) {
 	}
 
 	plugin := filepath.Join(bin, exeName("kubectl-informer"))
-	out, err := exec.Command(plugin, "version").CombinedOutput()
+	out, err := exec.Command(plugin, "version", "--client").CombinedOutput()
 	wantVersion := fmt.Sprintf("kubectl-informer %s (commit %s, %s, %s)\n", releaseVersion, releaseCommit, runtime.Version(), hostPlatform())
 	if err != nil || string(out) != wantVersion {
 		t.Errorf("kubectl-informer version: %v, printed %q; want %q", err, out, wantVersion)
