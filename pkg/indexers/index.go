@@ -232,7 +232,7 @@ func (st *indexStats) fail(msg string, obj any) {
 		return
 	}
 	st.failures.Add(1)
-	key := objectName(obj)
+	key := ObjectName(obj)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	f, ok := st.errors[msg]
@@ -247,8 +247,9 @@ func (st *indexStats) fail(msg string, obj any) {
 	}
 }
 
-// objectName names an object in messages: namespace/name, or name.
-func objectName(obj any) string {
+// ObjectName names an object in messages: namespace/name, or name; a
+// tombstone (cache.DeletedFinalStateUnknown) by its key.
+func ObjectName(obj any) string {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		return d.Key
 	}

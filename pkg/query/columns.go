@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
@@ -150,7 +151,7 @@ func typed[T any, PT interface {
 		}
 		t := PT(new(T))
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), t); err != nil {
-			return nil, fmt.Errorf("converting %s for printing: %w", objectKey(obj), err)
+			return nil, fmt.Errorf("converting %s for printing: %w", indexers.ObjectName(obj), err)
 		}
 		return cells(t, now), nil
 	}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
 // now is the clock of every test that prints AGE.
@@ -189,7 +191,7 @@ func partial(ns, name string, age time.Duration) *metav1.PartialObjectMetadata {
 func keys(res *Result) []string {
 	out := []string{}
 	for _, it := range res.Items {
-		out = append(out, objectKey(it.Object))
+		out = append(out, indexers.ObjectName(it.Object))
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
 // rankLabel reads the "rank" label as a number; it fails when there is none.
@@ -64,7 +66,7 @@ func twoResources(t *testing.T, pods, deploys []string) []cache.Indexer {
 func mergedKeys(results []*Result, sorted bool) []string {
 	var out []string
 	for _, ref := range mergedOrder(results, sorted, false) {
-		out = append(out, objectKey(results[ref.result].Items[ref.item].Object))
+		out = append(out, indexers.ObjectName(results[ref.result].Items[ref.item].Object))
 	}
 	return out
 }
@@ -108,7 +110,7 @@ func TestRunAllLimitsTheMergedAnswer(t *testing.T) {
 			}
 			for _, it := range r.Items {
 				if len(it.Values) != 1 || it.Values[0] == nil {
-					t.Errorf("%s has no rank column: %v", objectKey(it.Object), it.Values)
+					t.Errorf("%s has no rank column: %v", indexers.ObjectName(it.Object), it.Values)
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/getprint"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -422,7 +423,7 @@ func (p *Printer) list(res *Result) (*unstructured.UnstructuredList, error) {
 			} else {
 				content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(item.Object)
 				if err != nil {
-					return nil, fmt.Errorf("converting %s for printing: %w", objectKey(item.Object), err)
+					return nil, fmt.Errorf("converting %s for printing: %w", indexers.ObjectName(item.Object), err)
 				}
 			}
 			if dropManagedFields {
@@ -468,5 +469,5 @@ func (p *Printer) kindOf(obj runtime.Object) (schema.GroupVersionKind, error) {
 			}
 		}
 	}
-	return schema.GroupVersionKind{}, fmt.Errorf("cannot print %s: its apiVersion and kind are unknown; the resource's kind must be given in PrintOptions.GroupVersionKind", objectKey(obj))
+	return schema.GroupVersionKind{}, fmt.Errorf("cannot print %s: its apiVersion and kind are unknown; the resource's kind must be given in PrintOptions.GroupVersionKind", indexers.ObjectName(obj))
 }

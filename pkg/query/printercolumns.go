@@ -87,7 +87,7 @@ func customColumns(obj runtime.Object, columns []PrinterColumn, paths []*jsonpat
 	} else {
 		var err error
 		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
-			return nil, fmt.Errorf("converting %s for printing: %w", objectKey(obj), err)
+			return nil, fmt.Errorf("converting %s for printing: %w", indexers.ObjectName(obj), err)
 		}
 	}
 	name, _, _ := unstructured.NestedString(content, "metadata", "name")

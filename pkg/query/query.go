@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
 // ValueFunc computes a value from a cached object. Results are plain Go
@@ -297,7 +299,7 @@ func (f *failures) add(obj any, err error) {
 	if len(f.messages) <= maxDistinctErrors {
 		f.messages[err.Error()] = struct{}{}
 	}
-	if key := objectKey(obj); f.w.Err == nil || key < f.w.Object {
+	if key := indexers.ObjectName(obj); f.w.Err == nil || key < f.w.Object {
 		f.w.Err, f.w.Object = err, key
 	}
 }
@@ -618,7 +620,7 @@ func namedObjects(idx cache.Indexer, spec Spec, candidates []any) (named []any, 
 	if len(spec.Selectors) > 0 || spec.Namespaces != nil {
 		admitted = make(map[string]bool, len(candidates))
 		for _, obj := range candidates {
-			admitted[objectKey(obj)] = true
+			admitted[indexers.ObjectName(obj)] = true
 		}
 	}
 	position = make(map[string]int, len(spec.Objects))
@@ -907,16 +909,4 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *fa
 		}
 	}
 	return counts, nil
-}
-
-// objectKey names an object in messages: namespace/name, or name.
-func objectKey(obj any) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return fmt.Sprintf("<%T>", obj)
-	}
-	if ns := m.GetNamespace(); ns != "" {
-		return ns + "/" + m.GetName()
-	}
-	return m.GetName()
 }

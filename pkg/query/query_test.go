@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
 func TestRunObjects(t *testing.T) {
@@ -394,7 +396,7 @@ func TestRunColumns(t *testing.T) {
 		for _, v := range it.Values {
 			cells = append(cells, FormatValue(v))
 		}
-		got = append(got, objectKey(it.Object)+" "+strings.Join(cells, " "))
+		got = append(got, indexers.ObjectName(it.Object)+" "+strings.Join(cells, " "))
 	}
 	want := []string{"default/db-0 n1 <error>", "default/web-0 n1 3", "default/web-1 n2 10"}
 	if !reflect.DeepEqual(got, want) {
@@ -426,7 +428,7 @@ func TestRunDoesNotMutate(t *testing.T) {
 	}
 	idx := newIndexer(t, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, objs...)
 	for _, format := range []string{"", "wide", "json", "yaml", "kyaml", "name", "jsonpath={.items[*].metadata.name}", "custom-columns=N:.metadata.name", "go-template={{range .items}}{{.metadata.name}}{{end}}"} {
-		res, err := Run(idx, Spec{SortBy: func(obj any) (any, error) { return objectKey(obj), nil }})
+		res, err := Run(idx, Spec{SortBy: func(obj any) (any, error) { return indexers.ObjectName(obj), nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

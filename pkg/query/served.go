@@ -393,27 +393,19 @@ func (s *Served) resolve(args []string, context string) ([]*factory.Informer, er
 }
 
 // configIndex returns the expression of index name for res in the
-// request's config indexes, or "".
+// request's indexes of one resource, those of --index RESOURCE:NAME=CEL
+// first, then the config's; or "".
 func (s *Served) configIndex(req Request, res factory.Resource, name string) string {
-	for arg, ixs := range req.ResourceFlagIndexes {
-		rs, err := s.resolve([]string{arg}, "")
-		if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {
-			continue
-		}
-		for _, ix := range ixs {
-			if ix.Name == name {
-				return ix.Expr
+	for _, byResource := range []map[string][]NamedExpr{req.ResourceFlagIndexes, req.ResourceIndexes} {
+		for arg, ixs := range byResource {
+			rs, err := s.resolve([]string{arg}, "")
+			if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {
+				continue
 			}
-		}
-	}
-	for arg, ixs := range req.ResourceIndexes {
-		rs, err := s.resolve([]string{arg}, "")
-		if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {
-			continue
-		}
-		for _, ix := range ixs {
-			if ix.Name == name {
-				return ix.Expr
+			for _, ix := range ixs {
+				if ix.Name == name {
+					return ix.Expr
+				}
 			}
 		}
 	}

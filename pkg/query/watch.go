@@ -697,7 +697,7 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 		AddFunc: func(obj any, initial bool) {
 			e.lock.Lock()
 			defer e.lock.Unlock()
-			key := prefix + objectKey(obj)
+			key := prefix + indexers.ObjectName(obj)
 			isIn := e.matchLocked(obj)
 			e.seen[key] = seenState{in: isIn, rv: resourceVersion(obj)}
 			delete(e.unchanged, key)
@@ -715,7 +715,7 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 		UpdateFunc: func(oldObj, newObj any) {
 			e.lock.Lock()
 			defer e.lock.Unlock()
-			key := prefix + objectKey(newObj)
+			key := prefix + indexers.ObjectName(newObj)
 			rv := resourceVersion(newObj)
 			sameVersion := resourceVersion(oldObj) == rv
 			if e.unchanged[key] {
@@ -751,7 +751,7 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			}
 			e.lock.Lock()
 			defer e.lock.Unlock()
-			key := prefix + objectKey(obj)
+			key := prefix + indexers.ObjectName(obj)
 			st, known := e.seen[key]
 			wasIn := st.in
 			if !known {
