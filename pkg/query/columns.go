@@ -10,6 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,6 +128,31 @@ var builtinColumns = map[schema.GroupKind]*kindColumns{
 		cells: typed(func(s *corev1.Secret, now time.Time) []any {
 			return []any{s.Name, string(s.Type), int64(len(s.Data)), age(s.CreationTimestamp, now)}
 		}),
+	},
+	{Kind: "PersistentVolume"}: {
+		columns: []metav1.TableColumnDefinition{nameColumn, column("Capacity", "string"), column("Access Modes", "string"), column("Reclaim Policy", "string"),
+			column("Status", "string"), column("Claim", "string"), column("StorageClass", "string"), column("VolumeAttributesClass", "string"),
+			column("Reason", "string"), ageColumn, wideColumn("VolumeMode")},
+		fields: [][]string{{"spec", "capacity"}, {"spec", "accessModes"}, {"spec", "persistentVolumeReclaimPolicy"}, {"spec", "claimRef"},
+			{"spec", "storageClassName"}, {"spec", "volumeAttributesClassName"}, {"spec", "volumeMode"}, {"status"}},
+		cells: typed(pvCells),
+	},
+	{Group: "networking.k8s.io", Kind: "Ingress"}: {
+		columns: []metav1.TableColumnDefinition{nameColumn, column("Class", "string"), column("Hosts", "string"), column("Address", "string"),
+			column("Ports", "string"), ageColumn},
+		fields: [][]string{{"spec", "ingressClassName"}, {"spec", "rules"}, {"spec", "tls"}, {"status", "loadBalancer"}},
+		cells:  typed(ingressCells),
+	},
+	{Group: "networking.k8s.io", Kind: "IngressClass"}: {
+		columns: []metav1.TableColumnDefinition{nameColumn, column("Controller", "string"), column("Parameters", "string"), ageColumn},
+		fields:  [][]string{{"spec"}},
+		cells:   typed(ingressClassCells),
+	},
+	{Group: "storage.k8s.io", Kind: "StorageClass"}: {
+		columns: []metav1.TableColumnDefinition{nameColumn, column("Provisioner", "string"), column("ReclaimPolicy", "string"),
+			column("VolumeBindingMode", "string"), column("AllowVolumeExpansion", "string"), ageColumn},
+		fields: [][]string{{"provisioner"}, {"reclaimPolicy"}, {"volumeBindingMode"}, {"allowVolumeExpansion"}},
+		cells:  typed(storageClassCells),
 	},
 	{Kind: "PersistentVolumeClaim"}: {
 		columns: []metav1.TableColumnDefinition{nameColumn, column("Status", "string"), column("Volume", "string"), column("Capacity", "string"),
@@ -569,20 +596,7 @@ func pvcCells(pvc *corev1.PersistentVolumeClaim, now time.Time) []any {
 	}
 	var capacity, modes string
 	if pvc.Spec.VolumeName != "" {
-		have := map[corev1.PersistentVolumeAccessMode]bool{}
-		for _, m := range pvc.Status.AccessModes {
-			have[m] = true
-		}
-		var short []string
-		for _, m := range []struct {
-			mode corev1.PersistentVolumeAccessMode
-			name string
-		}{{corev1.ReadWriteOnce, "RWO"}, {corev1.ReadOnlyMany, "ROX"}, {corev1.ReadWriteMany, "RWX"}, {corev1.ReadWriteOncePod, "RWOP"}} {
-			if have[m.mode] {
-				short = append(short, m.name)
-			}
-		}
-		modes = strings.Join(short, ",")
+		modes = accessModes(pvc.Status.AccessModes)
 		storage := pvc.Status.Capacity[corev1.ResourceStorage]
 		capacity = storage.String()
 	}
@@ -622,4 +636,122 @@ func printedFields(gk schema.GroupKind, columns []PrinterColumn) *jsonval.Paths 
 		}
 	}
 	return out
+}
+
+// accessModes writes access modes as the API server's printers do: their
+// short names in a fixed order, each once.
+func accessModes(modes []corev1.PersistentVolumeAccessMode) string {
+	var short []string
+	for _, m := range []struct {
+		mode corev1.PersistentVolumeAccessMode
+		name string
+	}{{corev1.ReadWriteOnce, "RWO"}, {corev1.ReadOnlyMany, "ROX"}, {corev1.ReadWriteMany, "RWX"}, {corev1.ReadWriteOncePod, "RWOP"}} {
+		if slices.Contains(modes, m.mode) {
+			short = append(short, m.name)
+		}
+	}
+	return strings.Join(short, ",")
+}
+
+func pvCells(pv *corev1.PersistentVolume, now time.Time) []any {
+	claim := ""
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		claim = ref.Namespace + "/" + ref.Name
+	}
+	phase := string(pv.Status.Phase)
+	if pv.DeletionTimestamp != nil {
+		phase = "Terminating"
+	}
+	class, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]
+	if !ok {
+		class = pv.Spec.StorageClassName
+	}
+	attributesClass := "<unset>"
+	if pv.Spec.VolumeAttributesClassName != nil {
+		attributesClass = *pv.Spec.VolumeAttributesClassName
+	}
+	volumeMode := "<unset>"
+	if pv.Spec.VolumeMode != nil {
+		volumeMode = string(*pv.Spec.VolumeMode)
+	}
+	storage := pv.Spec.Capacity[corev1.ResourceStorage]
+	return []any{pv.Name, storage.String(), accessModes(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy), phase, claim,
+		class, attributesClass, pv.Status.Reason, age(pv.CreationTimestamp, now), volumeMode}
+}
+
+func ingressCells(in *networkingv1.Ingress, now time.Time) []any {
+	class := none
+	if in.Spec.IngressClassName != nil {
+		class = *in.Spec.IngressClassName
+	}
+	// The hosts of the first rules that name one, up to three; when a
+	// rule follows the third, how many rules there are beyond three; "*"
+	// when no rule names a host.
+	const most = 3
+	var hosts []string
+	more := false
+	for _, r := range in.Spec.Rules {
+		if len(hosts) == most {
+			more = true
+		}
+		if !more && r.Host != "" {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	host := "*"
+	switch {
+	case more:
+		host = fmt.Sprintf("%s + %d more...", strings.Join(hosts, ","), len(in.Spec.Rules)-most)
+	case len(hosts) > 0:
+		host = strings.Join(hosts, ",")
+	}
+	var address []string
+	for _, lb := range in.Status.LoadBalancer.Ingress {
+		switch {
+		case lb.IP != "":
+			address = append(address, lb.IP)
+		case lb.Hostname != "":
+			address = append(address, lb.Hostname)
+		}
+	}
+	slices.Sort(address)
+	address = slices.Compact(address)
+	ports := "80"
+	if len(in.Spec.TLS) > 0 {
+		ports = "80, 443"
+	}
+	return []any{in.Name, class, host, strings.Join(address, ","), ports, age(in.CreationTimestamp, now)}
+}
+
+func ingressClassCells(ic *networkingv1.IngressClass, now time.Time) []any {
+	parameters := none
+	if p := ic.Spec.Parameters; p != nil {
+		parameters = p.Kind
+		if p.APIGroup != nil {
+			parameters += "." + *p.APIGroup
+		}
+		parameters += "/" + p.Name
+	}
+	name := ic.Name
+	if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
+		name += " (default)"
+	}
+	return []any{name, ic.Spec.Controller, parameters, age(ic.CreationTimestamp, now)}
+}
+
+func storageClassCells(sc *storagev1.StorageClass, now time.Time) []any {
+	name := sc.Name
+	if sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" ||
+		sc.Annotations["storageclass.beta.kubernetes.io/is-default-class"] == "true" {
+		name += " (default)"
+	}
+	reclaim := string(corev1.PersistentVolumeReclaimDelete)
+	if sc.ReclaimPolicy != nil {
+		reclaim = string(*sc.ReclaimPolicy)
+	}
+	binding := string(storagev1.VolumeBindingImmediate)
+	if sc.VolumeBindingMode != nil {
+		binding = string(*sc.VolumeBindingMode)
+	}
+	return []any{name, sc.Provisioner, reclaim, binding, deref(sc.AllowVolumeExpansion), age(sc.CreationTimestamp, now)}
 }

@@ -10,7 +10,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -319,6 +321,74 @@ func createColumnObjects(t *testing.T) string {
 		Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}}
 	_, err = c.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
 	check(t, "updating a claim's status", err)
+
+	// Cluster-scoped storage and ingress classes and volumes, named after
+	// ns and removed at the end; and ingresses in ns.
+	clusterMeta := func(name string, annotations map[string]string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: ns + "-" + name, Labels: lbl, Annotations: annotations}
+	}
+	source := corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/" + ns}}
+	for _, pv := range []*corev1.PersistentVolume{
+		{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + ns, Labels: lbl}, Spec: corev1.PersistentVolumeSpec{
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadWriteOnce}, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef: &corev1.ObjectReference{Namespace: ns, Name: "bound"}, VolumeMode: ptr(corev1.PersistentVolumeBlock), PersistentVolumeSource: source}},
+		{ObjectMeta: clusterMeta("spare", map[string]string{corev1.BetaStorageClassAnnotation: "slow"}), Spec: corev1.PersistentVolumeSpec{
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("500Mi")},
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+			StorageClassName: "fast", PersistentVolumeSource: source}},
+	} {
+		created, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+		check(t, "creating a volume", err)
+		t.Cleanup(func() {
+			_ = c.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+		})
+		created.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}
+		if created.Spec.ClaimRef == nil {
+			created.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeFailed, Reason: "RecycleFailed"}
+		}
+		_, err = c.CoreV1().PersistentVolumes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		check(t, "updating a volume's status", err)
+	}
+	for _, sc := range []*storagev1.StorageClass{
+		{ObjectMeta: clusterMeta("fast", map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}), Provisioner: "example.com/fast",
+			ReclaimPolicy: ptr(corev1.PersistentVolumeReclaimRetain), VolumeBindingMode: ptr(storagev1.VolumeBindingWaitForFirstConsumer), AllowVolumeExpansion: ptr(true)},
+		{ObjectMeta: clusterMeta("slow", nil), Provisioner: "example.com/slow"},
+	} {
+		_, err := c.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+		check(t, "creating a storage class", err)
+		t.Cleanup(func() {
+			_ = c.StorageV1().StorageClasses().Delete(context.Background(), sc.Name, metav1.DeleteOptions{})
+		})
+	}
+	for _, ic := range []*networkingv1.IngressClass{
+		{ObjectMeta: clusterMeta("external", map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}), Spec: networkingv1.IngressClassSpec{
+			Controller: "example.com/ingress", Parameters: &networkingv1.IngressClassParametersReference{APIGroup: ptr("k8s.example.com"), Kind: "IngressParameters", Name: "external"}}},
+		{ObjectMeta: clusterMeta("internal", nil), Spec: networkingv1.IngressClassSpec{Controller: "example.com/other"}},
+	} {
+		_, err := c.NetworkingV1().IngressClasses().Create(ctx, ic, metav1.CreateOptions{})
+		check(t, "creating an ingress class", err)
+		t.Cleanup(func() {
+			_ = c.NetworkingV1().IngressClasses().Delete(context.Background(), ic.Name, metav1.DeleteOptions{})
+		})
+	}
+	backend := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}
+	for _, in := range []*networkingv1.Ingress{
+		{ObjectMeta: meta("many-hosts"), Spec: networkingv1.IngressSpec{IngressClassName: ptr(ns + "-external"),
+			Rules: []networkingv1.IngressRule{{Host: "a.example.com"}, {}, {Host: "b.example.com"}, {Host: "c.example.com"}, {Host: "d.example.com"}},
+			TLS:   []networkingv1.IngressTLS{{Hosts: []string{"a.example.com"}, SecretName: "tls"}}}},
+		{ObjectMeta: meta("three-hosts"), Spec: networkingv1.IngressSpec{
+			Rules: []networkingv1.IngressRule{{}, {Host: "a.example.com"}, {Host: "b.example.com"}, {Host: "c.example.com"}}}},
+		{ObjectMeta: meta("default-backend"), Spec: networkingv1.IngressSpec{DefaultBackend: backend}},
+	} {
+		created, err := c.NetworkingV1().Ingresses(ns).Create(ctx, in, metav1.CreateOptions{})
+		check(t, "creating an ingress", err)
+		if in.Name == "many-hosts" {
+			created.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{Hostname: "lb.example.com"}, {IP: "10.0.0.5"}, {IP: "10.0.0.5"}}
+			_, err = c.NetworkingV1().Ingresses(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			check(t, "updating an ingress's status", err)
+		}
+	}
 	return ns
 }
 

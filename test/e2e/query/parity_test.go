@@ -122,12 +122,12 @@ func TestOutputMatchesKubectl(t *testing.T) {
 	}
 	// The columns of each kind, in its table and -o wide.
 	for _, kind := range []string{"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs", "services",
-		"configmaps", "secrets", "persistentvolumeclaims", "widgets", "gadgets"} {
+		"configmaps", "secrets", "persistentvolumeclaims", "ingresses", "widgets", "gadgets"} {
 		cases = append(cases,
 			parityCase{name: "columns of " + kind, args: []string{kind, "-n", cols}, table: true},
 			parityCase{name: "columns of " + kind + " -o wide", args: []string{kind, "-n", cols, "-o", "wide"}, table: true})
 	}
-	for _, kind := range []string{"nodes", "namespaces"} {
+	for _, kind := range []string{"nodes", "namespaces", "persistentvolumes", "storageclasses", "ingressclasses"} {
 		cases = append(cases,
 			parityCase{name: "columns of " + kind, args: []string{kind, "-l", colSel}, table: true},
 			parityCase{name: "columns of " + kind + " -o wide", args: []string{kind, "-l", colSel, "-o", "wide"}, table: true})
