@@ -63,6 +63,21 @@ func jsonPathOf(s string) (string, bool) {
 // hasSingleEquals reports whether expr has an = outside string literals
 // that is not part of ==, !=, <= or >=.
 func hasSingleEquals(expr string) bool {
+	found := false
+	OutsideStrings(expr, func(i int) bool {
+		if expr[i] != '=' || i+1 < len(expr) && expr[i+1] == '=' || i > 0 && strings.IndexByte("=!<>", expr[i-1]) >= 0 {
+			return true
+		}
+		found = true
+		return false
+	})
+	return found
+}
+
+// OutsideStrings calls fn with the index of each byte of expr that is not
+// inside a quoted string literal ("…" or '…', with backslash escapes), in
+// order, until fn returns false. The quotes themselves are inside.
+func OutsideStrings(expr string, fn func(i int) bool) {
 	var quote byte
 	for i := 0; i < len(expr); i++ {
 		c := expr[i]
@@ -76,16 +91,8 @@ func hasSingleEquals(expr string) bool {
 			}
 		case c == '"' || c == '\'':
 			quote = c
-		case c == '=':
-			if i+1 < len(expr) && expr[i+1] == '=' {
-				i++
-				continue
-			}
-			if i > 0 && strings.IndexByte("=!<>", expr[i-1]) >= 0 {
-				continue
-			}
-			return true
+		case !fn(i):
+			return
 		}
 	}
-	return false
 }

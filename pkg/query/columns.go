@@ -508,17 +508,8 @@ func externalIP(svc *corev1.Service) string {
 		}
 		return none
 	case corev1.ServiceTypeLoadBalancer:
-		var lb []string
-		for _, in := range svc.Status.LoadBalancer.Ingress {
-			switch {
-			case in.IP != "":
-				lb = append(lb, in.IP)
-			case in.Hostname != "":
-				lb = append(lb, in.Hostname)
-			}
-		}
-		slices.Sort(lb)
-		lb = slices.Compact(lb)
+		ingress := svc.Status.LoadBalancer.Ingress
+		lb := loadBalancerAddresses(len(ingress), func(i int) (string, string) { return ingress[i].IP, ingress[i].Hostname })
 		if len(svc.Spec.ExternalIPs) > 0 {
 			return strings.Join(append(lb, svc.Spec.ExternalIPs...), ",")
 		}
@@ -530,6 +521,24 @@ func externalIP(svc *corev1.Service) string {
 		return svc.Spec.ExternalName
 	}
 	return "<unknown>"
+}
+
+// loadBalancerAddresses returns the addresses of the n ingress points of
+// a load balancer, whose IP and hostname at returns, as the API server's
+// printers list them for services and ingresses: the IP, else the
+// hostname, of each, sorted, each once.
+func loadBalancerAddresses(n int, at func(i int) (ip, hostname string)) []string {
+	var out []string
+	for i := range n {
+		switch ip, hostname := at(i); {
+		case ip != "":
+			out = append(out, ip)
+		case hostname != "":
+			out = append(out, hostname)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func nodeCells(node *corev1.Node, now time.Time) []any {
@@ -705,17 +714,8 @@ func ingressCells(in *networkingv1.Ingress, now time.Time) []any {
 	case len(hosts) > 0:
 		host = strings.Join(hosts, ",")
 	}
-	var address []string
-	for _, lb := range in.Status.LoadBalancer.Ingress {
-		switch {
-		case lb.IP != "":
-			address = append(address, lb.IP)
-		case lb.Hostname != "":
-			address = append(address, lb.Hostname)
-		}
-	}
-	slices.Sort(address)
-	address = slices.Compact(address)
+	lbs := in.Status.LoadBalancer.Ingress
+	address := loadBalancerAddresses(len(lbs), func(i int) (string, string) { return lbs[i].IP, lbs[i].Hostname })
 	ports := "80"
 	if len(in.Spec.TLS) > 0 {
 		ports = "80, 443"

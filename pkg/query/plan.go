@@ -38,19 +38,8 @@ var columnStart = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_.-]*\s*=[^=]`)
 func SplitColumns(s string) []string {
 	var parts []string
 	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			switch c {
-			case '\\':
-				i++
-			case quote:
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
+	indexers.OutsideStrings(s, func(i int) bool {
+		switch c := s[i]; {
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
@@ -59,7 +48,8 @@ func SplitColumns(s string) []string {
 			parts = append(parts, s[start:i])
 			start = i + 1
 		}
-	}
+		return true
+	})
 	return append(parts, s[start:])
 }
 

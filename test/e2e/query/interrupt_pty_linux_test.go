@@ -47,19 +47,7 @@ func TestInteractiveInterrupt(t *testing.T) {
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir, "XDG_CONFIG_HOME="+dir, "TERM=xterm")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			if err := <-done; err != nil {
-				t.Logf("killed: %v", err)
-			}
-		}
-	})
+	done := startCommand(t, cmd)
 	var mu sync.Mutex
 	var screen bytes.Buffer
 	go func() {

@@ -3,7 +3,9 @@ package query_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -80,34 +82,9 @@ func TestCtrlC(t *testing.T) {
 			var out, errOut framework.SyncBuffer
 			cmd := exec.Command(bin, append(tt.args, "--cache-dir", t.TempDir())...)
 			cmd.Stdout, cmd.Stderr = &out, &errOut
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					_ = cmd.Process.Kill()
-					if err := <-done; err != nil {
-						t.Logf("killed: %v", err)
-					}
-				}
-			})
+			done := startCommand(t, cmd)
 			tt.ready(t, &out)
-			if err := cmd.Process.Signal(tt.sig); err != nil {
-				t.Fatal(err)
-			}
-			sent := time.Now()
-			select {
-			case err := <-done:
-				// A non-zero exit is checked below; any other error is not.
-				if ee := (*exec.ExitError)(nil); err != nil && !errors.As(err, &ee) {
-					t.Fatal(err)
-				}
-			case <-time.After(framework.HangTimeout):
-				t.Fatalf("still running %s after %s\nstdout:\n%s\nstderr:\n%s", framework.HangTimeout, tt.sig, &out, &errOut)
-			}
-			t.Logf("ended %s after %s", time.Since(sent).Round(time.Millisecond), tt.sig)
+			signalAndWait(t, cmd, done, tt.sig, &out, &errOut)
 			if code := cmd.ProcessState.ExitCode(); code != tt.code || errOut.String() != tt.stderr {
 				t.Errorf("exit code %d, stderr %q; want %d and %q", code, errOut.String(), tt.code, tt.stderr)
 			}
@@ -156,33 +133,9 @@ func TestInterruptEvaluation(t *testing.T) {
 			var out, errOut framework.SyncBuffer
 			cmd := exec.Command(bin, args...)
 			cmd.Stdout, cmd.Stderr = &out, &errOut
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					_ = cmd.Process.Kill()
-					if err := <-done; err != nil {
-						t.Logf("killed: %v", err)
-					}
-				}
-			})
+			done := startCommand(t, cmd)
 			framework.Eventually(t, "the caches are synced", func() bool { return strings.Contains(errOut.String(), `warning: index "synced": `) })
-			if err := cmd.Process.Signal(tt.sig); err != nil {
-				t.Fatal(err)
-			}
-			sent := time.Now()
-			select {
-			case err := <-done:
-				if ee := (*exec.ExitError)(nil); err != nil && !errors.As(err, &ee) {
-					t.Fatal(err)
-				}
-			case <-time.After(framework.HangTimeout):
-				t.Fatalf("still running %s after %s\nstdout:\n%s\nstderr:\n%s", framework.HangTimeout, tt.sig, &out, &errOut)
-			}
-			t.Logf("ended %s after %s", time.Since(sent).Round(time.Millisecond), tt.sig)
+			signalAndWait(t, cmd, done, tt.sig, &out, &errOut)
 			warning, rest, _ := strings.Cut(errOut.String(), "\n")
 			if code := cmd.ProcessState.ExitCode(); code != tt.code || out.String() != "" || !strings.HasPrefix(warning, `warning: index "synced": `) || rest != tt.stderr {
 				t.Errorf("exit code %d\nstdout:\n%s\nstderr:\n%s\nwant %d, no answer and stderr %q after the index warning", code, &out, &errOut, tt.code, tt.stderr)
@@ -247,4 +200,45 @@ func TestInterruptWithoutCostLimit(t *testing.T) {
 			verifyNoLeaks(t, before, goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"))
 		})
 	}
+}
+
+// startCommand starts cmd and returns the channel that receives what its
+// Wait returns; a process still running when the test ends is killed.
+func startCommand(t *testing.T, cmd *exec.Cmd) chan error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			if err := <-done; err != nil {
+				t.Logf("killed: %v", err)
+			}
+		}
+	})
+	return done
+}
+
+// signalAndWait sends sig to cmd, started by startCommand with done, and
+// waits for it to end; it fails the test if cmd still runs after
+// framework.HangTimeout, or if it ends with an error other than a
+// non-zero exit (which the caller checks).
+func signalAndWait(t *testing.T, cmd *exec.Cmd, done <-chan error, sig os.Signal, out, errOut fmt.Stringer) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	select {
+	case err := <-done:
+		if ee := (*exec.ExitError)(nil); err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	case <-time.After(framework.HangTimeout):
+		t.Fatalf("still running %s after %s\nstdout:\n%s\nstderr:\n%s", framework.HangTimeout, sig, out, errOut)
+	}
+	t.Logf("ended %s after %s", time.Since(sent).Round(time.Millisecond), sig)
 }
