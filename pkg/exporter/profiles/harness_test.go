@@ -1,0 +1,147 @@
+package profiles_test
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// render loads the kube-state-metrics profile's config file for resource
+// as the exporter loads a config (parsed, validated, every expression
+// compiled), gives objs to its engine as the informer delivers them (typed
+// API objects, as a typed informer caches them), and returns the
+// exposition the engine serves. The exposition must pass promlint.
+func render(t *testing.T, resource string, objs ...any) string {
+	t.Helper()
+	f, err := profiles.FileOf(profiles.KubeStateMetrics, resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := exporter.Compile(f.Path, f.Data, env)
+	if err != nil {
+		t.Fatalf("loading %s: %v", f.Path, err)
+	}
+	e := exporter.NewEngine(c, exporter.EngineOptions{})
+	t.Cleanup(e.Close)
+	for _, o := range objs {
+		e.Update(0, o)
+	}
+	var b bytes.Buffer
+	if err := e.WriteFamilies(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.New(bytes.NewReader(b.Bytes())).Lint()
+	if err != nil {
+		t.Fatalf("promlint: %v\n%s", err, b.String())
+	}
+	for _, p := range problems {
+		// kube-state-metrics' own names are the specification, and some
+		// break promlint's naming advice (a counter without _total, a
+		// unit-less gauge); only problems with the exposition itself fail.
+		if isNamingAdvice(p.Text) {
+			continue
+		}
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	return b.String()
+}
+
+// isNamingAdvice reports whether a promlint problem is advice on a metric's
+// name, which kube-state-metrics' names sometimes do not follow.
+func isNamingAdvice(text string) bool {
+	for _, s := range []string{"counter metrics should have \"_total\" suffix", "non-counter metrics should not have \"_total\" suffix", "use base unit", "metric names should be written in 'snake_case'", "non-histogram and non-summary metrics should not have"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// expectFamilies checks that every family of want (exposition text with
+// its # HELP and # TYPE lines) is in got with the same HELP text, TYPE and
+// series: the same set of label sets (in any label order, as Prometheus
+// reads them) with the same values. A family of want without samples must
+// be absent from got or have none. Families of got that want does not name
+// are not checked.
+func expectFamilies(t *testing.T, got, want string) {
+	t.Helper()
+	g := parseExposition(t, "got", got)
+	w := parseExposition(t, "want", want)
+	for name, wf := range w {
+		gf, ok := g[name]
+		if !ok {
+			if len(wf.samples) > 0 {
+				t.Errorf("family %s: missing from the exposition", name)
+			}
+			continue
+		}
+		if gf.help != wf.help {
+			t.Errorf("family %s: HELP %q, want %q", name, gf.help, wf.help)
+		}
+		if gf.typ != wf.typ {
+			t.Errorf("family %s: TYPE %s, want %s", name, gf.typ, wf.typ)
+		}
+		if diff := cmp.Diff(wf.samples, gf.samples); diff != "" {
+			t.Errorf("family %s: series differ (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+type parsedFamily struct {
+	help, typ string
+	// samples are "name{label="value",…} value" with labels sorted, sorted.
+	samples []string
+}
+
+func parseExposition(t *testing.T, what, text string) map[string]parsedFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("parsing %s: %v\n%s", what, err, text)
+	}
+	out := map[string]parsedFamily{}
+	for name, mf := range mfs {
+		pf := parsedFamily{help: mf.GetHelp(), typ: strings.ToLower(mf.GetType().String())}
+		for _, m := range mf.GetMetric() {
+			pf.samples = append(pf.samples, sampleString(name, mf.GetType(), m))
+		}
+		slices.Sort(pf.samples)
+		out[name] = pf
+	}
+	return out
+}
+
+func sampleString(name string, typ dto.MetricType, m *dto.Metric) string {
+	labels := make([]string, 0, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+	}
+	slices.Sort(labels)
+	var v float64
+	switch typ {
+	case dto.MetricType_COUNTER:
+		v = m.GetCounter().GetValue()
+	case dto.MetricType_GAUGE:
+		v = m.GetGauge().GetValue()
+	default:
+		v = m.GetUntyped().GetValue()
+	}
+	return fmt.Sprintf("%s{%s} %s", name, strings.Join(labels, ","), model.SampleValue(v).String())
+}

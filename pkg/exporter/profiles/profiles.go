@@ -1,0 +1,83 @@
+package profiles
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+)
+
+// KubeStateMetrics is the name of the profile that reproduces
+// kube-state-metrics' default metric families.
+const KubeStateMetrics = "kube-state-metrics"
+
+//go:embed kube-state-metrics/*.yaml
+var files embed.FS
+
+// File is one config file of a profile.
+type File struct {
+	// Resource is the resource the file's config watches, as named by the
+	// file (its base name without .yaml): "pods", "deployments".
+	Resource string
+	// Path is the file's path inside the profile set, "kube-state-metrics/pods.yaml",
+	// used in messages.
+	Path string
+	// Data is the file's content.
+	Data []byte
+}
+
+// Names returns the names of the profiles, sorted.
+func Names() []string {
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// Files returns the config files of the profile name, sorted by resource.
+// An unknown name is an error that lists the known ones.
+func Files(name string) ([]File, error) {
+	if !slices.Contains(Names(), name) {
+		return nil, fmt.Errorf("unknown profile %q: the profiles are %s", name, strings.Join(Names(), ", "))
+	}
+	entries, err := fs.ReadDir(files, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading profile %q: %w", name, err)
+	}
+	var out []File
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".yaml" {
+			continue
+		}
+		p := path.Join(name, e.Name())
+		data, err := fs.ReadFile(files, p)
+		if err != nil {
+			return nil, fmt.Errorf("reading profile %q: %w", name, err)
+		}
+		out = append(out, File{Resource: strings.TrimSuffix(e.Name(), ".yaml"), Path: p, Data: data})
+	}
+	return out, nil
+}
+
+// FileOf returns the config file of resource in the profile name.
+func FileOf(name, resource string) (File, error) {
+	fs, err := Files(name)
+	if err != nil {
+		return File{}, err
+	}
+	for _, f := range fs {
+		if f.Resource == resource {
+			return f, nil
+		}
+	}
+	return File{}, fmt.Errorf("profile %q has no file for resource %q", name, resource)
+}
