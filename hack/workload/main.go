@@ -25,6 +25,7 @@ func main() {
 	flag.IntVar(&spec.Pods, "pods", 300, "pods")
 	flag.IntVar(&spec.PodsPerDeployment, "pods-per-deployment", 10, "pods per deployment")
 	flag.IntVar(&spec.CustomResources, "databases", 0, "Database custom resources (default pods/10)")
+	flag.BoolVar(&spec.Controllers, "controllers", true, "also create replica sets, stateful sets, daemon sets, jobs, cron jobs, autoscalers, disruption budgets and replication controllers in each namespace")
 	flag.Int64Var(&spec.Seed, "seed", 1, "seed of the generated statuses")
 	flag.IntVar(&spec.Concurrency, "concurrency", 32, "requests in flight")
 	zones := flag.String("zones", "zone-a,zone-b,zone-c", "comma-separated zones")

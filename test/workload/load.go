@@ -24,13 +24,15 @@ import (
 // in Existing.
 type Summary struct {
 	Namespaces, Nodes, Deployments, Pods, CustomResources int
-	Existing                                              int
+	// Controllers counts the objects of Spec.Controllers.
+	Controllers int
+	Existing    int
 	Elapsed                                               time.Duration
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("%d namespaces, %d nodes, %d deployments, %d pods, %d databases created (%d existed) in %s",
-		s.Namespaces, s.Nodes, s.Deployments, s.Pods, s.CustomResources, s.Existing, s.Elapsed.Round(time.Millisecond))
+	return fmt.Sprintf("%d namespaces, %d nodes, %d deployments, %d pods, %d databases, %d other controllers created (%d existed) in %s",
+		s.Namespaces, s.Nodes, s.Deployments, s.Pods, s.CustomResources, s.Controllers, s.Existing, s.Elapsed.Round(time.Millisecond))
 }
 
 // Load creates the workload described by spec (defaults applied) through the
@@ -138,6 +140,15 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 	})
 	if err != nil {
 		return sum, fmt.Errorf("creating databases: %w", err)
+	}
+	if spec.Controllers {
+		err = parallel(ctx, spec.Namespaces, spec.Concurrency, func(ctx context.Context, i int) error {
+			return spec.loadControllers(ctx, cs, i, func(err error) error { return count(&sum.Controllers, err) })
+		})
+		if err != nil {
+			return sum, fmt.Errorf("creating controllers: %w", err)
+		}
+		_, _ = fmt.Fprintf(log, "workload: %d other controllers\n", sum.Controllers)
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil

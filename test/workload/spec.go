@@ -21,6 +21,11 @@ type Spec struct {
 	PodsPerDeployment int `json:"podsPerDeployment" yaml:"podsPerDeployment"`
 	// CustomResources is the number of Database objects. Default Pods/10.
 	CustomResources int `json:"customResources" yaml:"customResources"`
+	// Controllers adds, in each namespace, replica sets, stateful sets, a
+	// daemon set, jobs, cron jobs, horizontal pod autoscalers, pod
+	// disruption budgets and a replication controller, with the statuses
+	// their controllers would write. Default false.
+	Controllers bool `json:"controllers" yaml:"controllers"`
 	// Seed makes the statuses reproducible. Default 1.
 	Seed int64 `json:"seed" yaml:"seed"`
 	// Concurrency is the number of requests in flight. Default 32.

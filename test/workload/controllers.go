@@ -1,0 +1,275 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+)
+
+// controllerSet is what Load creates in one namespace when
+// Spec.Controllers is set: workload controllers of every kind with the
+// statuses their controllers would write, so that every metric family of
+// those kinds has series. Nothing runs them (no controller manager), so
+// they never change after Load.
+type controllerSet struct {
+	replicaSets            []*appsv1.ReplicaSet
+	statefulSets           []*appsv1.StatefulSet
+	daemonSets             []*appsv1.DaemonSet
+	jobs                   []*batchv1.Job
+	cronJobs               []*batchv1.CronJob
+	hpas                   []*autoscalingv2.HorizontalPodAutoscaler
+	pdbs                   []*policyv1.PodDisruptionBudget
+	replicationControllers []*corev1.ReplicationController
+}
+
+// controllers returns the controller objects of namespace ns (the i-th),
+// each with the status to write after creating it.
+func (s Spec) controllers(i int) controllerSet {
+	ns := NamespaceName(i)
+	r := s.rng("controllers", i)
+	at := func(ago time.Duration) metav1.Time { return metav1.NewTime(s.Now.Add(-ago)) }
+	template := func(app string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}}, Spec: podSpec(app, 2)}
+	}
+	selector := func(app string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name, "team": fmt.Sprintf("team-%d", i%5+1)},
+			Annotations: map[string]string{"owner.example.com/contact": "oncall@example.com"}}
+	}
+	var set controllerSet
+
+	// A replica set of a rollout in progress and an old one scaled to zero.
+	for k, replicas := range []int32{3, 0} {
+		name := fmt.Sprintf("frontend-%d", k+1)
+		rs := &appsv1.ReplicaSet{ObjectMeta: meta(name),
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr(replicas), Selector: selector(name), Template: template(name)}}
+		rs.Labels["app"] = name
+		rs.Status = appsv1.ReplicaSetStatus{Replicas: replicas, FullyLabeledReplicas: replicas, ReadyReplicas: max(replicas-1, 0),
+			AvailableReplicas: max(replicas-1, 0), ObservedGeneration: 1}
+		set.replicaSets = append(set.replicaSets, rs)
+	}
+
+	// A stateful set mid-update, and one with a PVC template and a retention policy.
+	for k := range 2 {
+		name := fmt.Sprintf("store-%d", k+1)
+		ss := &appsv1.StatefulSet{ObjectMeta: meta(name), Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr(int32(3)), Selector: selector(name), Template: template(name), ServiceName: name}}
+		if k == 1 {
+			ss.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
+			ss.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType}
+			ss.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 1}
+		}
+		ss.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 3, ReadyReplicas: int32(2 + k), CurrentReplicas: int32(1 + k),
+			UpdatedReplicas: int32(2 - k), AvailableReplicas: int32(2 + k), CurrentRevision: name + "-6f8c9", UpdateRevision: name + "-7d4b2"}
+		set.statefulSets = append(set.statefulSets, ss)
+	}
+
+	// A daemon set on every node, one of them misscheduled.
+	ds := &appsv1.DaemonSet{ObjectMeta: meta("node-agent"), Spec: appsv1.DaemonSetSpec{Selector: selector("node-agent"), Template: template("node-agent")}}
+	nodes := int32(s.Nodes)
+	ds.Status = appsv1.DaemonSetStatus{CurrentNumberScheduled: nodes, DesiredNumberScheduled: nodes, NumberMisscheduled: 1,
+		NumberReady: nodes - 1, UpdatedNumberScheduled: nodes, NumberAvailable: nodes - 1, NumberUnavailable: 1, ObservedGeneration: 1}
+	set.daemonSets = append(set.daemonSets, ds)
+
+	// Cron jobs, one suspended; jobs that completed, failed and still run,
+	// the first owned by the cron job.
+	for k, suspend := range []bool{false, true} {
+		name := fmt.Sprintf("report-%d", k+1)
+		cj := &batchv1.CronJob{ObjectMeta: meta(name), Spec: batchv1.CronJobSpec{
+			Schedule: []string{"*/15 * * * *", "0 3 * * *"}[k], Suspend: ptr(suspend), ConcurrencyPolicy: batchv1.ForbidConcurrent,
+			StartingDeadlineSeconds: ptr(int64(120)), SuccessfulJobsHistoryLimit: ptr(int32(3)), FailedJobsHistoryLimit: ptr(int32(1)),
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: jobTemplate(name)}}}}
+		last, success := at(time.Duration(20+r.IntN(60))*time.Minute), at(time.Duration(80+r.IntN(60))*time.Minute)
+		cj.Status = batchv1.CronJobStatus{LastScheduleTime: &last, LastSuccessfulTime: &success}
+		set.cronJobs = append(set.cronJobs, cj)
+	}
+	for k, state := range []string{"complete", "failed", "active"} {
+		name := fmt.Sprintf("migrate-%d", k+1)
+		job := &batchv1.Job{ObjectMeta: meta(name), Spec: batchv1.JobSpec{Parallelism: ptr(int32(2)), Completions: ptr(int32(2)),
+			BackoffLimit: ptr(int32(3)), ActiveDeadlineSeconds: ptr(int64(3600)), Template: jobTemplate(name)}}
+		started := at(time.Duration(2+k) * time.Hour)
+		job.Status.StartTime = &started
+		switch state {
+		case "complete":
+			done := at(time.Hour)
+			job.Status.Succeeded, job.Status.CompletionTime = 2, &done
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: done, LastProbeTime: done},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: done, LastProbeTime: done}}
+		case "failed":
+			done := at(90 * time.Minute)
+			job.Status.Failed = 4
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: done, LastProbeTime: done},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: done, LastProbeTime: done}}
+		case "active":
+			job.Status.Active, job.Status.Ready, job.Status.Succeeded = 1, ptr(int32(1)), 1
+		}
+		set.jobs = append(set.jobs, job)
+	}
+
+	// Autoscalers on the replica sets: one with CPU and memory targets and
+	// current metrics, one scaled by a pods metric and unable to scale.
+	hpa := func(name, target string) *autoscalingv2.HorizontalPodAutoscaler {
+		return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta(name), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: target},
+			MinReplicas:    ptr(int32(2)), MaxReplicas: 10}}
+	}
+	cpu := hpa("frontend-cpu", "frontend-1")
+	cpu.Spec.Metrics = []autoscalingv2.MetricSpec{
+		{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(70))}}},
+		{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory,
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(resource.MustParse("256Mi"))}}}}
+	cpu.Status = autoscalingv2.HorizontalPodAutoscalerStatus{ObservedGeneration: ptr(int64(1)), CurrentReplicas: 3, DesiredReplicas: 4,
+		CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
+			Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr(int32(85)), AverageValue: ptr(resource.MustParse("85m"))}}}},
+		Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+			{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "SucceededRescale", LastTransitionTime: at(time.Hour)},
+			{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound", LastTransitionTime: at(time.Hour)},
+			{Type: autoscalingv2.ScalingLimited, Status: corev1.ConditionFalse, Reason: "DesiredWithinRange", LastTransitionTime: at(time.Hour)}}}
+	pods := hpa("frontend-queue", "frontend-2")
+	pods.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
+		Metric: autoscalingv2.MetricIdentifier{Name: "queue_depth"},
+		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(resource.MustParse("30"))}}}}
+	pods.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 0, DesiredReplicas: 0,
+		Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+			{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionFalse, Reason: "FailedGetScale", LastTransitionTime: at(time.Hour)},
+			{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionUnknown, Reason: "FailedGetPodsMetric", LastTransitionTime: at(time.Hour)}}}
+	set.hpas = append(set.hpas, cpu, pods)
+
+	// Disruption budgets by minAvailable and by maxUnavailable percentage.
+	minAvail := &policyv1.PodDisruptionBudget{ObjectMeta: meta("frontend-pdb"), Spec: policyv1.PodDisruptionBudgetSpec{
+		MinAvailable: ptr(intstr.FromInt32(2)), Selector: selector("frontend-1")}}
+	minAvail.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 0,
+		Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Status: metav1.ConditionFalse, Reason: policyv1.InsufficientPodsReason,
+			ObservedGeneration: 1, LastTransitionTime: at(time.Hour)}}}
+	maxUnavail := &policyv1.PodDisruptionBudget{ObjectMeta: meta("store-pdb"), Spec: policyv1.PodDisruptionBudgetSpec{
+		MaxUnavailable: ptr(intstr.FromString("34%")), Selector: selector("store-1")}}
+	maxUnavail.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 1,
+		Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Status: metav1.ConditionTrue, Reason: policyv1.SufficientPodsReason,
+			ObservedGeneration: 1, LastTransitionTime: at(time.Hour)}}}
+	set.pdbs = append(set.pdbs, minAvail, maxUnavail)
+
+	rc := &corev1.ReplicationController{ObjectMeta: meta("legacy"), Spec: corev1.ReplicationControllerSpec{
+		Replicas: ptr(int32(2)), Selector: map[string]string{"app": "legacy"}, Template: ptr(template("legacy"))}}
+	rc.Status = corev1.ReplicationControllerStatus{Replicas: 2, FullyLabeledReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
+	set.replicationControllers = append(set.replicationControllers, rc)
+	return set
+}
+
+func jobTemplate(name string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{Name: "task", Image: "registry.example.com/" + name + ":1.0.0"}}}}
+}
+
+// createWithStatus creates obj and writes the status it was given, as the
+// controller of its kind would.
+func createWithStatus[T any](ctx context.Context, obj T, create func(context.Context, T, metav1.CreateOptions) (T, error),
+	updateStatus func(context.Context, T, metav1.UpdateOptions) (T, error), setStatus func(got, want T)) error {
+	got, err := create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	setStatus(got, obj)
+	_, err = updateStatus(ctx, got, metav1.UpdateOptions{})
+	return err
+}
+
+// loadControllers creates the controller set of namespace i; count counts
+// each object created or existing.
+func (s Spec) loadControllers(ctx context.Context, cs kubernetes.Interface, i int, count func(error) error) error {
+	set := s.controllers(i)
+	ns := NamespaceName(i)
+	each := func(n int, create func(k int) error) error {
+		for k := range n {
+			if err := count(create(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	apps, batch, core := cs.AppsV1(), cs.BatchV1(), cs.CoreV1()
+	steps := []func() error{
+		func() error {
+			return each(len(set.replicaSets), func(k int) error {
+				return createWithStatus(ctx, set.replicaSets[k], apps.ReplicaSets(ns).Create, apps.ReplicaSets(ns).UpdateStatus,
+					func(got, want *appsv1.ReplicaSet) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			return each(len(set.statefulSets), func(k int) error {
+				return createWithStatus(ctx, set.statefulSets[k], apps.StatefulSets(ns).Create, apps.StatefulSets(ns).UpdateStatus,
+					func(got, want *appsv1.StatefulSet) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			return each(len(set.daemonSets), func(k int) error {
+				return createWithStatus(ctx, set.daemonSets[k], apps.DaemonSets(ns).Create, apps.DaemonSets(ns).UpdateStatus,
+					func(got, want *appsv1.DaemonSet) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			return each(len(set.cronJobs), func(k int) error {
+				return createWithStatus(ctx, set.cronJobs[k], batch.CronJobs(ns).Create, batch.CronJobs(ns).UpdateStatus,
+					func(got, want *batchv1.CronJob) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			return each(len(set.jobs), func(k int) error {
+				if k == 0 {
+					// The first job is one its cron job started.
+					owner, err := batch.CronJobs(ns).Get(ctx, set.cronJobs[0].Name, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					set.jobs[k].OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob",
+						Name: owner.Name, UID: owner.UID, Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+				}
+				return createWithStatus(ctx, set.jobs[k], batch.Jobs(ns).Create, batch.Jobs(ns).UpdateStatus,
+					func(got, want *batchv1.Job) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			hpas := cs.AutoscalingV2().HorizontalPodAutoscalers(ns)
+			return each(len(set.hpas), func(k int) error {
+				return createWithStatus(ctx, set.hpas[k], hpas.Create, hpas.UpdateStatus,
+					func(got, want *autoscalingv2.HorizontalPodAutoscaler) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			pdbs := cs.PolicyV1().PodDisruptionBudgets(ns)
+			return each(len(set.pdbs), func(k int) error {
+				return createWithStatus(ctx, set.pdbs[k], pdbs.Create, pdbs.UpdateStatus,
+					func(got, want *policyv1.PodDisruptionBudget) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			return each(len(set.replicationControllers), func(k int) error {
+				return createWithStatus(ctx, set.replicationControllers[k], core.ReplicationControllers(ns).Create, core.ReplicationControllers(ns).UpdateStatus,
+					func(got, want *corev1.ReplicationController) { got.Status = want.Status })
+			})
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
