@@ -27,7 +27,7 @@ type Summary struct {
 	// Controllers counts the objects of Spec.Controllers.
 	Controllers int
 	Existing    int
-	Elapsed                                               time.Duration
+	Elapsed     time.Duration
 }
 
 func (s Summary) String() string {
