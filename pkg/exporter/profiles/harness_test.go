@@ -2,17 +2,13 @@ package profiles_test
 
 import (
 	"bytes"
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/seriesset"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -86,62 +82,28 @@ func expectFamilies(t *testing.T, got, want string) {
 	for name, wf := range w {
 		gf, ok := g[name]
 		if !ok {
-			if len(wf.samples) > 0 {
+			if len(wf.Series) > 0 {
 				t.Errorf("family %s: missing from the exposition", name)
 			}
 			continue
 		}
-		if gf.help != wf.help {
-			t.Errorf("family %s: HELP %q, want %q", name, gf.help, wf.help)
+		if gf.Help != wf.Help {
+			t.Errorf("family %s: HELP %q, want %q", name, gf.Help, wf.Help)
 		}
-		if gf.typ != wf.typ {
-			t.Errorf("family %s: TYPE %s, want %s", name, gf.typ, wf.typ)
+		if gf.Type != wf.Type {
+			t.Errorf("family %s: TYPE %s, want %s", name, gf.Type, wf.Type)
 		}
-		if diff := cmp.Diff(wf.samples, gf.samples); diff != "" {
+		if diff := cmp.Diff(wf.Series, gf.Series); diff != "" {
 			t.Errorf("family %s: series differ (-want +got):\n%s", name, diff)
 		}
 	}
 }
 
-type parsedFamily struct {
-	help, typ string
-	// samples are "name{label="value",…} value" with labels sorted, sorted.
-	samples []string
-}
-
-func parseExposition(t *testing.T, what, text string) map[string]parsedFamily {
+func parseExposition(t *testing.T, what, text string) map[string]seriesset.Family {
 	t.Helper()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+	fams, err := seriesset.Parse(strings.NewReader(text))
 	if err != nil {
 		t.Fatalf("parsing %s: %v\n%s", what, err, text)
 	}
-	out := map[string]parsedFamily{}
-	for name, mf := range mfs {
-		pf := parsedFamily{help: mf.GetHelp(), typ: strings.ToLower(mf.GetType().String())}
-		for _, m := range mf.GetMetric() {
-			pf.samples = append(pf.samples, sampleString(name, mf.GetType(), m))
-		}
-		slices.Sort(pf.samples)
-		out[name] = pf
-	}
-	return out
-}
-
-func sampleString(name string, typ dto.MetricType, m *dto.Metric) string {
-	labels := make([]string, 0, len(m.GetLabel()))
-	for _, l := range m.GetLabel() {
-		labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-	}
-	slices.Sort(labels)
-	var v float64
-	switch typ {
-	case dto.MetricType_COUNTER:
-		v = m.GetCounter().GetValue()
-	case dto.MetricType_GAUGE:
-		v = m.GetGauge().GetValue()
-	default:
-		v = m.GetUntyped().GetValue()
-	}
-	return fmt.Sprintf("%s{%s} %s", name, strings.Join(labels, ","), model.SampleValue(v).String())
+	return fams
 }
