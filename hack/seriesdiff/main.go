@@ -72,6 +72,8 @@ func main() {
 		fb, inB := b[n]
 		var problems []string
 		switch {
+		case !inA && len(fb.Series) == 0, !inB && len(fa.Series) == 0:
+			// A family without series is the same as none to Prometheus.
 		case !inA:
 			problems = append(problems, fmt.Sprintf("only in B (%d series)", len(fb.Series)))
 		case !inB:
