@@ -3,13 +3,16 @@ package workload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -30,7 +33,22 @@ type controllerSet struct {
 	hpas                   []*autoscalingv2.HorizontalPodAutoscaler
 	pdbs                   []*policyv1.PodDisruptionBudget
 	replicationControllers []*corev1.ReplicationController
+	deployments            []*appsv1.Deployment
+	// pods are pods with init containers, volumes, a runtime class, an
+	// eviction: what the deployments' pods do not show.
+	pods []*corev1.Pod
+	// terminating names objects ("kind/name") created with a finalizer and
+	// deleted after: they keep a deletion timestamp.
+	terminating []string
 }
+
+// finalizer holds the objects of controllerSet.terminating, which nothing
+// removes.
+const finalizer = "workload.kubectl-informer.io/hold"
+
+// RuntimeClassName is the runtime class that Spec.Controllers creates, with
+// a pod overhead, and that some of its pods name.
+const RuntimeClassName = "sandboxed"
 
 // controllers returns the controller objects of namespace ns (the i-th),
 // each with the status to write after creating it.
@@ -49,6 +67,10 @@ func (s Spec) controllers(i int) controllerSet {
 			Annotations: map[string]string{"owner.example.com/contact": "oncall@example.com"}}
 	}
 	var set controllerSet
+	hold := func(m metav1.ObjectMeta) metav1.ObjectMeta {
+		m.Finalizers = []string{finalizer}
+		return m
+	}
 
 	// A replica set of a rollout in progress and an old one scaled to zero.
 	for k, replicas := range []int32{3, 0} {
@@ -64,7 +86,11 @@ func (s Spec) controllers(i int) controllerSet {
 	// A stateful set mid-update, and one with a PVC template and a retention policy.
 	for k := range 2 {
 		name := fmt.Sprintf("store-%d", k+1)
-		ss := &appsv1.StatefulSet{ObjectMeta: meta(name), Spec: appsv1.StatefulSetSpec{
+		m := meta(name)
+		if k == 1 {
+			m = hold(m)
+		}
+		ss := &appsv1.StatefulSet{ObjectMeta: m, Spec: appsv1.StatefulSetSpec{
 			Replicas: ptr(int32(3)), Selector: selector(name), Template: template(name), ServiceName: name}}
 		if k == 1 {
 			ss.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
@@ -80,7 +106,7 @@ func (s Spec) controllers(i int) controllerSet {
 	}
 
 	// A daemon set on every node, one of them misscheduled.
-	ds := &appsv1.DaemonSet{ObjectMeta: meta("node-agent"), Spec: appsv1.DaemonSetSpec{Selector: selector("node-agent"), Template: template("node-agent")}}
+	ds := &appsv1.DaemonSet{ObjectMeta: hold(meta("node-agent")), Spec: appsv1.DaemonSetSpec{Selector: selector("node-agent"), Template: template("node-agent")}}
 	nodes := int32(s.Nodes)
 	ds.Status = appsv1.DaemonSetStatus{CurrentNumberScheduled: nodes, DesiredNumberScheduled: nodes, NumberMisscheduled: 1,
 		NumberReady: nodes - 1, UpdatedNumberScheduled: nodes, NumberAvailable: nodes - 1, NumberUnavailable: 1, ObservedGeneration: 1}
@@ -144,6 +170,7 @@ func (s Spec) controllers(i int) controllerSet {
 			{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound", LastTransitionTime: at(time.Hour)},
 			{Type: autoscalingv2.ScalingLimited, Status: corev1.ConditionFalse, Reason: "DesiredWithinRange", LastTransitionTime: at(time.Hour)}}}
 	pods := hpa("frontend-queue", "frontend-2")
+	pods.ObjectMeta = hold(pods.ObjectMeta)
 	pods.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
 		Metric: autoscalingv2.MetricIdentifier{Name: "queue_depth"},
 		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(resource.MustParse("30"))}}}}
@@ -159,18 +186,112 @@ func (s Spec) controllers(i int) controllerSet {
 	minAvail.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 0,
 		Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Status: metav1.ConditionFalse, Reason: policyv1.InsufficientPodsReason,
 			ObservedGeneration: 1, LastTransitionTime: at(time.Hour)}}}
-	maxUnavail := &policyv1.PodDisruptionBudget{ObjectMeta: meta("store-pdb"), Spec: policyv1.PodDisruptionBudgetSpec{
+	maxUnavail := &policyv1.PodDisruptionBudget{ObjectMeta: hold(meta("store-pdb")), Spec: policyv1.PodDisruptionBudgetSpec{
 		MaxUnavailable: ptr(intstr.FromString("34%")), Selector: selector("store-1")}}
 	maxUnavail.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 1,
 		Conditions: []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Status: metav1.ConditionTrue, Reason: policyv1.SufficientPodsReason,
 			ObservedGeneration: 1, LastTransitionTime: at(time.Hour)}}}
 	set.pdbs = append(set.pdbs, minAvail, maxUnavail)
 
+	// A deployment whose rollout stalled, and one being deleted.
+	for _, name := range []string{"rollout", "retired"} {
+		m := meta(name)
+		if name == "retired" {
+			m = hold(m)
+		}
+		d := &appsv1.Deployment{ObjectMeta: m, Spec: appsv1.DeploymentSpec{Replicas: ptr(int32(4)), Selector: selector(name), Template: template(name),
+			Paused: name == "retired", Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr(intstr.FromString("25%")), MaxSurge: ptr(intstr.FromInt32(2))}}}}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 4, UpdatedReplicas: 2, ReadyReplicas: 3, AvailableReplicas: 3, UnavailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: at(time.Hour), LastTransitionTime: at(time.Hour)},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", LastUpdateTime: at(time.Hour), LastTransitionTime: at(time.Hour)}}}
+		set.deployments = append(set.deployments, d)
+	}
+	set.terminating = append(set.terminating, "deployments/retired", "statefulsets/store-2", "daemonsets/node-agent",
+		"horizontalpodautoscalers/frontend-queue", "poddisruptionbudgets/store-pdb", "pods/batch-doomed")
+
+	// A suspended job.
+	suspended := &batchv1.Job{ObjectMeta: meta("migrate-suspended"), Spec: batchv1.JobSpec{Suspend: ptr(true), Template: jobTemplate("migrate-suspended")}}
+	suspended.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: "JobSuspended", LastTransitionTime: at(time.Hour), LastProbeTime: at(time.Hour)}}
+	set.jobs = append(set.jobs, suspended)
+
+	set.pods = s.controllerPods(ns, at)
+
 	rc := &corev1.ReplicationController{ObjectMeta: meta("legacy"), Spec: corev1.ReplicationControllerSpec{
 		Replicas: ptr(int32(2)), Selector: map[string]string{"app": "legacy"}, Template: ptr(template("legacy"))}}
 	rc.Status = corev1.ReplicationControllerStatus{Replicas: 2, FullyLabeledReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
 	set.replicationControllers = append(set.replicationControllers, rc)
 	return set
+}
+
+// controllerPods returns the pods of Spec.Controllers in namespace ns, with
+// their statuses: one initialising, one running after its init
+// containers, one evicted, one being deleted.
+func (s Spec) controllerPods(ns string, at func(time.Duration) metav1.Time) []*corev1.Pod {
+	started := at(2 * time.Hour)
+	spec := func() corev1.PodSpec {
+		sp := podSpec("batch", 3)
+		sp.RuntimeClassName = ptr(RuntimeClassName)
+		sp.InitContainers = []corev1.Container{
+			{Name: "migrate", Image: "registry.example.com/migrate:2.1.0", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("1Gi"), "example.com/gpu": resource.MustParse("1")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"), "example.com/gpu": resource.MustParse("1")}}},
+			{Name: "log-shipper", Image: "registry.example.com/shipper:0.9.1", RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways)},
+		}
+		sp.Volumes = []corev1.Volume{
+			{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-store-2-1"}}},
+			{Name: "seed", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "seed", ReadOnly: true}}},
+		}
+		sp.ResourceClaims = []corev1.PodResourceClaim{{Name: "accelerator", ResourceClaimName: ptr("gpu-claim")}}
+		sp.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule},
+			{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(int64(300))}}
+		sp.NodeSelector = map[string]string{"topology.kubernetes.io/zone": s.Zones[0]}
+		sp.NodeName = NodeName(0)
+		return sp
+	}
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "batch"}}, Spec: spec()}
+	}
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: started}
+	completed := corev1.ContainerStatus{Name: "migrate", Image: "registry.example.com/migrate:2.1.0", ImageID: "registry.example.com/migrate@sha256:" + fmt.Sprintf("%064x", 7),
+		RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: started}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", StartedAt: started, FinishedAt: started}}}
+	shipper := corev1.ContainerStatus{Name: "log-shipper", Image: "registry.example.com/shipper:0.9.1", ImageID: "registry.example.com/shipper@sha256:" + fmt.Sprintf("%064x", 8),
+		Ready: true, Started: ptr(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}
+
+	initializing := pod("batch-initializing")
+	initializing.Status = corev1.PodStatus{Phase: corev1.PodPending, HostIP: "10.0.0.9", StartTime: &started, QOSClass: corev1.PodQOSBurstable,
+		Conditions: []corev1.PodCondition{scheduled, {Type: corev1.PodInitialized, Status: corev1.ConditionFalse, Reason: "ContainersNotInitialized", LastTransitionTime: started}},
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "migrate", Image: "registry.example.com/migrate:2.1.0", RestartCount: 4,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", StartedAt: started, FinishedAt: started}}},
+			{Name: "log-shipper", Image: "registry.example.com/shipper:0.9.1", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", Image: "registry.example.com/batch:1.3.0", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}},
+			{Name: "proxy", Image: "registry.example.com/envoy:1.30.2", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}
+
+	running := pod("batch-running")
+	running.Status = corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.9", PodIP: "10.244.9.9", PodIPs: []corev1.PodIP{{IP: "10.244.9.9"}, {IP: "fd00::9"}},
+		StartTime: &started, QOSClass: corev1.PodQOSBurstable,
+		Conditions: []corev1.PodCondition{scheduled, {Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: started},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: started}, {Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}},
+		InitContainerStatuses: []corev1.ContainerStatus{completed, shipper}}
+	for _, c := range running.Spec.Containers {
+		running.Status.ContainerStatuses = append(running.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
+			ImageID: c.Image + "@sha256:" + fmt.Sprintf("%064x", 9), Ready: true, Started: ptr(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}})
+	}
+
+	evicted := pod("batch-evicted")
+	evicted.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory.", HostIP: "10.0.0.9", StartTime: &started,
+		Conditions: []corev1.PodCondition{scheduled, {Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet", LastTransitionTime: at(time.Hour)}}}
+
+	doomed := pod("batch-doomed")
+	doomed.Finalizers = []string{finalizer}
+	doomed.Status = corev1.PodStatus{Phase: corev1.PodRunning, Reason: "NodeLost", HostIP: "10.0.0.9", PodIP: "10.244.9.10", StartTime: &started,
+		Conditions: []corev1.PodCondition{scheduled}, InitContainerStatuses: []corev1.ContainerStatus{completed, shipper}}
+	return []*corev1.Pod{initializing, running, evicted, doomed}
 }
 
 func jobTemplate(name string) corev1.PodTemplateSpec {
@@ -266,10 +387,57 @@ func (s Spec) loadControllers(ctx context.Context, cs kubernetes.Interface, i in
 			})
 		},
 	}
+	steps = append(steps,
+		func() error {
+			return each(len(set.deployments), func(k int) error {
+				return createWithStatus(ctx, set.deployments[k], apps.Deployments(ns).Create, apps.Deployments(ns).UpdateStatus,
+					func(got, want *appsv1.Deployment) { got.Status = want.Status })
+			})
+		},
+		func() error {
+			return each(len(set.pods), func(k int) error {
+				return createWithStatus(ctx, set.pods[k], core.Pods(ns).Create, core.Pods(ns).UpdateStatus,
+					func(got, want *corev1.Pod) { got.Status = want.Status })
+			})
+		})
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
 	}
+	// Deleted objects keep their finalizer, and so a deletion timestamp.
+	for _, t := range set.terminating {
+		kind, name, _ := strings.Cut(t, "/")
+		var err error
+		switch kind {
+		case "deployments":
+			err = apps.Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		case "statefulsets":
+			err = apps.StatefulSets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		case "daemonsets":
+			err = apps.DaemonSets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		case "horizontalpodautoscalers":
+			err = cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		case "poddisruptionbudgets":
+			err = cs.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		case "pods":
+			err = core.Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s in %s: %w", t, ns, err)
+		}
+	}
 	return nil
+}
+
+// ensureRuntimeClass creates the runtime class of Spec.Controllers' pods,
+// with a pod overhead, unless it exists.
+func ensureRuntimeClass(ctx context.Context, cs kubernetes.Interface) error {
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: RuntimeClassName}, Handler: "runsc",
+		Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("120Mi")}}}
+	_, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }

@@ -142,6 +142,9 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 		return sum, fmt.Errorf("creating databases: %w", err)
 	}
 	if spec.Controllers {
+		if err := ensureRuntimeClass(ctx, cs); err != nil {
+			return sum, fmt.Errorf("creating runtime class %q: %w", RuntimeClassName, err)
+		}
 		err = parallel(ctx, spec.Namespaces, spec.Concurrency, func(ctx context.Context, i int) error {
 			return spec.loadControllers(ctx, cs, i, func(err error) error { return count(&sum.Controllers, err) })
 		})
