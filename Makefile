@@ -178,3 +178,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
 	go test -run '^$$' -fuzz '^FuzzExpression$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers
 	go test -run '^$$' -fuzz '^FuzzPodView$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers/jsonval
 	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./cmd/kubectl-informer/app
+
+.PHONY: ksm-compare
+ksm-compare: build controlplane ## Serve the kube-state-metrics profile beside kube-state-metrics (KSM=binary) on the sample workload and compare every family (report in _output/ksm-compare)
+	KSM='$(KSM)' BIN=$(BIN_DIR) hack/ksm-compare.sh
