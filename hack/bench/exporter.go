@@ -30,6 +30,9 @@ type exporterResult struct {
 	exp     side
 	ksm     *side
 	ksmArgs []string
+	// compared is the series-for-series comparison of the two
+	// expositions before any update (nil: kube-state-metrics not measured).
+	compared *comparison
 	// floor are the bare informer's starts (runFloor), each before a
 	// start of the exporter.
 	floor  []startStats
@@ -97,7 +100,7 @@ const starts = 5
 // further probe period while the exporter is scraped to measure the lag
 // from update to series. apiserverPID is the API server's process, whose
 // CPU each start costs.
-func benchExporter(plugin, ksmBin, kubeconfig, config string, cfg *rest.Config, apiserverPID, pods int, rates []int, d, probe time.Duration) (exporterResult, error) {
+func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID, pods int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
 	var exp, ksm *process
 	defer func() {
@@ -131,8 +134,9 @@ func benchExporter(plugin, ksmBin, kubeconfig, config string, cfg *rest.Config, 
 		}
 		// No series may be dropped: at 100,000 pods the KSM config has
 		// 500,000 phase series, over the default cap of 100,000 per metric.
-		p, s, err := startProcess("the exporter", plugin, []string{"export", "--kubeconfig=" + kubeconfig, "--config=" + config,
-			"--web.listen-address=" + addr, "--max-series-per-metric=10000000"}, addr, true, apiserverPID, pods)
+		args := append([]string{"export", "--kubeconfig=" + kubeconfig}, target.args...)
+		args = append(args, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
+		p, s, err := startProcess("the exporter", plugin, args, addr, true, apiserverPID, pods)
 		if err != nil {
 			return r, err
 		}
@@ -155,9 +159,7 @@ func benchExporter(plugin, ksmBin, kubeconfig, config string, cfg *rest.Config, 
 		if err != nil {
 			return r, err
 		}
-		if r.ksmArgs, err = kubeStateMetricsArgs(config, kubeconfig, addr, taddr); err != nil {
-			return r, err
-		}
+		r.ksmArgs = kubeStateMetricsArgs(target, kubeconfig, addr, taddr)
 		// Its /readyz answers once its own metrics are registered, before
 		// its lists are in: only the first full /metrics tells it is ready.
 		p, s, err = startProcess("kube-state-metrics", ksmBin, r.ksmArgs, addr, false, apiserverPID, pods)
@@ -188,8 +190,9 @@ func benchExporter(plugin, ksmBin, kubeconfig, config string, cfg *rest.Config, 
 	if ksm != nil {
 		targets = append(targets, scraped{r.ksm, &scraper{base: ksm.base}, &scraper{base: ksm.base, plain: true}})
 	}
+	bodies := make([][]byte, len(targets))
 	for range 10 {
-		for _, t := range targets {
+		for i, t := range targets {
 			_, st, err := t.gz.scrape()
 			if err != nil {
 				return r, err
@@ -201,7 +204,15 @@ func benchExporter(plugin, ksmBin, kubeconfig, config string, cfg *rest.Config, 
 			}
 			t.side.plain = append(t.side.plain, st)
 			t.side.series = countSeries(b)
+			bodies[i] = append(bodies[i][:0], b...)
 		}
+	}
+	if ksm != nil {
+		c, err := compareSeries(bodies[0], bodies[1], target.families)
+		if err != nil {
+			return r, err
+		}
+		r.compared = c
 	}
 
 	cfg = rest.CopyConfig(cfg)
@@ -616,10 +627,11 @@ func procCPU(pid int) float64 {
 	return (utime + stime) / 100 // clock ticks; USER_HZ is 100 on Linux
 }
 
-func (r exporterResult) render(config string, ksmVersion string) string {
+func (r exporterResult) render(target exporterTarget, ksmVersion string) string {
 	var b strings.Builder
 	notMeasured := "not measured"
-	fmt.Fprintf(&b, "\n## Exporter (%s)\n\n", config)
+	fmt.Fprintf(&b, "\n## Exporter (%s)\n\n", target.name)
+	fmt.Fprintf(&b, "```text\nkubectl informer export %s\n```\n\n", strings.Join(target.args, " "))
 	if r.ksm != nil {
 		fmt.Fprintf(&b, "Beside it, kube-state-metrics (%s) on the same families and resources, started in turn with it\n", ksmVersion)
 		fmt.Fprintf(&b, "and, under updates, running at the same time on the same updates:\n\n```text\nkube-state-metrics %s\n```\n\n", strings.Join(r.ksmArgs, " "))
@@ -653,6 +665,9 @@ func (r exporterResult) render(config string, ksmVersion string) string {
 	fmt.Fprintf(&b, "| the same, uncompressed (`Accept-Encoding: identity`) | %s | %s |\n",
 		scrapes(r.exp.plain), ksm(func(s *side) string { return scrapes(s.plain) }))
 	fmt.Fprintf(&b, "| series (`kube_*` samples) | %d | %s |\n", r.exp.series, ksm(func(s *side) string { return strconv.Itoa(s.series) }))
+	if r.compared != nil {
+		fmt.Fprintf(&b, "| families identical to kube-state-metrics' series for series (HELP, TYPE, label sets, values), before any update | %s | |\n", r.compared.summary())
+	}
 	for i, c := range r.churns {
 		fmt.Fprintf(&b, "| CPU under %d pod updates/s (asked) | %.2f cores | %s |\n", c.rate, r.exp.churn[i].cpu,
 			ksm(func(s *side) string { return fmt.Sprintf("%.2f cores", s.churn[i].cpu) }))

@@ -126,7 +126,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64}
+	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64, Controllers: true}
 	fmt.Fprintf(os.Stderr, "loading %d pods…\n", o.pods)
 	sum, err := workload.Load(context.Background(), cfg, spec, os.Stderr)
 	if err != nil {
@@ -180,12 +180,15 @@ func run(o options) error {
 		}
 	}
 	fmt.Fprintln(os.Stderr, "measuring the exporter…")
-	const ksm = "examples/kube-state-metrics-pods.yaml"
+	target, err := profileTarget(profileResources)
+	if err != nil {
+		return err
+	}
 	apiserverPID, err := readPID(filepath.Join(o.stateDir, "kube-apiserver.pid"))
 	if err != nil {
 		return err
 	}
-	exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, ksm, cfg, apiserverPID, o.pods, []int{100, 1000}, 30*time.Second, 15*time.Second)
+	exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, o.pods, []int{100, 1000}, 30*time.Second, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -200,7 +203,7 @@ func run(o options) error {
 	}
 	versions := versions{apiserver: apiserverVersion, ksm: ksmVersion, plugin: strings.TrimSpace(string(pluginOut)),
 		startCommit: startCommit, endCommit: commit()}
-	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(ksm, ksmVersion))
+	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(target, ksmVersion))
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil { //nolint:gosec // G301: the results are a report to publish, readable by all
@@ -236,6 +239,12 @@ const (
 	jsonFloor     = "GET /api/v1/pods, JSON (transfer only)"
 	whereCount    = "query pods -A --where 'phase == Pending' --count"
 )
+
+// profileResources are the resources of the kube-state-metrics profile
+// the exporter serves beside kube-state-metrics: the pods and the workload
+// controllers.
+var profileResources = []string{"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
+	"horizontalpodautoscalers", "poddisruptionbudgets", "replicationcontrollers"}
 
 // measureAll runs each command once to warm the API server's caches, then
 // runs rounds in which each command runs once, in turn, so that a change

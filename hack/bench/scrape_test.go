@@ -87,15 +87,19 @@ func TestSeriesCounts(t *testing.T) {
 	}
 }
 
-func TestKubeStateMetricsArgsFromConfig(t *testing.T) {
-	args, err := kubeStateMetricsArgs("../../examples/kube-state-metrics-pods.yaml", "/k/config", "127.0.0.1:8080", "127.0.0.1:8081")
+func TestKubeStateMetricsArgsFromProfile(t *testing.T) {
+	target, err := profileTarget([]string{"pods"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !slices.Contains(target.families, "kube_pod_info") || !slices.Contains(target.families, "kube_pod_status_phase") {
+		t.Fatalf("the profile's pod families %q lack kube_pod_info or kube_pod_status_phase", target.families)
+	}
+	args := kubeStateMetricsArgs(target, "/k/config", "127.0.0.1:8080", "127.0.0.1:8081")
 	want := []string{
 		"--kubeconfig=/k/config",
 		"--resources=pods",
-		"--metric-allowlist=kube_pod_info,kube_pod_status_phase,kube_pod_container_status_restarts_total",
+		"--metric-allowlist=" + strings.Join(target.families, ","),
 		"--host=127.0.0.1", "--port=8080",
 		"--telemetry-host=127.0.0.1", "--telemetry-port=8081",
 		"--enable-gzip-encoding",
@@ -142,7 +146,7 @@ func TestRenderWithoutKubeStateMetrics(t *testing.T) {
 		floor:  []startStats{start, start, start},
 		churns: []churnResult{{rate: 100, achieved: 100, seconds: 30}},
 	}
-	out := r.render("examples/kube-state-metrics-pods.yaml", "")
+	out := r.render(exporterTarget{name: "the kube-state-metrics profile", args: []string{"--profile=kube-state-metrics"}}, "")
 	// The exporter's table, before that of the bare informer.
 	table, _, _ := strings.Cut(out, "\nThe least a client-go program")
 	var ksmColumn []string
@@ -166,5 +170,31 @@ func TestRenderWithoutKubeStateMetrics(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(out), []byte("make bench KSM=")) {
 		t.Errorf("no word of how to measure kube-state-metrics:\n%s", out)
+	}
+}
+
+func TestCompareSeries(t *testing.T) {
+	exp := []byte(`# HELP kube_a A.
+# TYPE kube_a gauge
+kube_a{pod="p",namespace="n"} 1
+# HELP kube_b B.
+# TYPE kube_b gauge
+kube_b{pod="p"} 2
+`)
+	ksm := []byte(`# HELP kube_a A.
+# TYPE kube_a gauge
+kube_a{namespace="n",pod="p"} 1
+# HELP kube_b B.
+# TYPE kube_b gauge
+kube_b{pod="p"} 3
+# HELP kube_c C.
+# TYPE kube_c gauge
+`)
+	c, err := compareSeries(exp, ksm, []string{"kube_a", "kube_b", "kube_c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.summary(), "2 of 3 (1 series); differing: kube_b: 1 series only in the exporter's, 1 only in kube-state-metrics'"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
 	}
 }
