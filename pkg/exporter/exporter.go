@@ -50,6 +50,10 @@ type Options struct {
 	// namespaces of its own (see DefaultNamespace), as kubectl's -n.
 	// Empty: such entries watch every namespace.
 	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// EnvOptions are the options of the CEL environment the config's
+	// expressions are compiled in, such as its cost limit
+	// (indexers.WithCostLimit); none: the defaults.
+	EnvOptions []indexers.Option `json:"-" yaml:"-"`
 }
 
 // LoadError is a config file that could not be loaded: unreadable,
@@ -116,7 +120,7 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	env, err := indexers.NewEnv()
+	env, err := indexers.NewEnv(opts.EnvOptions...)
 	if err != nil {
 		return nil, err
 	}

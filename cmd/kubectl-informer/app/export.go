@@ -31,6 +31,7 @@ type ExportOptions struct {
 	Shard              int
 	TotalShards        int
 	MaxSeriesPerMetric int
+	CostLimit          uint64
 	Check              bool
 	PrintRBAC          bool
 	RBACName           string
@@ -121,6 +122,7 @@ namespaces. No informer starts and nothing is served.
 	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
 	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
 	f.IntVar(&o.MaxSeriesPerMetric, "max-series-per-metric", 0, "series per metric beyond which series are dropped, counted, logged and reported by /readyz (0: no cap)")
+	addCostLimitFlag(f, &o.CostLimit)
 	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
 	f.BoolVar(&o.PrintRBAC, "print-rbac", false, "print least-privilege RBAC for the config's resources as YAML, and exit")
 	f.StringVar(&o.RBACName, "rbac-name", "kubectl-informer-exporter", "with --print-rbac: the name of the ServiceAccount, roles and bindings")
@@ -225,6 +227,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			Logger:             log,
 			StartupGCPercent:   startupGCPercent(),
 			Namespace:          o.namespace(),
+			EnvOptions:         o.envOptions(),
 		})
 		if err != nil {
 			return err
@@ -243,6 +246,10 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	})
 }
 
+// envOptions are the options of the CEL environment of the config's
+// expressions: --cost-limit.
+func (o *ExportOptions) envOptions() []indexers.Option { return costLimitOptions(o.CostLimit) }
+
 // checkTimeout bounds each request --check sends to the cluster, unless
 // --request-timeout says otherwise: a check must not hang on a cluster
 // that does not answer.
@@ -251,7 +258,7 @@ const checkTimeout = "10s"
 // load compiles the config file in a new CEL environment; a config that
 // does not compile is a *UsageError.
 func (o *ExportOptions) load() (*indexers.Env, *exporter.Compiled, error) {
-	env, err := indexers.NewEnv()
+	env, err := indexers.NewEnv(o.envOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,6 +29,7 @@ type IndexesOptions struct {
 	Indexes     []string
 	ConfigFile  string
 	SyncTimeout time.Duration
+	CostLimit   uint64
 	// Output is "" (a table), "json" or "yaml".
 	Output string
 
@@ -65,6 +66,7 @@ number of distinct values it holds.
 	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
 	f.StringVarP(&o.Output, "output", "o", "", `output format: "" (a table), "json" or "yaml"`)
+	addCostLimitFlag(f, &o.CostLimit)
 	fixed(cmd, "output", "json", "yaml")
 	registerIndexesCompletions(cmd, o)
 	return cmd
@@ -110,7 +112,7 @@ func (o *IndexesOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	plan, err := compilePlan(req, o.ErrOut)
+	plan, err := compilePlan(req, o.ErrOut, costLimitOptions(o.CostLimit)...)
 	o.plan = plan
 	return err
 }

@@ -136,3 +136,24 @@ func SampleValue(m *dto.Metric) float64 {
 
 // FormatValue writes v as SeriesLines does.
 func FormatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// WaitRunReady waits until the exporter that r runs answers url's /readyz
+// with 200, tolerating refused connections while it starts; it fails the
+// test with r's stderr if r exits first.
+func WaitRunReady(t *testing.T, r *Run, url string) {
+	t.Helper()
+	Eventually(t, url+"/readyz answers 200", func() bool {
+		select {
+		case code := <-r.done:
+			r.stopped, r.code = true, code
+			t.Fatalf("the exporter exited with %d before it was ready\nstderr:\n%s", code, r.ErrOut.String())
+		default:
+		}
+		resp, err := http.Get(url + "/readyz") //nolint:gosec,noctx // G107: the test's own exporter
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,6 +81,35 @@ func TestCostLimitFlag(t *testing.T) {
 	}
 	if code := w.Stop(t); code != 0 || w.ErrOut.String() != "warning: --columns ok: "+failed+"\n" {
 		t.Errorf("watch --cost-limit 10: exit code %d, stderr %q; want 0 and the warning %q", code, w.ErrOut, failed)
+	}
+
+	indexes := func(flags ...string) result {
+		return run(t, append([]string{"indexes", "--kubeconfig", cluster.Kubeconfig, "pods", "-n", p.Namespace, "--field-selector", "metadata.name=" + p.Name,
+			"--index", "ok=" + cheap + ` ? "yes" : "no"`, "-o", "json"}, flags...)...)
+	}
+	// values is the number of distinct values of the index ok, -1 when
+	// the output does not list it.
+	values := func(out string) int {
+		var rows []struct {
+			Index  string `json:"index"`
+			Values int    `json:"values"`
+		}
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			return -1
+		}
+		for _, row := range rows {
+			if row.Index == "ok" {
+				return row.Values
+			}
+		}
+		return -1
+	}
+	if r := indexes(); r.code != 0 || values(r.out) != 1 || r.errOut != "" {
+		t.Errorf("indexes, default limit: exit code %d, stdout %q, stderr %q; want 0, one value of ok and no warning", r.code, r.out, r.errOut)
+	}
+	warn := `warning: index "ok": ` + strings.Replace(failed, "1 of 1 object failed", "1 of 1 objects failed", 1) + "\n"
+	if r := indexes("--cost-limit", "10"); r.code != 0 || values(r.out) != 0 || r.errOut != warn {
+		t.Errorf("indexes --cost-limit 10: exit code %d, stdout %q, stderr %q; want 0, no value of ok and the warning %q", r.code, r.out, r.errOut, warn)
 	}
 
 	r := query(t, append(scope, "--server", "https://127.0.0.1:1", "--cost-limit", "10")...)
