@@ -502,8 +502,11 @@ func (s *Session) columns(arg string) error {
 	return nil
 }
 
-// index compiles NAME=CEL and registers it on every queried cache; client-go
-// indexes what the caches hold at once.
+// index compiles NAME=CEL and registers it on every queried cache. The
+// cached objects are indexed first under the line's context, so that
+// Interrupt stops that work and leaves the caches' indexes as they were;
+// client-go then takes the values computed (and computes those of objects
+// changed meanwhile) when the index is registered.
 func (s *Session) index(arg string) error {
 	name, expr, ok := strings.Cut(arg, "=")
 	name, expr = strings.TrimSpace(name), strings.TrimSpace(expr)
@@ -528,9 +531,21 @@ func (s *Session) index(arg string) error {
 			return err
 		}
 	}
+	ctx := s.answerContext()
 	stats := &indexers.Stats{}
-	for _, inf := range np.synced.queried {
-		if err := inf.Informer.AddIndexers(indexFuncs(map[string]*indexers.Program{name: prog}, stats)); err != nil {
+	computed := make([]*precomputed, len(np.synced.queried))
+	for i, inf := range np.synced.queried {
+		computed[i] = precompute(ctx, name, prog, inf.Informer.GetStore().List(), stats)
+		if ctx.Err() != nil {
+			_, _ = fmt.Fprintln(s.errOut, "interrupted: no index was added")
+			return nil
+		}
+	}
+	for i, inf := range np.synced.queried {
+		fn := indexers.IndexFunc(name, prog, stats)
+		err := inf.Informer.AddIndexers(cache.Indexers{name: computed[i].indexFunc(fn)})
+		computed[i].release()
+		if err != nil {
 			return fmt.Errorf("adding index %q to %s: %w", name, inf.Resource, err)
 		}
 		_, _ = fmt.Fprintf(s.out, "%s: index %q has %d values\n", inf.Resource, name, len(inf.Informer.GetIndexer().ListIndexFuncValues(name)))
@@ -540,6 +555,53 @@ func (s *Session) index(arg string) error {
 	}
 	s.plan = np
 	return nil
+}
+
+// precomputed are the values of an index for the objects a cache held,
+// computed before the index is registered.
+type precomputed struct {
+	mu sync.Mutex
+	// values by object (the cache's pointer); nil once released. Guarded
+	// by mu: client-go calls the index function of a registered index from
+	// the informer's goroutine too.
+	values map[any][]string
+}
+
+// precompute computes the values of the index name, compiled as prog, for
+// objs, until ctx ends. Failures are counted in stats.
+func precompute(ctx context.Context, name string, prog *indexers.Program, objs []any, stats *indexers.Stats) *precomputed {
+	fn := indexers.IndexFunc(name, prog.WithBudget(indexers.NewBudget(ctx, 0)), stats)
+	pc := &precomputed{values: make(map[any][]string, len(objs))}
+	for _, obj := range objs {
+		if ctx.Err() != nil {
+			break
+		}
+		values, _ := fn(obj) // an index function of package indexers returns no error
+		pc.values[obj] = values
+	}
+	return pc
+}
+
+// indexFunc returns an index function that gives an object's precomputed
+// values, and computes with fn those of objects not precomputed.
+func (pc *precomputed) indexFunc(fn cache.IndexFunc) cache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		pc.mu.Lock()
+		values, ok := pc.values[obj]
+		pc.mu.Unlock()
+		if ok {
+			return values, nil
+		}
+		return fn(obj)
+	}
+}
+
+// release drops the precomputed values: from then on every object is
+// computed.
+func (pc *precomputed) release() {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	pc.values = nil
 }
 
 func (s *Session) resources(arg string) error {
@@ -813,7 +875,8 @@ func (s *Session) sampleObjects() []map[string]any {
 // lookup of a queried resource has its scope: a namespaced one is read in
 // the query's namespace only. A resource that is not cached, one cached
 // only in part (queried with a label or field selector), and a byIndex()
-// of an index its cache does not have are errors.
+// of an index its cache does not have are errors, and so is a get() that
+// passes a namespace for a cluster-scoped resource.
 func (s *synced) reach(progs []*indexers.Program, names Names) (*factory.Lookup, []error) {
 	l := s.lookup
 	if l == nil {
@@ -835,6 +898,11 @@ func (s *synced) reach(progs []*indexers.Program, names Names) (*factory.Lookup,
 					continue
 				}
 				l = l.With(ref.Resource, infs...)
+			}
+			if !infs[0].Resource.Namespaced {
+				if err := prog.CheckClusterScoped(ref.Resource); err != nil {
+					errs = append(errs, err)
+				}
 			}
 			for _, ix := range ref.Indexes {
 				have := infs[0].Informer.GetIndexer().GetIndexers()

@@ -28,8 +28,18 @@ func TestNamespaceOfClusterScoped(t *testing.T) {
 			t.Errorf("as %s: exit %d, stdout %q, stderr\n%s\nwant exit 2 and\n%s", filepath.Base(kubeconfig), r.code, r.out, r.errOut, want)
 		}
 	}
+	// The same filter typed in an interactive session, after the caches
+	// filled: refused the same way, and the session goes on.
+	r := queryInput(t, `get("nodes", "a", "x") != null`+"\n:count\n", "pods,nodes", "-A", "-i")
+	want := "error: invalid filter expression: \"nodes\" is cluster-scoped: its objects have no namespace; call get(\"nodes\", NAME) without one\n" +
+		" | get(\"nodes\", \"a\", \"x\") != null\n" +
+		" |              ^\n"
+	if r.code != app.ExitUsage || !strings.Contains(r.errOut, want) {
+		t.Errorf("-i: exit %d, stderr\n%s\nwant exit 2 and\n%s", r.code, r.errOut, want)
+	}
+
 	// A namespaced resource takes one.
-	r := query(t, "pods", "-A", "--count", "--where", `get("namespaces", object.metadata.namespace) != null && get("configmaps", object.metadata.namespace, "none") == null`)
+	r = query(t, "pods", "-A", "--count", "--where", `get("namespaces", object.metadata.namespace) != null && get("configmaps", object.metadata.namespace, "none") == null`)
 	if r.code != 0 {
 		t.Errorf("get() of a namespaced resource with a namespace: exit %d, stderr %q", r.code, r.errOut)
 	}

@@ -23,8 +23,9 @@ import (
 // TestInteractiveInterrupt types a filter that takes a second or so per
 // object at the prompt of the plugin's binary on a pseudo-terminal, then
 // Ctrl-C while it is evaluated: that answer stops with "interrupted", the
-// prompt comes back and answers the next line. SIGTERM during a second
-// long answer ends the session with 143.
+// prompt comes back and answers the next line. Ctrl-C while :index
+// indexes the cache stops it the same way, and adds no index. SIGTERM
+// during a second long answer ends the session with 143.
 //
 // When the line editor reads a line, the terminal does not turn Ctrl-C
 // into a signal (it is a key, which clears the line); it does again once
@@ -120,6 +121,23 @@ func TestInteractiveInterrupt(t *testing.T) {
 	prompt(3)
 	if want := "No resources found in " + ns + " namespace."; !strings.Contains(text()[len(s):], want) {
 		t.Errorf("the next filter printed %q, want %q", text()[len(s):], want)
+	}
+
+	// Ctrl-C while :index indexes the cache stops it and adds no index:
+	// selecting by it fails, as by any index the caches do not have.
+	s = text()
+	typeIn(":index slow=" + longPredicate + ` ? "a" : "b"` + "\r")
+	waitFor("the line entered", signals)
+	typeIn("\x03")
+	prompt(4)
+	if got := text()[len(s):]; !strings.Contains(got, "interrupted: no index was added") {
+		t.Errorf("after :index and Ctrl-C the terminal shows %q, want \"interrupted: no index was added\"", got)
+	}
+	s = text()
+	typeIn(":by slow a\r")
+	prompt(5)
+	if got := text()[len(s):]; !strings.Contains(got, `unknown index "slow"`) {
+		t.Errorf(":by slow a after the interrupted :index printed %q, want the unknown index error", got)
 	}
 
 	// SIGTERM during an answer ends the session with 143, without the
