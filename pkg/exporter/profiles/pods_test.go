@@ -17,7 +17,7 @@ func TestPodInfoPhaseRestarts(t *testing.T) {
 			}},
 		Spec: corev1.PodSpec{NodeName: "node-1", PriorityClassName: "high", HostNetwork: true},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.1", PodIP: "10.1.0.5",
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 3}, {Name: "sidecar"}},
+			ContainerStatuses:     []corev1.ContainerStatus{{Name: "app", RestartCount: 3}, {Name: "sidecar"}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", RestartCount: 9}}},
 	}
 	noPhase := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "bare", UID: "u2"}}
