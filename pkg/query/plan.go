@@ -192,6 +192,14 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	if p.types, p.objects, err = splitArgs(req.Resources); err != nil {
 		errs = append(errs, err)
 	}
+	if p.objects != nil && (strings.TrimSpace(req.LabelSelector) != "" || strings.TrimSpace(req.FieldSelector) != "") {
+		// kubectl get's words for each form of names.
+		msg := "name cannot be provided when a selector is specified"
+		if slices.ContainsFunc(req.Resources, func(a string) bool { return strings.Contains(a, "/") }) {
+			msg = "selectors and the all flag cannot be used when passing resource/name arguments"
+		}
+		errs = append(errs, errors.New(msg))
+	}
 	compile := func(expr string, kind indexers.Kind, context string) *indexers.Program {
 		if expr == "" {
 			return nil

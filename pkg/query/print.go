@@ -350,8 +350,9 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 
 // kindCells returns the columns of the items' kind and the function that
 // computes an item's cells in them: the CRD's printer columns, the columns
-// of a built-in kind, or NAME and AGE. Items held as metadata only
-// (metav1.PartialObjectMetadata) have NAME and AGE only.
+// of a built-in kind, NAME and CREATED AT for the built-in kinds the API
+// server has no printer for, or NAME and AGE. Items held as metadata only
+// (metav1.PartialObjectMetadata) have no columns of their kind.
 func (p *Printer) kindCells(res *Result) (func(runtime.Object, time.Time) ([]any, error), []metav1.TableColumnDefinition, error) {
 	if len(p.opts.Columns) > 0 {
 		columns := []metav1.TableColumnDefinition{nameColumn}
@@ -369,11 +370,13 @@ func (p *Printer) kindCells(res *Result) (func(runtime.Object, time.Time) ([]any
 		}, columns, nil
 	}
 	if len(res.Items) > 0 {
-		if _, partial := res.Items[0].Object.(*metav1.PartialObjectMetadata); !partial {
-			if gvk, err := p.kindOf(res.Items[0].Object); err == nil {
-				if kc, ok := builtinColumns[gvk.GroupKind()]; ok {
-					return kc.cells, kc.columns, nil
-				}
+		if gvk, err := p.kindOf(res.Items[0].Object); err == nil {
+			_, partial := res.Items[0].Object.(*metav1.PartialObjectMetadata)
+			if kc, ok := builtinColumns[gvk.GroupKind()]; ok && !partial {
+				return kc.cells, kc.columns, nil
+			}
+			if createdAtKinds[gvk.GroupKind()] {
+				return nameAndCreatedAt, []metav1.TableColumnDefinition{nameColumn, createdAtColumn}, nil
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -100,6 +101,9 @@ serves Prometheus metrics computed from them by CEL.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// The API server's warnings (a deprecated API version, say) are
+	// printed as kubectl prints them, each once.
+	rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)

@@ -389,6 +389,7 @@ func createColumnObjects(t *testing.T) string {
 			check(t, "updating an ingress's status", err)
 		}
 	}
+	createKindObjects(t, ns)
 	return ns
 }
 

@@ -59,6 +59,9 @@ func TestNamesMatchKubectl(t *testing.T) {
 		{name: "cluster-scoped names with -A", args: []string{"nodes", node1, node0, "-A", "-o", "name"}},
 		{name: "namespaced names with -A", args: []string{"pods", "web-0", "-A", "-o", "name"}, code: 2},
 		{name: "-A wins over -n", args: []string{"pods", "-A", "-n", ns, "-l", "app=db", "-o", "name"}},
+		// Usage errors exit with 2 here, 1 in kubectl.
+		{name: "names with a label selector", args: []string{"pods", "web-0", "-n", ns, "-l", "app=web"}, code: 2},
+		{name: "TYPE/NAME with a field selector", args: []string{"pod/web-0", "-n", ns, "--field-selector", "status.phase=Pending"}, code: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -122,12 +122,15 @@ func TestOutputMatchesKubectl(t *testing.T) {
 	}
 	// The columns of each kind, in its table and -o wide.
 	for _, kind := range []string{"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs", "services",
-		"configmaps", "secrets", "persistentvolumeclaims", "ingresses", "widgets", "gadgets"} {
+		"configmaps", "secrets", "persistentvolumeclaims", "ingresses", "widgets", "gadgets",
+		"replicationcontrollers", "resourcequotas", "poddisruptionbudgets", "horizontalpodautoscalers", "roles", "rolebindings",
+		"limitranges", "leases", "endpoints", "endpointslices", "networkpolicies"} {
 		cases = append(cases,
 			parityCase{name: "columns of " + kind, args: []string{kind, "-n", cols}, table: true},
 			parityCase{name: "columns of " + kind + " -o wide", args: []string{kind, "-n", cols, "-o", "wide"}, table: true})
 	}
-	for _, kind := range []string{"nodes", "namespaces", "persistentvolumes", "storageclasses", "ingressclasses"} {
+	for _, kind := range []string{"nodes", "namespaces", "persistentvolumes", "storageclasses", "ingressclasses",
+		"clusterroles", "clusterrolebindings", "priorityclasses", "certificatesigningrequests"} {
 		cases = append(cases,
 			parityCase{name: "columns of " + kind, args: []string{kind, "-l", colSel}, table: true},
 			parityCase{name: "columns of " + kind + " -o wide", args: []string{kind, "-l", colSel, "-o", "wide"}, table: true})
