@@ -19,7 +19,8 @@ const noneCell = "<none>"
 //	pods       kube_pod_status_phase_count     gauge   count       namespace,phase,cluster="prod"
 //	nodes      <none>                          <none>  <none>      <none>
 //
-// LABELS lists the computed labels by name, then the constant labels of
+// LABELS lists the computed labels by name (those of a labelsFrom map as
+// PREFIX_*), then the constant labels of
 // commonLabels as name="value". A resource without metrics (one read only
 // by get() or byIndex()) has a row of <none>. The output depends only on c.
 func Describe(w io.Writer, c *Compiled) error {
@@ -47,6 +48,9 @@ func Describe(w io.Writer, c *Compiled) error {
 func describeLabels(f *Family) string {
 	labels := make([]string, 0, len(f.LabelNames)+len(f.ConstLabels))
 	labels = append(labels, f.LabelNames...)
+	if f.LabelsFrom != nil {
+		labels = append(labels, f.LabelsPrefix+"_*")
+	}
 	for _, c := range f.ConstLabels {
 		labels = append(labels, fmt.Sprintf("%s=%q", c[0], c[1]))
 	}

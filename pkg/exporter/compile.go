@@ -122,6 +122,11 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			if m.Value != "" {
 				f.Value = compile(withEach, m.Value, indexers.KindNumber, ctx+" value", mat("value")...)
 			}
+			if lf := m.LabelsFrom; lf != nil {
+				f.LabelsFrom = compile(withEach, lf.Map, indexers.KindValue, ctx+" labelsFrom", mat("labelsFrom", "map")...)
+				f.LabelsPrefix, f.LabelsAllowlist = lf.Prefix, lf.Allowlist
+				f.NoLabelsSeries = lf.Allowlist != ""
+			}
 			cr.Families = append(cr.Families, f)
 		}
 		cr.LabelSlots = len(slots)

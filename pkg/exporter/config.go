@@ -119,15 +119,19 @@ func (p *configParser) elemContext(elem reflect.Type, e *yaml.Node, context stri
 
 // structNouns name the config's structs in messages about their fields.
 var structNouns = map[reflect.Type]string{
-	reflect.TypeFor[Config]():         "the config",
-	reflect.TypeFor[ResourceConfig](): "a resource",
-	reflect.TypeFor[MetricConfig]():   "a metric",
+	reflect.TypeFor[Config]():           "the config",
+	reflect.TypeFor[ResourceConfig]():   "a resource",
+	reflect.TypeFor[MetricConfig]():     "a metric",
+	reflect.TypeFor[LabelsFromConfig](): "labelsFrom",
 }
 
 // isExprPath reports whether the field at path holds a CEL expression.
 func isExprPath(path []any) bool {
 	n := len(path)
 	if n >= 1 && (path[n-1] == "value" || path[n-1] == "each") {
+		return true
+	}
+	if n >= 2 && path[n-2] == "labelsFrom" && path[n-1] == "map" {
 		return true
 	}
 	return n >= 2 && (path[n-2] == "labels" || path[n-2] == "indexes")
@@ -319,6 +323,41 @@ func (p *configParser) validateMetric(c *Config, m MetricConfig, ctx string, pre
 	}
 	if m.Each != "" && strings.TrimSpace(m.Each) == "" {
 		p.Errorf(p.Line(at("each")...), ctx, "each is blank; give a CEL expression yielding a list, or leave each out")
+	}
+	if lf := m.LabelsFrom; lf != nil {
+		p.validateLabelsFrom(c, m, lf, ctx, at)
+	}
+}
+
+// validateLabelsFrom checks a metric's labelsFrom: a map expression, a
+// prefix that makes valid label names no other label of the metric has,
+// and a known allowlist.
+func (p *configParser) validateLabelsFrom(c *Config, m MetricConfig, lf *LabelsFromConfig, ctx string, at func(...any) []any) {
+	if strings.TrimSpace(lf.Map) == "" {
+		p.Errorf(p.Line(at("labelsFrom", "map")...), ctx, "labelsFrom.map is missing; give a CEL expression yielding a map, such as object.metadata.?labels.orValue({})")
+	}
+	prefixLine := p.Line(at("labelsFrom", "prefix")...)
+	switch {
+	case lf.Prefix == "":
+		p.Errorf(prefixLine, ctx, "labelsFrom.prefix is missing; name the labels' prefix, such as label (for label_KEY)")
+	case labelNameProblem(lf.Prefix+"_") != "":
+		p.Errorf(prefixLine, ctx, "labelsFrom.prefix %q does not start valid label names: %s", lf.Prefix, nameChars)
+	default:
+		for _, name := range slices.Sorted(maps.Keys(m.Labels)) {
+			if strings.HasPrefix(name, lf.Prefix+"_") {
+				p.Errorf(p.KeyLine(at("labels", name)...), ctx, "label %q starts with labelsFrom's prefix %q; rename it or change the prefix", name, lf.Prefix+"_")
+			}
+		}
+		for name := range c.CommonLabels {
+			if strings.HasPrefix(name, lf.Prefix+"_") {
+				p.Errorf(prefixLine, ctx, "commonLabels' %q starts with labelsFrom's prefix %q; change one of them", name, lf.Prefix+"_")
+			}
+		}
+	}
+	switch lf.Allowlist {
+	case "", AllowlistLabels, AllowlistAnnotations:
+	default:
+		p.Errorf(p.Line(at("labelsFrom", "allowlist")...), ctx, "labelsFrom.allowlist %q is not known; use labels, annotations, or leave it out for every key", lf.Allowlist)
 	}
 }
 

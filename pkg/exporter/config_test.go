@@ -49,7 +49,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown field of a metric", podMetric + "    type: info\n    lables: {pod: object.metadata.name}\n",
 			`c.yaml:9: metric "pod_info": unknown field "lables" (did you mean "labels"?)`},
 		{"unknown field without a suggestion", podMetric + "    type: info\n    unit: seconds\n",
-			`c.yaml:9: metric "pod_info": unknown field "unit"; the fields of a metric are name, help, type, labels, value, each, aggregate`},
+			`c.yaml:9: metric "pod_info": unknown field "unit"; the fields of a metric are name, help, type, labels, value, each, aggregate, labelsFrom`},
 		{"unknown field of a resource", configHead + "resources:\n- resource: pods\n  namespace: shop\n",
 			`c.yaml:5: resource "pods": unknown field "namespace" (did you mean "namespaces"?)`},
 		{"a mapping for a list", configHead + "resources:\n  resource: pods\n",

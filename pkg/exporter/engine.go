@@ -394,6 +394,22 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 		}
 		return p
 	}
+	if f.NoLabelsSeries {
+		return nil, 0, ""
+	}
+	// Labels from a map that does not read each: once per object.
+	var extra []extraLabel
+	extraPerElement := f.LabelsFrom != nil && f.Each != nil && f.LabelsFrom.UsesEach()
+	if f.LabelsFrom != nil && !extraPerElement {
+		v, err := eval(bind(f.LabelsFrom), obj, nil, f.Each != nil)
+		if err == nil {
+			extra, err = mapLabels(v, f.LabelsPrefix, f.LabelKeys)
+		}
+		if err != nil {
+			fail(fmt.Errorf("metric %q: %w", f.Name, err))
+			return nil, errs, lastErr
+		}
+	}
 	// Labels that do not read each have one value per object: computed
 	// once, not once per element.
 	labels := make([]string, len(f.Labels))
@@ -437,6 +453,17 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 				values[i] = labelValue(v)
 			}
 		}
+		extra := extra
+		if extraPerElement {
+			v, err := eval(bind(f.LabelsFrom), obj, each, true)
+			if err == nil {
+				extra, err = mapLabels(v, f.LabelsPrefix, f.LabelKeys)
+			}
+			if err != nil {
+				fail(fmt.Errorf("metric %q: %w", f.Name, err))
+				return
+			}
+		}
 		value := 1.0
 		if f.Value != nil {
 			v, err := eval(bind(f.Value), obj, each, withEach)
@@ -459,7 +486,7 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 			}
 			value = n
 		}
-		samples = append(samples, sample{labels: values, value: value})
+		samples = append(samples, sample{labels: values, extra: extra, value: value})
 	}
 	if f.Each == nil {
 		one(nil, false)

@@ -248,12 +248,15 @@ func TestLabelsSizeIsExact(t *testing.T) {
 		{`back\slash`, "new\nline"},
 		{`"quoted"`, "ünïcode"},
 	} {
-		got := s.appendLabels(nil, values)
-		if n := s.labelsSize(values); n != len(got) {
-			t.Errorf("labelsSize(%q) = %d, rendered %d bytes: %s", values, n, len(got), got)
+		extra := []extraLabel{{"label_x", values[1]}, {"label_y", values[0]}}
+		for _, extra := range [][]extraLabel{nil, extra} {
+			got := s.appendLabels(nil, values, extra)
+			if n := s.labelsSize(values, extra); n != len(got) {
+				t.Errorf("labelsSize(%q, %q) = %d, rendered %d bytes: %s", values, extra, n, len(got), got)
+			}
 		}
 	}
-	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"})), `{a="2\n",b="1",c="x\"y"}`; got != want {
+	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"}, nil)), `{a="2\n",b="1",c="x\"y"}`; got != want {
 		t.Errorf("appendLabels = %s, want %s", got, want)
 	}
 }

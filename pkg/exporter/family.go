@@ -15,7 +15,9 @@ import (
 // family's LabelNames order) and its value.
 type sample struct {
 	labels []string
-	value  float64
+	// extra are the labels of a labelsFrom map, written after the others.
+	extra []extraLabel
+	value float64
 }
 
 // familyState holds what one family currently exposes. Series are rendered
@@ -174,7 +176,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	}
 	size := 0
 	for _, smp := range samples {
-		size += len(s.f.Name) + s.labelsSize(smp.labels) + 1 + len(formatValue(smp.value)) + 1
+		size += len(s.f.Name) + s.labelsSize(smp.labels, smp.extra) + 1 + len(formatValue(smp.value)) + 1
 	}
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
@@ -185,7 +187,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	for _, smp := range samples {
 		start := len(b)
 		b = append(b, s.f.Name...)
-		b = s.appendLabels(b, smp.labels)
+		b = s.appendLabels(b, smp.labels, smp.extra)
 		set := b[start+len(s.f.Name):]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
@@ -418,7 +420,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	}
 	cs := make([]contribution, 0, len(samples))
 	for _, smp := range samples {
-		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels)), smp.labels)
+		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels, smp.extra)), smp.labels, smp.extra)
 		key := string(labels)
 		g, ok := s.groups[key]
 		if !ok {
@@ -446,8 +448,8 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 
 // appendLabels appends {name="value",…} with the const labels, in sorted
 // order of names, to b; labelsSize returns its length.
-func (s *familyState) appendLabels(b []byte, values []string) []byte {
-	if len(s.order) == 0 {
+func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel) []byte {
+	if len(s.order) == 0 && len(extra) == 0 {
 		return b
 	}
 	b = append(b, '{')
@@ -464,23 +466,38 @@ func (s *familyState) appendLabels(b []byte, values []string) []byte {
 		}
 		b = append(b, '"')
 	}
+	for i, l := range extra {
+		if i > 0 || len(s.order) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, l.name...)
+		b = append(b, `="`...)
+		b = append(b, escapeLabelValue(l.value)...)
+		b = append(b, '"')
+	}
 	return append(b, '}')
 }
 
-func (s *familyState) labelsSize(values []string) int {
-	if len(s.order) == 0 {
+func (s *familyState) labelsSize(values []string, extra []extraLabel) int {
+	if len(s.order) == 0 && len(extra) == 0 {
 		return 0
 	}
 	n := 1 // {
+	add := func(name, v string) {
+		n += len(name) + 2 + len(v) + 2 // name="value",  (the last comma is the closing brace)
+		if needsEscape(v) {
+			n += len(escapeLabelValue(v)) - len(v)
+		}
+	}
 	for _, o := range s.order {
 		v := o.constant
 		if o.value >= 0 {
 			v = values[o.value]
 		}
-		n += len(o.name) + 2 + len(v) + 2 // name="value",  (the last comma is the closing brace)
-		if needsEscape(v) {
-			n += len(escapeLabelValue(v)) - len(v)
-		}
+		add(o.name, v)
+	}
+	for _, l := range extra {
+		add(l.name, l.value)
 	}
 	return n
 }

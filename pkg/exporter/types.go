@@ -59,7 +59,38 @@ type MetricConfig struct {
 	// Aggregate is count, sum, min or max: one series per distinct label set
 	// over all objects. Empty: one series per object (and element).
 	Aggregate string `json:"aggregate,omitempty" yaml:"aggregate,omitempty"`
+	// LabelsFrom adds a label per entry of a map, such as the object's own
+	// labels; see LabelsFromConfig.
+	LabelsFrom *LabelsFromConfig `json:"labelsFrom,omitempty" yaml:"labelsFrom,omitempty"`
 }
+
+// LabelsFromConfig turns the entries of a map into labels, named as
+// kube-state-metrics names them: the entry "app.kubernetes.io/name" with
+// the prefix "label" becomes label_app_kubernetes_io_name. A key's
+// characters other than letters, digits and '_' become '_', a lower-case
+// letter or digit followed by an upper-case one gets a '_' between them,
+// and the name is lower-cased; when keys give the same name, each of them
+// (in key order) is named NAME_conflict1, NAME_conflict2, and so on.
+type LabelsFromConfig struct {
+	// Map is a CEL expression yielding a map; each entry whose value is
+	// not null becomes a label, its value formatted as labels' values are.
+	Map string `json:"map" yaml:"map"`
+	// Prefix starts every label name, followed by '_'.
+	Prefix string `json:"prefix" yaml:"prefix"`
+	// Allowlist names the exporter option that selects the keys: "labels"
+	// (--metric-labels-allowlist) or "annotations"
+	// (--metric-annotations-allowlist), each keyed by the resource's name
+	// as the config writes it. Then a resource the option does not name
+	// has no series in the family, as in kube-state-metrics. Empty: every
+	// key, whatever the options.
+	Allowlist string `json:"allowlist,omitempty" yaml:"allowlist,omitempty"`
+}
+
+// Allowlists for LabelsFromConfig.Allowlist.
+const (
+	AllowlistLabels      = "labels"
+	AllowlistAnnotations = "annotations"
+)
 
 // Metric types.
 const (
@@ -132,6 +163,18 @@ type Family struct {
 	Each *indexers.Program
 	// Aggregate is one of the Aggregate constants.
 	Aggregate string
+	// LabelsFrom yields the map whose entries are labels named
+	// LabelsPrefix_KEY (see LabelsFromConfig); nil: none. Compiled with
+	// CompileEach when Each is set.
+	LabelsFrom   *indexers.Program
+	LabelsPrefix string
+	// LabelsAllowlist is LabelsFromConfig.Allowlist; LabelKeys selects
+	// the keys (nil: every key), and NoLabelsSeries, set when the
+	// allowlist option does not name the resource, leaves the family
+	// without series. See Compiled.SetAllowlists.
+	LabelsAllowlist string
+	LabelKeys       *KeyFilter
+	NoLabelsSeries  bool
 	// Line is the line of the metric in the config file, for messages.
 	Line int
 }
