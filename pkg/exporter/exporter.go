@@ -24,8 +24,15 @@ import (
 
 // Options configure an Exporter.
 type Options struct {
-	// ConfigPath is the config file; it is read again on Reload.
+	// ConfigPath is the config file; it is read again on Reload. Empty
+	// when a profile is served alone.
 	ConfigPath string `json:"configPath" yaml:"configPath"`
+	// Profile, Selection, LabelsAllowlist and AnnotationsAllowlist are
+	// those of Sources: a built-in profile served beside the config file.
+	Profile              string              `json:"profile,omitempty" yaml:"profile,omitempty"`
+	Selection            Selection           `json:"selection" yaml:"selection"`
+	LabelsAllowlist      map[string][]string `json:"labelsAllowlist,omitempty" yaml:"labelsAllowlist,omitempty"`
+	AnnotationsAllowlist map[string][]string `json:"annotationsAllowlist,omitempty" yaml:"annotationsAllowlist,omitempty"`
 	// MaxSeriesPerMetric caps each family's series; 0 (the default): no
 	// cap. A cap that bites is logged once per family and reported by
 	// /readyz and kubectl_informer_metric_series_capped.
@@ -50,6 +57,13 @@ type Options struct {
 	// namespaces of its own (see DefaultNamespace), as kubectl's -n.
 	// Empty: such entries watch every namespace.
 	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// Namespaces, when set, are the namespaces of every entry that lists
+	// none of its own, as Namespace (which it replaces) is for one.
+	Namespaces []string `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
+	// NamespacesDenylist leaves out the objects of these namespaces from
+	// every entry of a namespaced resource that watches every namespace
+	// (by a field selector sent to the server).
+	NamespacesDenylist []string `json:"namespacesDenylist,omitempty" yaml:"namespacesDenylist,omitempty"`
 	// EnvOptions are the options of the CEL environment the config's
 	// expressions are compiled in, such as its cost limit
 	// (indexers.WithCostLimit); none: the defaults.
@@ -217,11 +231,12 @@ func (x *Exporter) Reload() error {
 		return errors.New("the exporter has stopped")
 	}
 	start := time.Now()
-	compiled, err := Load(x.opts.ConfigPath, x.env)
+	compiled, err := x.opts.Sources().Load(x.env)
 	if err != nil {
 		err = &LoadError{Err: err}
 	} else {
-		DefaultNamespace(compiled, x.opts.Namespace)
+		DefaultNamespace(compiled, x.opts.namespaces()...)
+		ExcludeNamespaces(compiled, x.opts.NamespacesDenylist...)
 		err = x.switchTo(compiled)
 	}
 	x.tel.reloaded(compiled, err)
@@ -229,34 +244,76 @@ func (x *Exporter) Reload() error {
 	case err != nil && x.ctx != nil && x.ctx.Err() != nil:
 		return err // stopping: nothing to report
 	case err != nil && !x.started:
-		x.log.Error("config not loaded", "path", x.opts.ConfigPath, "err", err)
+		x.log.Error("config not loaded", "path", x.opts.sourceNames(), "err", err)
 		return err
 	case err != nil:
-		x.log.Error("config not loaded; the previous config keeps running", "path", x.opts.ConfigPath, "err", err)
+		x.log.Error("config not loaded; the previous config keeps running", "path", x.opts.sourceNames(), "err", err)
 		return err
 	}
 	x.started = true
-	attrs := []any{"path", x.opts.ConfigPath, "sha256", compiled.Hash, "resources", len(compiled.Resources)}
-	if x.opts.Namespace != "" {
-		attrs = append(attrs, "namespace", x.opts.Namespace)
+	attrs := []any{"path", compiled.Path, "sha256", compiled.Hash, "resources", len(compiled.Resources)}
+	if ns := x.opts.namespaces(); len(ns) > 0 {
+		attrs = append(attrs, "namespaces", strings.Join(ns, ","))
+	}
+	if len(x.opts.NamespacesDenylist) > 0 {
+		attrs = append(attrs, "namespacesDenylist", strings.Join(x.opts.NamespacesDenylist, ","))
 	}
 	x.log.Info("config loaded", append(attrs, "took", time.Since(start).Round(time.Millisecond))...)
 	return nil
 }
 
+// Sources are the configs the options name.
+func (o Options) Sources() Sources {
+	return Sources{ConfigPath: o.ConfigPath, Profile: o.Profile, Selection: o.Selection,
+		LabelsAllowlist: o.LabelsAllowlist, AnnotationsAllowlist: o.AnnotationsAllowlist}
+}
+
+// sourceNames names the configs in logs.
+func (o Options) sourceNames() string {
+	switch {
+	case o.Profile == "":
+		return o.ConfigPath
+	case o.ConfigPath == "":
+		return "profile " + o.Profile
+	}
+	return "profile " + o.Profile + ", " + o.ConfigPath
+}
+
+// namespaces are those of Namespaces, or else of Namespace.
+func (o Options) namespaces() []string {
+	if len(o.Namespaces) > 0 || o.Namespace == "" {
+		return o.Namespaces
+	}
+	return []string{o.Namespace}
+}
+
 // DefaultNamespace scopes every entry of c that lists no namespaces to
-// namespace, as kubectl's -n scopes a command: such an entry of a
-// namespaced resource then watches that namespace only, and the lookups
-// its expressions make read that namespace (see RBACObjects). Entries with
+// namespaces, as kubectl's -n scopes a command: such an entry of a
+// namespaced resource then watches those namespaces only, and the lookups
+// its expressions make read them (see RBACObjects). Entries with
 // namespaces of their own keep them; cluster-scoped resources are watched
-// whole whatever their entry says. An empty namespace changes nothing.
-func DefaultNamespace(c *Compiled, namespace string) {
-	if namespace == "" {
+// whole whatever their entry says. No namespace (or "") changes nothing.
+func DefaultNamespace(c *Compiled, namespaces ...string) {
+	namespaces = slices.DeleteFunc(slices.Clone(namespaces), func(ns string) bool { return ns == "" })
+	if len(namespaces) == 0 {
 		return
 	}
 	for _, r := range c.Resources {
 		if len(r.Config.Namespaces) == 0 {
-			r.Config.Namespaces = []string{namespace}
+			r.Config.Namespaces = slices.Clone(namespaces)
+		}
+	}
+}
+
+// ExcludeNamespaces leaves the objects of namespaces out of every entry of
+// c that watches every namespace, as kube-state-metrics'
+// --namespaces-denylist: the entry's field selector gets
+// metadata.namespace!=NAMESPACE for each, for namespaced resources (see
+// scopes).
+func ExcludeNamespaces(c *Compiled, namespaces ...string) {
+	for _, r := range c.Resources {
+		if len(r.Config.Namespaces) == 0 {
+			r.ExcludeNamespaces = slices.Clone(namespaces)
 		}
 	}
 }
@@ -305,7 +362,7 @@ func (x *Exporter) switchTo(c *Compiled) (err error) {
 	plan := newInformerPlan()
 	entryKeys := make([][]informerKey, len(c.Resources))
 	for i, r := range c.Resources {
-		for _, scope := range scopes(r.Config, resolved[i]) {
+		for _, scope := range scopes(r, resolved[i]) {
 			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes)
 			entryKeys[i] = append(entryKeys[i], k)
 		}
@@ -1016,8 +1073,19 @@ func (x *Exporter) logFamilies(l *familyLog) {
 
 // scopes returns the scopes of a configured resource: one per namespace,
 // or all namespaces.
-func scopes(r ResourceConfig, res factory.Resource) []factory.Scope {
+func scopes(cr *CompiledResource, res factory.Resource) []factory.Scope {
+	r := cr.Config
 	base := factory.Scope{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
+	if res.Namespaced && len(r.Namespaces) == 0 && len(cr.ExcludeNamespaces) > 0 {
+		sel := []string{}
+		if r.FieldSelector != "" {
+			sel = append(sel, r.FieldSelector)
+		}
+		for _, ns := range cr.ExcludeNamespaces {
+			sel = append(sel, "metadata.namespace!="+ns)
+		}
+		base.FieldSelector = strings.Join(sel, ",")
+	}
 	if !res.Namespaced || len(r.Namespaces) == 0 {
 		return []factory.Scope{base}
 	}

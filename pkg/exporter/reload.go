@@ -18,18 +18,28 @@ import (
 func (x *Exporter) WatchReloads(ctx context.Context) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(x.opts.ConfigPath)
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return err
+	// Without a config file (a profile alone), only SIGHUP reloads; a nil
+	// watcher's channels never deliver.
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	closeWatcher := func() {}
+	if x.opts.ConfigPath != "" {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			signal.Stop(hup)
+			return err
+		}
+		if err := w.Add(filepath.Dir(x.opts.ConfigPath)); err != nil {
+			signal.Stop(hup)
+			_ = w.Close()
+			return err
+		}
+		events, errs = w.Events, w.Errors
+		closeWatcher = func() { _ = w.Close() } // nothing is written through the watcher
 	}
 	go func() {
 		defer signal.Stop(hup)
-		defer func() { _ = w.Close() }() // nothing is written through the watcher
+		defer closeWatcher()
 		var debounce <-chan time.Time
 		for {
 			select {
@@ -38,14 +48,14 @@ func (x *Exporter) WatchReloads(ctx context.Context) error {
 			case <-hup:
 				x.log.Info("SIGHUP: reloading the config")
 				_ = x.Reload()
-			case ev, ok := <-w.Events:
+			case ev, ok := <-events:
 				if !ok {
 					return
 				}
 				if relevant(ev, x.opts.ConfigPath) {
 					debounce = time.After(300 * time.Millisecond)
 				}
-			case err, ok := <-w.Errors:
+			case err, ok := <-errs:
 				if !ok {
 					return
 				}

@@ -83,6 +83,26 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 	if len(infos) != len(c.Resources) {
 		return nil, fmt.Errorf("checking %s: %d resources resolved for %d entries", c.Path, len(infos), len(c.Resources))
 	}
+	if len(c.parts) > 0 {
+		parts, offsets := c.partsOf()
+		var errs []error
+		for i, p := range parts {
+			w, err := p.CheckResources(env, infos[offsets[i]:offsets[i]+len(p.Resources)])
+			warnings = append(warnings, w...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return warnings, errors.Join(errs...)
+	}
+	return c.checkResources(env, infos)
+}
+
+// checkResources is CheckResources of a config that was not merged.
+func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warnings []string, err error) {
+	if len(infos) != len(c.Resources) {
+		return nil, fmt.Errorf("checking %s: %d resources resolved for %d entries", c.Path, len(infos), len(c.Resources))
+	}
 	if c.parser == nil {
 		return nil, errors.New("checking the exporter config: not compiled by Compile")
 	}
@@ -133,6 +153,12 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 // are namespaced, refuses those of namespaced resources.
 func (c *Compiled) DuplicateSeries() []string {
 	var out []string
+	if len(c.parts) > 0 {
+		for _, p := range c.parts {
+			out = append(out, p.DuplicateSeries()...)
+		}
+		return out
+	}
 	for i, r := range c.Resources {
 		for j, f := range r.Families {
 			if f.Aggregate != AggregateNone || readsAny(c.labelPaths(i, j), nameOrUID...) || pinned(r.Config, "metadata.name") {

@@ -118,6 +118,10 @@ type Compiled struct {
 	// Resources are in the config's order.
 	Resources []*CompiledResource
 
+	// parts are the configs this one was merged from (see Merge); nil for
+	// a config compiled from one file.
+	parts []*Compiled
+
 	// parser holds the YAML nodes of the file, for the lines of the errors
 	// found by CheckResources; read-only once Compile has returned.
 	parser *configParser
@@ -133,6 +137,9 @@ type CompiledResource struct {
 	Indexes map[string]*indexers.Program
 	// Families are the resource's metric families, in the config's order.
 	Families []*Family
+	// ExcludeNamespaces are namespaces whose objects are not watched (see
+	// ExcludeNamespaces).
+	ExcludeNamespaces []string
 	// LabelSlots is the number of distinct label expressions of the
 	// families that do not read each: those are evaluated once per object
 	// and shared (see Family.LabelSlots).

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
@@ -473,5 +474,37 @@ func registerExportCompletions(cmd *cobra.Command, o *ExportOptions) {
 	registerClusterCompletions(cmd, o.ConfigFlags, false)
 	yamlFiles(cmd, "config", "web.config.file")
 	fixed(cmd, "log.format", "logfmt", "json")
-	noFiles(cmd, "web.listen-address", "shard", "total-shards", "max-series-per-metric", "v")
+	noFiles(cmd, "web.listen-address", "shard", "total-shards", "max-series-per-metric", "v",
+		"metric-allowlist", "metric-denylist", "metric-opt-in-list", "metric-labels-allowlist", "metric-annotations-allowlist", "host", "port")
+	fixed(cmd, "profile", profiles.Names()...)
+	mustRegister(cmd, "resources", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		// After a comma, the resources before it stay as typed.
+		done, _ := cutLast(toComplete, ",")
+		var out []cobra.Completion
+		files, _ := profiles.Files(profiles.KubeStateMetrics)
+		for _, f := range files {
+			out = append(out, done+f.Resource)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+	for _, flag := range []string{"namespaces", "namespaces-denylist"} {
+		mustRegister(cmd, flag, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			done, last := cutLast(toComplete, ",")
+			var out []cobra.Completion
+			for _, ns := range completeNamespaces(o.ConfigFlags, last) {
+				out = append(out, done+ns)
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+}
+
+// cutLast splits s after its last sep: what is before (sep included) and
+// the rest.
+func cutLast(s, sep string) (string, string) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return "", s
+	}
+	return s[:i+len(sep)], s[i+len(sep):]
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -25,19 +29,35 @@ type ExportOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	ConfigFile         string
-	ListenAddresses    []string
-	WebConfigFile      string
-	Shard              int
-	TotalShards        int
-	MaxSeriesPerMetric int
-	CostLimit          uint64
-	Check              bool
-	PrintRBAC          bool
-	RBACName           string
-	RBACNamespace      string
-	Verbosity          int
-	LogFormat          string
+	ConfigFile  string
+	Profile     string
+	PrintConfig bool
+	// The selection flags of kube-state-metrics, with its names.
+	Resources            []string
+	MetricAllowlist      []string
+	MetricDenylist       []string
+	MetricOptInList      []string
+	LabelsAllowlist      string
+	AnnotationsAllowlist string
+	Namespaces           []string
+	NamespacesDenylist   []string
+	Host                 string
+	Port                 int
+	ListenAddresses      []string
+	WebConfigFile        string
+	Shard                int
+	TotalShards          int
+	MaxSeriesPerMetric   int
+	CostLimit            uint64
+	Check                bool
+	PrintRBAC            bool
+	RBACName             string
+	RBACNamespace        string
+	Verbosity            int
+	LogFormat            string
+
+	// labels and annotations are the parsed allowlists.
+	labels, annotations map[string][]string
 }
 
 // defaultListenAddress is where the exporter listens unless
@@ -53,7 +73,7 @@ const defaultListenAddress = ":10149"
 func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &ExportOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "export --config FILE [flags]",
+		Use:   "export (--config FILE | --profile NAME) [flags]",
 		Short: "Serve Prometheus metrics computed by CEL from informer caches",
 		Long: `export runs a Prometheus exporter: it watches the resources of the config file
 into informer caches and serves the metric families the config declares with CEL,
@@ -72,6 +92,17 @@ A resource read with get() or byIndex() is watched in the namespaces of the
 entries that read it and of its own entry (every namespace if one of them
 watches every namespace or is cluster-scoped); get() of another namespace fails
 as an evaluation error that names the fix.
+
+With --profile kube-state-metrics, the exporter serves kube-state-metrics'
+default metric families, exactly as it names and computes them, from CEL configs
+built into the binary (--print-config prints them); --config then adds the
+user's families in the same process and on the same caches. kube-state-metrics'
+flags choose among them with its names and meanings: --resources,
+--metric-allowlist or --metric-denylist (regular expressions over family names),
+--metric-labels-allowlist and --metric-annotations-allowlist (the keys of the
+kube_*_labels and kube_*_annotations families, such as 'pods=[app,team],*=[*]';
+without them those families have no series), --namespaces and
+--namespaces-denylist, --host and --port. See docs/kube-state-metrics-profile.md.
 
 With --check, the config is compiled and validated, the metric families it would
 expose are printed, and nothing else happens.
@@ -97,6 +128,12 @@ namespaces. No informer starts and nothing is served.
   kubectl informer export --config examples/kube-state-metrics-pods.yaml -n shop
   kubectl informer export --config examples/kube-state-metrics-pods.yaml -n shop --print-rbac
 
+  # Serve kube-state-metrics' families of pods and deployments, with the app label
+  kubectl informer export --profile kube-state-metrics --resources pods,deployments --metric-labels-allowlist 'pods=[app]'
+
+  # Print the profile's configs, to copy a family into your own config
+  kubectl informer export --profile kube-state-metrics --print-config
+
   # Serve it on port 10149, the default
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :10149`,
 		Args: cobra.NoArgs,
@@ -116,7 +153,19 @@ namespaces. No informer starts and nothing is served.
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
-	f.StringVar(&o.ConfigFile, "config", "", "the exporter config file (required)")
+	f.StringVar(&o.ConfigFile, "config", "", "the exporter config file (required without --profile)")
+	f.StringVar(&o.Profile, "profile", "", "serve a built-in profile's families: "+strings.Join(profiles.Names(), ", "))
+	f.BoolVar(&o.PrintConfig, "print-config", false, "with --profile: print the profile's config files the selection flags keep, and exit")
+	f.StringSliceVar(&o.Resources, "resources", nil, "with --profile: the profile's resources to serve, comma-separated (default: all)")
+	f.StringSliceVar(&o.MetricAllowlist, "metric-allowlist", nil, "with --profile: serve only the families one of these regular expressions matches")
+	f.StringSliceVar(&o.MetricDenylist, "metric-denylist", nil, "with --profile: do not serve the families these regular expressions match")
+	f.StringSliceVar(&o.MetricOptInList, "metric-opt-in-list", nil, "with --profile: opt-in families to serve (the profile has none: those names are reported)")
+	f.StringVar(&o.LabelsAllowlist, "metric-labels-allowlist", "", "the object labels made labels of the kube_*_labels families and other labelsFrom families, as RESOURCE=[KEY,...],... ('*=[*]': all)")
+	f.StringVar(&o.AnnotationsAllowlist, "metric-annotations-allowlist", "", "the annotations made labels of the kube_*_annotations families and other labelsFrom families, as RESOURCE=[KEY,...],...")
+	f.StringSliceVar(&o.Namespaces, "namespaces", nil, "watch these namespaces only (entries with namespaces of their own keep them); the list form of -n")
+	f.StringSliceVar(&o.NamespacesDenylist, "namespaces-denylist", nil, "leave out these namespaces' objects from entries that watch every namespace")
+	f.StringVar(&o.Host, "host", "", "with --port: the address to listen on, as kube-state-metrics' --host (instead of --web.listen-address)")
+	f.IntVar(&o.Port, "port", 0, "the port to listen on, as kube-state-metrics' --port (instead of --web.listen-address)")
 	f.StringSliceVar(&o.ListenAddresses, "web.listen-address", []string{defaultListenAddress}, "addresses to listen on (repeatable)")
 	f.StringVar(&o.WebConfigFile, "web.config.file", "", "exporter-toolkit web config for TLS and basic auth")
 	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
@@ -140,9 +189,10 @@ namespaces. No informer starts and nothing is served.
 // Validate checks the flags.
 func (o *ExportOptions) Validate() error {
 	var errs []error
-	if o.ConfigFile == "" {
-		errs = append(errs, errors.New("--config is required: the exporter config file (see docs/exporter-config.md)"))
+	if o.ConfigFile == "" && o.Profile == "" {
+		errs = append(errs, fmt.Errorf("--config or --profile is required: the exporter config file (see docs/exporter-config.md), or a built-in profile (%s)", strings.Join(profiles.Names(), ", ")))
 	}
+	errs = append(errs, o.validateSelection()...)
 	if o.TotalShards < 1 || o.Shard < 0 || o.Shard >= o.TotalShards {
 		errs = append(errs, fmt.Errorf("--shard %d --total-shards %d: want 0 ≤ shard < total-shards", o.Shard, o.TotalShards))
 	}
@@ -153,9 +203,31 @@ func (o *ExportOptions) Validate() error {
 		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--namespace %q: %s", ns, strings.Join(msgs, "; ")))
 		}
+		if len(o.Namespaces) > 0 {
+			errs = append(errs, errors.New("-n and --namespaces: give one"))
+		}
+	}
+	for _, flag := range []struct {
+		name string
+		list []string
+	}{{"namespaces", o.Namespaces}, {"namespaces-denylist", o.NamespacesDenylist}} {
+		for _, ns := range flag.list {
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("--%s %q: %s", flag.name, ns, strings.Join(msgs, "; ")))
+			}
+		}
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		errs = append(errs, fmt.Errorf("--port %d: want a port, 1 to 65535", o.Port))
+	}
+	if o.Host != "" && o.Port == 0 {
+		errs = append(errs, errors.New("--host needs --port"))
 	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
+	}
+	if o.PrintConfig && (o.Check || o.PrintRBAC) {
+		errs = append(errs, errors.New("--print-config, --check and --print-rbac: give one"))
 	}
 	if o.PrintRBAC {
 		if o.Check {
@@ -172,6 +244,46 @@ func (o *ExportOptions) Validate() error {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	return nil
+}
+
+// validateSelection checks the profile and the flags that choose its
+// families; it parses the label allowlists into o.labels and
+// o.annotations.
+func (o *ExportOptions) validateSelection() []error {
+	var errs []error
+	if o.Profile == "" {
+		for name, set := range map[string]bool{
+			"print-config": o.PrintConfig, "resources": len(o.Resources) > 0, "metric-allowlist": len(o.MetricAllowlist) > 0,
+			"metric-denylist": len(o.MetricDenylist) > 0, "metric-opt-in-list": len(o.MetricOptInList) > 0,
+		} {
+			if set {
+				errs = append(errs, fmt.Errorf("--%s chooses among the families of a profile: give --profile %s", name, profiles.KubeStateMetrics))
+			}
+		}
+	} else if !slices.Contains(profiles.Names(), o.Profile) {
+		errs = append(errs, fmt.Errorf("--profile %q: the profiles are %s", o.Profile, strings.Join(profiles.Names(), ", ")))
+	} else if _, err := o.selection().Validate(o.Profile); err != nil {
+		errs = append(errs, fmt.Errorf("--resources, --metric-allowlist, --metric-denylist: %w", err))
+	}
+	var err error
+	if o.labels, err = exporter.ParseAllowlist(o.LabelsAllowlist); err != nil {
+		errs = append(errs, fmt.Errorf("--metric-labels-allowlist %w", err))
+	}
+	if o.annotations, err = exporter.ParseAllowlist(o.AnnotationsAllowlist); err != nil {
+		errs = append(errs, fmt.Errorf("--metric-annotations-allowlist %w", err))
+	}
+	return errs
+}
+
+// selection is the profile's selection of the flags.
+func (o *ExportOptions) selection() exporter.Selection {
+	return exporter.Selection{Resources: o.Resources, MetricAllowlist: o.MetricAllowlist, MetricDenylist: o.MetricDenylist}
+}
+
+// sources are the configs the flags name.
+func (o *ExportOptions) sources() exporter.Sources {
+	return exporter.Sources{ConfigPath: o.ConfigFile, Profile: o.Profile, Selection: o.selection(),
+		LabelsAllowlist: o.labels, AnnotationsAllowlist: o.annotations}
 }
 
 // namespace is the namespace of -n, "" when not given: the entries
@@ -210,6 +322,10 @@ func startupGCPercent() int {
 
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
 func (o *ExportOptions) Run(ctx context.Context) error {
+	o.warnSelection()
+	if o.PrintConfig {
+		return o.printConfig()
+	}
 	if o.Check {
 		return o.check(ctx)
 	}
@@ -221,13 +337,19 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
 		log := o.logger()
 		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
-			ConfigPath:         o.ConfigFile,
-			MaxSeriesPerMetric: o.MaxSeriesPerMetric,
-			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
-			Logger:             log,
-			StartupGCPercent:   startupGCPercent(),
-			Namespace:          o.namespace(),
-			EnvOptions:         o.envOptions(),
+			ConfigPath:           o.ConfigFile,
+			Profile:              o.Profile,
+			Selection:            o.selection(),
+			LabelsAllowlist:      o.labels,
+			AnnotationsAllowlist: o.annotations,
+			Namespaces:           o.Namespaces,
+			NamespacesDenylist:   o.NamespacesDenylist,
+			MaxSeriesPerMetric:   o.MaxSeriesPerMetric,
+			Shard:                exporter.Shard{Index: o.Shard, Total: o.TotalShards},
+			Logger:               log,
+			StartupGCPercent:     startupGCPercent(),
+			Namespace:            o.namespace(),
+			EnvOptions:           o.envOptions(),
 		})
 		if err != nil {
 			return err
@@ -242,7 +364,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		if err := x.WatchReloads(ctx); err != nil {
 			log.Warn("config changes will not be noticed; SIGHUP still reloads", "err", err)
 		}
-		return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.ListenAddresses, WebConfigFile: o.WebConfigFile}, log)
+		return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}, log)
 	})
 }
 
@@ -262,11 +384,52 @@ func (o *ExportOptions) load() (*indexers.Env, *exporter.Compiled, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := exporter.Load(o.ConfigFile, env)
+	c, err := o.sources().Load(env)
 	if err != nil {
 		return nil, nil, &UsageError{Err: err}
 	}
+	exporter.DefaultNamespace(c, append([]string{o.namespace()}, o.Namespaces...)...)
+	exporter.ExcludeNamespaces(c, o.NamespacesDenylist...)
 	return env, c, nil
+}
+
+// listenAddresses are those of --web.listen-address, or of --host and
+// --port.
+func (o *ExportOptions) listenAddresses() []string {
+	if o.Port != 0 {
+		return []string{net.JoinHostPort(o.Host, strconv.Itoa(o.Port))}
+	}
+	return o.ListenAddresses
+}
+
+// warnSelection says on stderr what a selection flag asks for that the
+// profile does not serve: kube-state-metrics resources it has no families
+// for yet, and opt-in families (it has none).
+func (o *ExportOptions) warnSelection() {
+	if o.Profile == "" {
+		return
+	}
+	if unserved, err := o.selection().Validate(o.Profile); err == nil && len(unserved) > 0 {
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: --resources: the %s profile has no families for %s yet; they are not served\n", o.Profile, strings.Join(unserved, ", "))
+	}
+	if len(o.MetricOptInList) > 0 {
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: --metric-opt-in-list: the %s profile serves kube-state-metrics' default families only; %s not served\n", o.Profile, strings.Join(o.MetricOptInList, ", "))
+	}
+}
+
+// printConfig writes the profile's config files the selection keeps, as
+// one YAML stream, each document headed by its file's name.
+func (o *ExportOptions) printConfig() error {
+	files, err := o.selection().Files(o.Profile)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if _, err := fmt.Fprintf(o.Out, "---\n# %s\n%s", f.Path, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // check loads the config, checks it against the cluster's resources when
@@ -344,7 +507,6 @@ func (o *ExportOptions) printRBAC() error {
 	if err != nil {
 		return err
 	}
-	exporter.DefaultNamespace(c, o.namespace())
 	namespace := o.RBACNamespace
 	if namespace == "" {
 		if namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {

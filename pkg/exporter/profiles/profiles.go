@@ -81,3 +81,26 @@ func FileOf(name, resource string) (File, error) {
 	}
 	return File{}, fmt.Errorf("profile %q has no file for resource %q", name, resource)
 }
+
+// kubeStateMetricsResources are the resources kube-state-metrics v2.20
+// can serve (its --resources), whether or not the profile has them yet.
+var kubeStateMetricsResources = []string{
+	"certificatesigningrequests", "clusterrolebindings", "clusterroles", "configmaps", "cronjobs",
+	"daemonsets", "deployments", "endpoints", "endpointslices", "horizontalpodautoscalers",
+	"ingressclasses", "ingresses", "jobs", "leases", "limitranges", "mutatingadmissionpolicies",
+	"mutatingadmissionpolicybindings", "mutatingwebhookconfigurations", "namespaces",
+	"networkpolicies", "nodes", "persistentvolumeclaims", "persistentvolumes",
+	"poddisruptionbudgets", "pods", "replicasets", "replicationcontrollers", "resourcequotas",
+	"rolebindings", "roles", "secrets", "serviceaccounts", "services", "statefulsets",
+	"storageclasses", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+	"validatingwebhookconfigurations", "volumeattachments",
+}
+
+// KnownResources returns the resources the source the profile name
+// follows can serve, including those the profile has no file for yet.
+func KnownResources(name string) []string {
+	if name == KubeStateMetrics {
+		return slices.Clone(kubeStateMetricsResources)
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package exporter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kubectl-informer/kubectl-informer/internal/yamlcheck"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// Sources are the configs an exporter serves together: a built-in profile
+// (see package profiles), chosen in part by a Selection, and the user's
+// config file. At least one of them is set.
+type Sources struct {
+	// ConfigPath is the user's config file; empty: none.
+	ConfigPath string `json:"configPath,omitempty" yaml:"configPath,omitempty"`
+	// Profile names a built-in profile; empty: none.
+	Profile string `json:"profile,omitempty" yaml:"profile,omitempty"`
+	// Selection chooses the profile's families.
+	Selection Selection `json:"selection" yaml:"selection"`
+	// LabelsAllowlist and AnnotationsAllowlist choose the keys of the
+	// labelsFrom maps of every config (see Compiled.SetAllowlists).
+	LabelsAllowlist      map[string][]string `json:"labelsAllowlist,omitempty" yaml:"labelsAllowlist,omitempty"`
+	AnnotationsAllowlist map[string][]string `json:"annotationsAllowlist,omitempty" yaml:"annotationsAllowlist,omitempty"`
+}
+
+// Selection chooses the families of a profile by the flags of
+// kube-state-metrics of the same names.
+type Selection struct {
+	// Resources are the profile's resources to serve; empty: all of them.
+	Resources []string `json:"resources,omitempty" yaml:"resources,omitempty"`
+	// MetricAllowlist and MetricDenylist are regular expressions matched
+	// anywhere in a family's name: with an allowlist, only the families
+	// one of them matches are served; with a denylist, those it matches are
+	// not. Not both.
+	MetricAllowlist []string `json:"metricAllowlist,omitempty" yaml:"metricAllowlist,omitempty"`
+	MetricDenylist  []string `json:"metricDenylist,omitempty" yaml:"metricDenylist,omitempty"`
+}
+
+// Validate checks the selection against the profile: the regular
+// expressions compile, allowlist and denylist are not both given, and
+// every resource is one the profile knows. It returns the resources the
+// profile's source has but the profile does not serve yet, to be warned
+// about.
+func (s Selection) Validate(profile string) (unserved []string, err error) {
+	var errs []error
+	if len(s.MetricAllowlist) > 0 && len(s.MetricDenylist) > 0 {
+		errs = append(errs, errors.New("a metric allowlist and a metric denylist are exclusive: give one"))
+	}
+	for _, list := range [][]string{s.MetricAllowlist, s.MetricDenylist} {
+		for _, expr := range list {
+			if _, err := regexp.Compile(expr); err != nil {
+				errs = append(errs, fmt.Errorf("metric name pattern %q: %w", expr, err))
+			}
+		}
+	}
+	files, err := profiles.Files(profile)
+	if err != nil {
+		return nil, errors.Join(append(errs, err)...)
+	}
+	served := make([]string, len(files))
+	for i, f := range files {
+		served[i] = f.Resource
+	}
+	known := profiles.KnownResources(profile)
+	for _, r := range s.Resources {
+		switch {
+		case slices.Contains(served, r):
+		case slices.Contains(known, r):
+			unserved = append(unserved, r)
+		default:
+			errs = append(errs, fmt.Errorf("resource %q is not one of the %s profile; its resources are %s", r, profile, strings.Join(served, ", ")))
+		}
+	}
+	return unserved, errors.Join(errs...)
+}
+
+// keeps reports whether the selection serves the family name.
+func (s Selection) keeps(name string) bool {
+	match := func(list []string) bool {
+		return slices.ContainsFunc(list, func(expr string) bool {
+			re, err := regexp.Compile(expr)
+			return err == nil && re.MatchString(name)
+		})
+	}
+	if len(s.MetricAllowlist) > 0 {
+		return match(s.MetricAllowlist)
+	}
+	return !match(s.MetricDenylist)
+}
+
+// Files returns the config files of profile the selection keeps: those
+// of the selected resources, each with only the selected families; a
+// file left without families is left out. A file the selection does not
+// change is returned as it is; one it does is written again from its
+// YAML, comments included.
+func (s Selection) Files(profile string) ([]profiles.File, error) {
+	files, err := profiles.Files(profile)
+	if err != nil {
+		return nil, err
+	}
+	var out []profiles.File
+	for _, f := range files {
+		if len(s.Resources) > 0 && !slices.Contains(s.Resources, f.Resource) {
+			continue
+		}
+		data, kept, err := s.selectFamilies(f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if kept == 0 {
+			continue
+		}
+		f.Data = data
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// selectFamilies removes from a config the metrics the selection does not
+// keep, and the resources left without metrics. It returns the config and
+// the number of metrics kept.
+func (s Selection) selectFamilies(data []byte) ([]byte, int, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, 0, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, 0, errors.New("not a YAML document")
+	}
+	root := doc.Content[0]
+	prefix := yamlcheck.ScalarField(root, "prefix")
+	resources := mappingValue(root, "resources")
+	if resources == nil || resources.Kind != yaml.SequenceNode {
+		return nil, 0, errors.New("no resources")
+	}
+	kept, changed := 0, false
+	var entries []*yaml.Node
+	for _, r := range resources.Content {
+		metrics := mappingValue(r, "metrics")
+		if metrics == nil || metrics.Kind != yaml.SequenceNode {
+			entries = append(entries, r)
+			continue
+		}
+		var ms []*yaml.Node
+		for _, m := range metrics.Content {
+			if s.keeps(prefix + yamlcheck.ScalarField(m, "name")) {
+				ms = append(ms, m)
+			}
+		}
+		changed = changed || len(ms) != len(metrics.Content)
+		kept += len(ms)
+		if len(ms) == 0 {
+			continue
+		}
+		metrics.Content = ms
+		entries = append(entries, r)
+	}
+	if !changed {
+		return data, kept, nil
+	}
+	resources.Content = entries
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, 0, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, 0, err
+	}
+	return b.Bytes(), kept, nil
+}
+
+// mappingValue returns the value of key in the mapping n, nil if none.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// Load reads and compiles the sources in env: the profile's selected
+// files, then the config file, merged (see Merge), with the allowlists
+// set.
+func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
+	var parts []*Compiled
+	if s.Profile != "" {
+		if _, err := s.Selection.Validate(s.Profile); err != nil {
+			return nil, err
+		}
+		files, err := s.Selection.Files(s.Profile)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			c, err := Compile(f.Path, f.Data, env)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, c)
+		}
+	}
+	if s.ConfigPath != "" {
+		c, err := Load(s.ConfigPath, env)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, c)
+	}
+	if len(parts) == 0 {
+		if s.Profile != "" {
+			return nil, fmt.Errorf("the selection leaves no family of the %s profile, and there is no config file", s.Profile)
+		}
+		return nil, errors.New("no config: give a config file or a profile")
+	}
+	c, err := Merge(parts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetAllowlists(s.LabelsAllowlist, s.AnnotationsAllowlist); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

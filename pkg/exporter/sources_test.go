@@ -1,0 +1,111 @@
+package exporter
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+)
+
+// familyNames returns the names of c's families, in order.
+func familyNames(c *Compiled) []string {
+	var out []string
+	for _, r := range c.Resources {
+		for _, f := range r.Families {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+func TestSourcesSelectAndMerge(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Sources{Profile: profiles.KubeStateMetrics}.Load(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := familyNames(all)
+	if len(names) < 3 {
+		t.Fatalf("the profile has %d families: %v", len(names), names)
+	}
+
+	allow, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{MetricAllowlist: []string{"phase$", "^kube_pod_info$"}}}.Load(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(familyNames(allow), " "); got != "kube_pod_info kube_pod_status_phase" {
+		t.Errorf("allowlist: %s", got)
+	}
+	deny, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{MetricDenylist: []string{"phase"}}}.Load(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range familyNames(deny) {
+		if strings.Contains(n, "phase") {
+			t.Errorf("denylist serves %s", n)
+		}
+	}
+	if len(familyNames(deny)) != len(names)-1 {
+		t.Errorf("denylist: %v", familyNames(deny))
+	}
+	// A selection that changes a file writes it again; what is written
+	// compiles and keeps the comments.
+	files, err := Selection{MetricDenylist: []string{"phase"}}.Files(profiles.KubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Resource == "pods" && (!strings.Contains(string(f.Data), "# ") || strings.Contains(string(f.Data), "name: kube_pod_status_phase")) {
+			t.Errorf("the selected pods file:\n%s", f.Data)
+		}
+	}
+	if _, err := (Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{MetricAllowlist: []string{"a"}, MetricDenylist: []string{"b"}}}).Load(env); err == nil {
+		t.Error("an allowlist and a denylist are accepted together")
+	}
+	if _, err := (Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{MetricAllowlist: []string{"("}}}).Load(env); err == nil || !strings.Contains(err.Error(), `"("`) {
+		t.Errorf("a bad pattern: %v", err)
+	}
+	if _, err := (Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: []string{"pod"}}}).Load(env); err == nil || !strings.Contains(err.Error(), `resource "pod" is not one of the kube-state-metrics profile`) {
+		t.Errorf("an unknown resource: %v", err)
+	}
+	if _, err := (Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{MetricAllowlist: []string{"^nothing$"}}}).Load(env); err == nil || !strings.Contains(err.Error(), "leaves no family") {
+		t.Errorf("a selection of nothing: %v", err)
+	}
+
+	// The user's config is served beside the profile; a name in both is
+	// refused, naming both places.
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own.yaml")
+	write := func(name string) {
+		t.Helper()
+		cfg := "apiVersion: kubectl-informer.io/v1alpha1\nkind: ExporterConfig\nresources:\n- resource: pods\n  metrics:\n  - name: " + name + "\n    help: h\n    type: gauge\n    labels:\n      uid: object.metadata.uid\n"
+		if err := os.WriteFile(own, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("my_pods")
+	both, err := Sources{Profile: profiles.KubeStateMetrics, ConfigPath: own}.Load(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := familyNames(both); len(got) != len(names)+1 || got[len(got)-1] != "my_pods" {
+		t.Errorf("profile and config: %v", got)
+	}
+	if !strings.Contains(both.Path, "kube-state-metrics/pods.yaml") || !strings.HasSuffix(both.Path, own) || both.Hash == all.Hash {
+		t.Errorf("merged path %q, hash %q", both.Path, both.Hash)
+	}
+	if w := both.DuplicateSeries(); len(w) != 0 {
+		t.Errorf("duplicate series warnings: %v", w)
+	}
+	write("kube_pod_info")
+	_, err = Sources{Profile: profiles.KubeStateMetrics, ConfigPath: own}.Load(env)
+	if err == nil || !strings.Contains(err.Error(), own+`:6: metric "kube_pod_info" is also defined at kube-state-metrics/pods.yaml:`) {
+		t.Errorf("a name in both: %v", err)
+	}
+}
