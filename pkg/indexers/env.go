@@ -333,6 +333,7 @@ func (e costEstimator) EstimateCallCost(function, overloadID string, target *che
 // describes that type when it comes from a schema.
 func (e *Env) extend(objectType *cel.Type, decl *apiservercel.DeclType) (*cel.Env, error) {
 	opts := append([]cel.EnvOption{cel.Variable(ObjectVar, objectType)}, lookupFunctions()...)
+	opts = append(opts, quantityFunctions()...)
 	if decl != nil {
 		// As environment.EnvSet.Extend declares the types of a schema.
 		provider := apiservercel.NewDeclTypeProvider(decl)
