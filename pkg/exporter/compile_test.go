@@ -58,9 +58,9 @@ func TestCompileErrors(t *testing.T) {
  | object.spec.containers.map(c,
  |                              ^`},
 		{"value of the wrong type", gauge + "    value: object.metadata.name + \"x\"\n",
-			`c.yaml:9: metric "pods" value: invalid expression: must evaluate to a number or bool but got string`},
+			`c.yaml:9: metric "pods" value: invalid expression: must evaluate to a number or bool (or null, or an optional of one) but got string`},
 		{"each value of the wrong type", gauge + "    each: object.spec.containers\n    value: '[each.name]'\n",
-			`c.yaml:10: metric "pods" value: invalid expression: must evaluate to a number or bool but got list(dyn)`},
+			`c.yaml:10: metric "pods" value: invalid expression: must evaluate to a number or bool (or null, or an optional of one) but got list(dyn)`},
 		{"index of the wrong type", configHead + "resources:\n- resource: pods\n  indexes:\n    byCount: size(object.spec.containers)\n",
 			`c.yaml:6: index "byCount" of pods: invalid expression: must evaluate to string, list(string) or null but got int`},
 		{"byIndex of an unknown index", configHead + `resources:

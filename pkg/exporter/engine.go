@@ -471,6 +471,10 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 				fail(err)
 				return
 			}
+			v, present := presentValue(v)
+			if !present {
+				return // null or an empty optional: no sample
+			}
 			n, ok := numberValue(v)
 			if !ok {
 				fail(fmt.Errorf("metric %q: value must be a number or a bool, got %s", f.Name, v.Type().TypeName()))
@@ -547,6 +551,21 @@ func labelValue(v ref.Val) string {
 }
 
 // numberValue converts a CEL number or bool to a sample value.
+// presentValue unwraps an optional value. It reports false for null and
+// for an empty optional, which leave a series out.
+func presentValue(v ref.Val) (ref.Val, bool) {
+	switch o := v.(type) {
+	case types.Null:
+		return v, false
+	case *types.Optional:
+		if !o.HasValue() {
+			return v, false
+		}
+		return presentValue(o.GetValue())
+	}
+	return v, true
+}
+
 func numberValue(v ref.Val) (float64, bool) {
 	switch v := v.(type) {
 	case types.Int:

@@ -264,3 +264,54 @@ func TestLabelsFromConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestValueAbsent: a value that is null or an empty optional leaves the
+// series out, without an evaluation error; an optional with a value is
+// that value.
+func TestValueAbsent(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: deployments
+  metrics:
+  - name: spec_replicas
+    help: h
+    type: gauge
+    labels:
+      name: object.metadata.name
+    value: object.spec.?replicas
+  - name: nulls
+    help: h
+    type: gauge
+    labels:
+      name: object.metadata.name
+    value: 'object.metadata.name == "a" ? dyn(7) : dyn(null)'
+`
+	c, err := Compile("v.yaml", []byte(cfg), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(c, EngineOptions{})
+	t.Cleanup(e.Close)
+	obj := func(name string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": name, "uid": name}, "spec": spec}}
+	}
+	e.Update(0, obj("a", map[string]any{"replicas": int64(3)}))
+	e.Update(0, obj("b", map[string]any{}))
+	waitIdle(t, e)
+	out := exposition(e, false)
+	for _, want := range []string{`spec_replicas{name="a"} 3`, `nulls{name="a"} 7`} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("no line %s in\n%s", want, out)
+		}
+	}
+	for _, absent := range []string{`spec_replicas{name="b"}`, `nulls{name="b"}`, "evaluation"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("%s in\n%s", absent, out)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func TestCheckResourcesSchema(t *testing.T) {
  | object.spec.nodeNme
  |             ^`},
 		{"value of the wrong type", strings.Replace(head, "type: info", "type: gauge", 1) + "    value: object.status.phase\n",
-			`c.yaml:12: metric "pod_info" value: invalid expression: must evaluate to a number or bool but got string`},
+			`c.yaml:12: metric "pod_info" value: invalid expression: must evaluate to a number or bool (or null, or an optional of one) but got string`},
 		{"misspelled in a value", strings.Replace(head, "type: info", "type: gauge", 1) + "    value: object.status.phse == \"Running\"\n",
 			`c.yaml:12: metric "pod_info" value: invalid expression: undefined field 'phse' (did you mean "phase"?)
  | object.status.phse == "Running"

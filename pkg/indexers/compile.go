@@ -59,7 +59,7 @@ func (k Kind) must() string {
 	case KindIndex:
 		return "string, list(string) or null"
 	case KindNumber:
-		return "a number or bool"
+		return "a number or bool (or null, or an optional of one)"
 	}
 	return "a value"
 }
@@ -341,7 +341,12 @@ func outputAllowed(kind Kind, t *cel.Type) bool {
 	case KindPredicate:
 		return isKind(t, types.BoolKind, types.DynKind)
 	case KindNumber:
-		return isKind(t, types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.DynKind)
+		if t.Kind() == types.OpaqueKind {
+			// optional(number): an empty optional means "no sample".
+			return t.TypeName() == "optional_type" && len(t.Parameters()) == 1 &&
+				isKind(t.Parameters()[0], types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.DynKind)
+		}
+		return isKind(t, types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.DynKind, types.NullTypeKind)
 	case KindIndex:
 		switch t.Kind() {
 		case types.StringKind, types.NullTypeKind, types.DynKind:

@@ -128,7 +128,7 @@ func TestCompileWithSchemaErrors(t *testing.T) {
 	}, {
 		expr: `object.status.phase`,
 		kind: indexers.KindNumber,
-		want: `invalid --where expression: must evaluate to a number or bool but got string`,
+		want: `invalid --where expression: must evaluate to a number or bool (or null, or an optional of one) but got string`,
 	}}
 	for _, tt := range tests {
 		_, err := env.CompileWithSchema(tt.expr, tt.kind, "--where", schema)

@@ -21,6 +21,14 @@ import (
 // exposition the engine serves. The exposition must pass promlint.
 func render(t *testing.T, resource string, objs ...any) string {
 	t.Helper()
+	return renderWith(t, resource, "", "", objs...)
+}
+
+// renderWith is render with the label and annotation allowlists given as
+// kube-state-metrics' --metric-labels-allowlist and
+// --metric-annotations-allowlist.
+func renderWith(t *testing.T, resource, labels, annotations string, objs ...any) string {
+	t.Helper()
 	f, err := profiles.FileOf(profiles.KubeStateMetrics, resource)
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +40,17 @@ func render(t *testing.T, resource string, objs ...any) string {
 	c, err := exporter.Compile(f.Path, f.Data, env)
 	if err != nil {
 		t.Fatalf("loading %s: %v", f.Path, err)
+	}
+	l, err := exporter.ParseAllowlist(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := exporter.ParseAllowlist(annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetAllowlists(l, a); err != nil {
+		t.Fatal(err)
 	}
 	e := exporter.NewEngine(c, exporter.EngineOptions{})
 	t.Cleanup(e.Close)

@@ -48,7 +48,7 @@ const misspelledErrors = `CONFIG:12: metric "test_pod_node_info" label "node": i
 CONFIG:19: metric "test_pod_running" value: invalid expression: undefined field 'phse' (did you mean "phase"?)
  | object.status.phse == "Running"
  |               ^
-CONFIG:26: metric "test_pod_phase" value: invalid expression: must evaluate to a number or bool but got string`
+CONFIG:26: metric "test_pod_phase" value: invalid expression: must evaluate to a number or bool (or null, or an optional of one) but got string`
 
 // duplicated has a metric whose labels do not tell pods apart.
 const duplicated = `apiVersion: kubectl-informer.io/v1alpha1
