@@ -47,8 +47,10 @@ reproduce kube-state-metrics %s's families of the same names: same TYPE, HELP te
 series per object and values. Each resource's families are an ordinary exporter config
 (docs/exporter-config.md) embedded in the binary; `+"`--print-config`"+` writes them out. "Series"
 is the CEL expression whose list gives one series per element (bound as `+"`each`"+`), or "one"
-for one series per object; "value" is the sample value's expression, 1 when empty. Opt-in
-families are served only when `+"`--metric-opt-in-list`"+` names them.
+for one series per object; "value" is the sample value's expression, 1 when empty, and a value
+that is absent (an empty optional, null) leaves the series out. Labels "PREFIX_* from MAP" are one
+per entry of the map, named as kube-state-metrics names them; with an allowlist, only for the
+resources and keys the option names. kube-state-metrics' opt-in families are not in the profile.
 
 `, ksmVersion)
 	for _, f := range files {
@@ -60,6 +62,13 @@ families are served only when `+"`--metric-opt-in-list`"+` names them.
 			fmt.Fprintf(&b, "## %s\n\n| family | type | labels | series | value | follows |\n|---|---|---|---|---|---|\n", r.Resource)
 			for _, m := range r.Metrics {
 				labels := slices.Sorted(maps.Keys(m.Labels))
+				if lf := m.LabelsFrom; lf != nil {
+					from := lf.Prefix + "_* from " + code(lf.Map)
+					if lf.Allowlist != "" {
+						from += " (--metric-" + lf.Allowlist + "-allowlist)"
+					}
+					labels = append(labels, from)
+				}
 				series := "one"
 				if m.Each != "" {
 					series = code(m.Each)

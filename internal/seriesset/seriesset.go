@@ -1,7 +1,9 @@
 // Package seriesset reads a Prometheus text exposition as Prometheus sees
 // it: per family, its HELP text, its TYPE and the set of its series, each
-// written as name{label="value",…} value with the labels sorted, so that
-// two expositions that differ only in label or series order compare equal.
+// written as name{label="value",…} value with the labels sorted and those
+// with an empty value left out (Prometheus stores no empty label), so that
+// two expositions that differ only in label or series order, or in
+// writing an empty label or none, compare equal.
 package seriesset
 
 import (
@@ -46,6 +48,9 @@ func Parse(r io.Reader) (map[string]Family, error) {
 func seriesString(name string, typ dto.MetricType, m *dto.Metric) string {
 	labels := make([]string, 0, len(m.GetLabel()))
 	for _, l := range m.GetLabel() {
+		if l.GetValue() == "" {
+			continue
+		}
 		labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
 	}
 	slices.Sort(labels)
