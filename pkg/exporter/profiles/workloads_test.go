@@ -379,7 +379,7 @@ kube_horizontalpodautoscaler_status_condition{namespace="shop",horizontalpodauto
 `)
 	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "p1", CreationTimestamp: t0},
-		Status: policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1, ExpectedPods: 3, ObservedGeneration: 1},
+		Status:     policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1, ExpectedPods: 3, ObservedGeneration: 1},
 	}
 	expectFamilies(t, render(t, "poddisruptionbudgets", pdb), `
 # HELP kube_poddisruptionbudget_created [STABLE] Unix creation timestamp
