@@ -40,7 +40,7 @@ func quantityFunctions() []cel.EnvOption {
 					if !ok {
 						return types.MaybeNoSuchOverloadErr(v)
 					}
-					return types.Int(q.Quantity.MilliValue())
+					return types.Int(q.MilliValue())
 				}))),
 	}
 }
