@@ -84,7 +84,7 @@ func runsUntilStopped(text string) (bool, string) {
 		return true, ""
 	case strings.Contains(text, "informer serve "):
 		return true, `msg="serving queries"`
-	case strings.Contains(text, "informer export ") && !strings.Contains(text, "--check") && !strings.Contains(text, "--print-rbac"):
+	case strings.Contains(text, "informer export ") && !strings.Contains(text, "--check") && !strings.Contains(text, "--print-rbac") && !strings.Contains(text, "--print-config"):
 		return true, "ready: caches synced"
 	}
 	return false, ""
