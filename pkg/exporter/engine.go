@@ -622,6 +622,20 @@ func (e *Engine) familyStats() []familyStats {
 	return out
 }
 
+// EvaluationErrors returns, for each family whose evaluations have failed
+// so far, the newest error message.
+func (e *Engine) EvaluationErrors() map[string]string {
+	out := map[string]string{}
+	for _, rs := range e.resources {
+		for _, fs := range rs.families {
+			if msg := fs.lastErrorMessage(); msg != "" {
+				out[fs.f.Name] = msg
+			}
+		}
+	}
+	return out
+}
+
 // dependencies remembers which objects' series read which other objects
 // through get() and byIndex(), so that they are recomputed when those
 // change.

@@ -656,6 +656,13 @@ func (s *familyState) stats() (series int, dropped, errors uint64) {
 	return s.series, s.dropped, s.errors
 }
 
+// lastErrorMessage returns the newest evaluation error, "" if none.
+func (s *familyState) lastErrorMessage() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastError
+}
+
 // health is what a family serves and leaves out.
 type health struct {
 	// series is the number of series served; unserved, of those wanted

@@ -57,6 +57,10 @@ func renderWith(t *testing.T, resource, labels, annotations string, objs ...any)
 	for _, o := range objs {
 		e.Update(0, o)
 	}
+	// The profile's expressions never fail on a valid object.
+	for name, msg := range e.EvaluationErrors() {
+		t.Errorf("%s: evaluation error: %s", name, msg)
+	}
 	var b bytes.Buffer
 	if err := e.WriteFamilies(&b, false); err != nil {
 		t.Fatal(err)

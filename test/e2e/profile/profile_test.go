@@ -74,6 +74,15 @@ func TestEveryFamilyServed(t *testing.T) {
 			t.Errorf("%s has no series", name)
 		}
 	}
+	// No expression of the profile fails on the workload's objects.
+	for _, m := range mfs["kubectl_informer_metric_evaluation_errors_total"].GetMetric() {
+		if v := framework.SampleValue(m); v != 0 {
+			t.Errorf("kubectl_informer_metric_evaluation_errors_total %v = %v", m.GetLabel(), v)
+		}
+	}
+	if len(mfs["kubectl_informer_metric_evaluation_errors_total"].GetMetric()) == 0 {
+		t.Error("no kubectl_informer_metric_evaluation_errors_total series")
+	}
 	problems, err := promlint.New(strings.NewReader(scrapeText(t, url))).Lint()
 	if err != nil {
 		t.Fatal(err)
