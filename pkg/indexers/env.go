@@ -334,6 +334,7 @@ func (e costEstimator) EstimateCallCost(function, overloadID string, target *che
 func (e *Env) extend(objectType *cel.Type, decl *apiservercel.DeclType) (*cel.Env, error) {
 	opts := append([]cel.EnvOption{cel.Variable(ObjectVar, objectType)}, lookupFunctions()...)
 	opts = append(opts, quantityFunctions()...)
+	opts = append(opts, cronFunctions()...)
 	if decl != nil {
 		// As environment.EnvSet.Extend declares the types of a schema.
 		provider := apiservercel.NewDeclTypeProvider(decl)

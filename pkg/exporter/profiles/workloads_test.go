@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -397,5 +398,78 @@ kube_poddisruptionbudget_status_pod_disruptions_allowed{namespace="shop",poddisr
 # HELP kube_poddisruptionbudget_status_expected_pods [STABLE] Total number of pods counted by this disruption budget
 # TYPE kube_poddisruptionbudget_status_expected_pods gauge
 kube_poddisruptionbudget_status_expected_pods{namespace="shop",poddisruptionbudget="web"} 3
+`)
+}
+
+func TestAutoscalerTargetMetrics(t *testing.T) {
+	q := resource.MustParse
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "h1"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 10,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
+			Behavior:       &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{Tolerance: ptr(q("50m"))}},
+			Metrics: []autoscalingv2.MetricSpec{
+				{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: "cpu",
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(80))}}},
+				{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{Name: "memory", Container: "app",
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(q("256Mi"))}}},
+				{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "rps"},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: ptr(q("1500m"))}}},
+				{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "queue"},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(q("30")), Value: ptr(q("100"))}}},
+			}},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentMetrics: []autoscalingv2.MetricStatus{
+			{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{Name: "cpu",
+				Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr(int32(85)), AverageValue: ptr(q("85m"))}}},
+			{Type: autoscalingv2.PodsMetricSourceType},
+		}},
+	}
+	// No current metrics: the API server writes currentMetrics: null.
+	idle := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "idle", UID: "h2"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 2, ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "idle"},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: ptr(q("0.1"))}}},
+	}
+	expectFamilies(t, render(t, "horizontalpodautoscalers", hpa, idle), `
+# HELP kube_horizontalpodautoscaler_spec_target_metric The metric specifications used by this autoscaler when calculating the desired replica count.
+# TYPE kube_horizontalpodautoscaler_spec_target_metric gauge
+kube_horizontalpodautoscaler_spec_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="cpu",metric_target_type="utilization",container=""} 80
+kube_horizontalpodautoscaler_spec_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="memory",metric_target_type="average",container="app"} 2.68435456e+08
+kube_horizontalpodautoscaler_spec_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="rps",metric_target_type="value",container=""} 1.5
+kube_horizontalpodautoscaler_spec_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="queue",metric_target_type="value",container=""} 100
+kube_horizontalpodautoscaler_spec_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="queue",metric_target_type="average",container=""} 30
+# HELP kube_horizontalpodautoscaler_status_target_metric [STABLE] The current metric status used by this autoscaler when calculating the desired replica count.
+# TYPE kube_horizontalpodautoscaler_status_target_metric gauge
+kube_horizontalpodautoscaler_status_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="cpu",metric_target_type="utilization",container=""} 85
+kube_horizontalpodautoscaler_status_target_metric{namespace="shop",horizontalpodautoscaler="web",metric_name="cpu",metric_target_type="average",container=""} 0.085
+# HELP kube_horizontalpodautoscaler_spec_behavior_scale_up_tolerance The tolerance on the ratio between the current and desired metric value below which no scale up occurs.
+# TYPE kube_horizontalpodautoscaler_spec_behavior_scale_up_tolerance gauge
+kube_horizontalpodautoscaler_spec_behavior_scale_up_tolerance{namespace="shop",horizontalpodautoscaler="web"} 0.05
+# HELP kube_horizontalpodautoscaler_spec_behavior_scale_down_tolerance The tolerance on the ratio between the current and desired metric value below which no scale down occurs.
+# TYPE kube_horizontalpodautoscaler_spec_behavior_scale_down_tolerance gauge
+kube_horizontalpodautoscaler_spec_behavior_scale_down_tolerance{namespace="shop",horizontalpodautoscaler="idle"} 0.1
+`)
+}
+
+func TestCronJobSchedules(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	last := metav1.NewTime(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))
+	nightly := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "batch", Name: "nightly", UID: "c1", CreationTimestamp: created},
+		Spec:   batchv1.CronJobSpec{Schedule: "0 3 * * *", TimeZone: ptr("Europe/Paris")},
+		Status: batchv1.CronJobStatus{LastScheduleTime: &last}}
+	fresh := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "batch", Name: "fresh", UID: "c2", CreationTimestamp: created},
+		Spec: batchv1.CronJobSpec{Schedule: "*/15 * * * *"}}
+	paused := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "batch", Name: "paused", UID: "c3", CreationTimestamp: created},
+		Spec: batchv1.CronJobSpec{Schedule: "@hourly", Suspend: ptr(true)}}
+	broken := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "batch", Name: "broken", UID: "c4", CreationTimestamp: created},
+		Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", TimeZone: ptr("Mars/Olympus")}}
+	expectFamilies(t, render(t, "cronjobs", nightly, fresh, paused, broken), `
+# HELP kube_cronjob_next_schedule_time [STABLE] Next time the cronjob should be scheduled. The time after lastScheduleTime, or after the cron job's creation time if it's never been scheduled. Use this to determine if the job is delayed.
+# TYPE kube_cronjob_next_schedule_time gauge
+kube_cronjob_next_schedule_time{namespace="batch",cronjob="nightly"} 1.7956584e+09
+kube_cronjob_next_schedule_time{namespace="batch",cronjob="fresh"} 1.7956017e+09
+# HELP kube_cronjob_schedule_invalid Emitted with value 1 for cronjobs whose schedule, in its configured timezone, cannot be parsed.
+# TYPE kube_cronjob_schedule_invalid gauge
+kube_cronjob_schedule_invalid{namespace="batch",cronjob="broken"} 1
 `)
 }
