@@ -30,11 +30,11 @@ func TestCronFunctions(t *testing.T) {
 		return v, nil
 	}
 	for expr, want := range map[string]bool{
-		`isCronSchedule("*/5 * * * *")`:                     true,
-		`isCronSchedule("@hourly")`:                         true,
-		`isCronSchedule("CRON_TZ=Europe/Paris 0 3 * * *")`:  true,
-		`isCronSchedule("61 * * * *")`:                      false,
-		`isCronSchedule("* * * *")`:                         false,
+		`isCronSchedule("*/5 * * * *")`:                    true,
+		`isCronSchedule("@hourly")`:                        true,
+		`isCronSchedule("CRON_TZ=Europe/Paris 0 3 * * *")`: true,
+		`isCronSchedule("61 * * * *")`:                     false,
+		`isCronSchedule("* * * *")`:                        false,
 		`isCronSchedule("CRON_TZ=Nowhere/Else 0 3 * * *")`: false,
 	} {
 		v, err := eval(expr)
