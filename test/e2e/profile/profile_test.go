@@ -9,21 +9,64 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
 // needState are the families of the profile that the sample workload has
 // no object for, each with what it would take; every other family must
 // have series.
 var needState = map[string]string{
-	"kube_deployment_status_terminating_replicas": "a deployment controller that reports terminating replicas",
-	"kube_replicaset_status_terminating_replicas": "a replica set controller that reports terminating replicas",
+	"kube_cronjob_schedule_invalid": "a schedule that does not parse, which the API server refuses (the profile's unit tests cover it)",
+}
+
+// addStates writes what the sample workload's objects lack for the
+// families that need it: terminating replicas in a deployment's and a
+// replica set's status, and an autoscaler with tolerances.
+func addStates(t *testing.T) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := workload.NamespaceName(0)
+	patch := []byte(`{"status":{"terminatingReplicas":1}}`)
+	deps, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil || len(deps.Items) == 0 {
+		t.Fatalf("deployments of %s: %v", ns, err)
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, deps.Items[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil || len(rss.Items) == 0 {
+		t.Fatalf("replica sets of %s: %v", ns, err)
+	}
+	if _, err := cs.AppsV1().ReplicaSets(ns).Patch(ctx, rss.Items[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	tolerance := func(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
+	_, err = cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "tolerant"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 3,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: deps.Items[0].Name},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
+				ScaleUp:   &autoscalingv2.HPAScalingRules{Tolerance: tolerance("50m")},
+				ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: tolerance("0.1")}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // profileFamilies returns the names of the profile's families.
@@ -57,6 +100,7 @@ func scrapeText(t *testing.T, url string) string {
 }
 
 func TestEveryFamilyServed(t *testing.T) {
+	addStates(t)
 	_, url := cluster.ServeExporter(t, nil, exporter.Options{
 		Profile:              profiles.KubeStateMetrics,
 		LabelsAllowlist:      map[string][]string{"*": {"*"}},
@@ -205,5 +249,73 @@ func TestSelectionAndValues(t *testing.T) {
 		if d.Spec.Replicas != nil && replicas[strings.Join(key, "/")] != float64(*d.Spec.Replicas) {
 			t.Errorf("kube_deployment_spec_replicas of %s/%s: %v, spec.replicas %d", d.Namespace, d.Name, replicas[strings.Join(key, "/")], *d.Spec.Replicas)
 		}
+	}
+}
+
+// namespacesOf returns the namespaces of the series of the kube_ families
+// with series in mfs.
+func namespacesOf(mfs map[string]*dto.MetricFamily) map[string]bool {
+	out := map[string]bool{}
+	for name, mf := range mfs {
+		if !strings.HasPrefix(name, "kube_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" {
+					out[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestNamespacesAndShards checks --namespaces and --namespaces-denylist
+// with the profile, and that its shards partition its series.
+func TestNamespacesAndShards(t *testing.T) {
+	first, second := workload.NamespaceName(0), workload.NamespaceName(1)
+	sel := exporter.Selection{Resources: []string{"pods", "deployments", "jobs"}}
+	_, only := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel, Namespaces: []string{first}})
+	_, except := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel, NamespacesDenylist: []string{first}})
+	_, whole := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel})
+	var shards []string
+	for i := range 3 {
+		_, url := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel, Shard: exporter.Shard{Index: i, Total: 3}})
+		shards = append(shards, url)
+	}
+	for _, url := range append([]string{only, except, whole}, shards...) {
+		framework.WaitReady(t, url)
+	}
+	if got := namespacesOf(framework.Scrape(t, only)); len(got) != 1 || !got[first] {
+		t.Errorf("--namespaces %s: series of %v", first, got)
+	}
+	if got := namespacesOf(framework.Scrape(t, except)); got[first] || !got[second] {
+		t.Errorf("--namespaces-denylist %s: series of %v", first, got)
+	}
+
+	// The union of the shards' series is the whole, and no series is in
+	// two shards.
+	lines := func(url string) []string {
+		return framework.SeriesLines(framework.Scrape(t, url), nil)
+	}
+	var union []string
+	for _, url := range shards {
+		for _, l := range lines(url) {
+			if strings.HasPrefix(l, "kube_") {
+				union = append(union, l)
+			}
+		}
+	}
+	sort.Strings(union)
+	var want []string
+	for _, l := range lines(whole) {
+		if strings.HasPrefix(l, "kube_") {
+			want = append(want, l)
+		}
+	}
+	sort.Strings(want)
+	if !slices.Equal(union, want) {
+		t.Errorf("the shards' union has %d series, the whole %d", len(union), len(want))
 	}
 }
