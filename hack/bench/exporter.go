@@ -113,6 +113,13 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 	if ksmBin != "" {
 		r.ksm = &side{}
 	}
+	// The workload's controllers own pods of their own beside those asked
+	// for: every client must cache all of them.
+	all, err := countPods(cfg)
+	if err != nil {
+		return r, err
+	}
+	pods = all
 	// Time to ready varies from start to start, and with the machine's
 	// speed over a day: start each a few times, in turn.
 	// Each start waits for the API server to settle after the previous one,
@@ -208,6 +215,15 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		}
 	}
 	if ksm != nil {
+		// Compared in the text format: the scrapes above are OpenMetrics,
+		// as Prometheus asks.
+		for i, t := range targets {
+			b, _, err := (&scraper{base: t.pl.base, plain: true, text: true}).scrape()
+			if err != nil {
+				return r, err
+			}
+			bodies[i] = append(bodies[i][:0], b...)
+		}
 		c, err := compareSeries(bodies[0], bodies[1], target.families)
 		if err != nil {
 			return r, err
@@ -228,7 +244,10 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 	if err != nil {
 		return r, err
 	}
-	u := &updater{cs: cs, pods: list.Items}
+	// The pods the workload's controllers own may have no container status
+	// to bump.
+	running := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 0 })
+	u := &updater{cs: cs, pods: running}
 	procs := []*process{exp}
 	sides := []*side{&r.exp}
 	if ksm != nil {
@@ -840,4 +859,17 @@ func bound(le float64) string {
 		return "+Inf"
 	}
 	return strconv.FormatFloat(le*1000, 'g', -1, 64) + " ms"
+}
+
+// countPods returns the number of pods in the cluster.
+func countPods(cfg *rest.Config) (int, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	list, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("counting the pods: %w", err)
+	}
+	return len(list.Items), nil
 }

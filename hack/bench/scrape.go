@@ -29,6 +29,9 @@ const prometheusAccept = "application/openmetrics-text;version=1.0.0;escaping=al
 type scraper struct {
 	base  string
 	plain bool // Accept-Encoding: identity
+	// text asks for the text format alone (version 0.0.4), which the
+	// comparison of series parses, instead of what Prometheus asks for.
+	text bool
 	buf   []byte
 	gz    *gzip.Reader
 }
@@ -59,6 +62,9 @@ func (s *scraper) scrape() ([]byte, scrapeStat, error) {
 		return nil, st, err
 	}
 	prometheusHeaders(req, s.plain)
+	if s.text {
+		req.Header.Set("Accept", "text/plain;version=0.0.4")
+	}
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -218,4 +219,29 @@ func (w *copyingWriter) Write(p []byte) (int, error) {
 	}
 	w.n += int64(len(p))
 	return len(p), nil
+}
+
+// BenchmarkEngineProfilePods computes the series of the kube-state-metrics
+// profile's 59 pod families for the 10,000 pods of the benchmark workload,
+// as BenchmarkEngineKSMPods does for three.
+func BenchmarkEngineProfilePods(b *testing.B) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: []string{"pods"}}}.Load(env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
+	b.ReportAllocs()
+	for b.Loop() {
+		e := NewEngine(c, EngineOptions{})
+		h := e.Handler(0)
+		for _, p := range pods {
+			h.OnAdd(p, true)
+		}
+		drain(e)
+		e.Close()
+	}
 }
