@@ -32,8 +32,8 @@ type scraper struct {
 	// text asks for the text format alone (version 0.0.4), which the
 	// comparison of series parses, instead of what Prometheus asks for.
 	text bool
-	buf   []byte
-	gz    *gzip.Reader
+	buf  []byte
+	gz   *gzip.Reader
 }
 
 // scrapeStat is what one scrape measured.
