@@ -259,6 +259,9 @@ func (x *Exporter) Reload() error {
 		attrs = append(attrs, "namespacesDenylist", strings.Join(x.opts.NamespacesDenylist, ","))
 	}
 	x.log.Info("config loaded", append(attrs, "took", time.Since(start).Round(time.Millisecond))...)
+	for _, msg := range compiled.UnusedAllowlistEntries(x.opts.LabelsAllowlist, x.opts.AnnotationsAllowlist) {
+		x.log.Warn(msg + ": check the resource's name, as the config's resources entries write it")
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"errors"
+	"maps"
 	"fmt"
 	"regexp"
 	"slices"
@@ -236,4 +237,37 @@ func labelKeyName(key string) string {
 		i++
 	}
 	return string(b)
+}
+
+// UnusedAllowlistEntries returns, for each resource that labels or
+// annotations names (other than "*") and that no family of c with that
+// allowlist reads, a message saying so: such an entry selects nothing,
+// often a misspelled resource or one served by no config.
+func (c *Compiled) UnusedAllowlistEntries(labels, annotations map[string][]string) []string {
+	used := map[string]map[string]bool{AllowlistLabels: {}, AllowlistAnnotations: {}}
+	for _, r := range c.Resources {
+		for _, f := range r.Families {
+			if m := used[f.LabelsAllowlist]; m != nil {
+				m[r.Config.Resource] = true
+			}
+		}
+	}
+	var out []string
+	for _, a := range []struct {
+		kind, flag string
+		list       map[string][]string
+	}{{AllowlistLabels, "labels", labels}, {AllowlistAnnotations, "annotations", annotations}} {
+		for _, name := range slices.Sorted(maps.Keys(a.list)) {
+			if name == "*" || used[a.kind][name] {
+				continue
+			}
+			served := slices.Sorted(maps.Keys(used[a.kind]))
+			msg := fmt.Sprintf("the %s allowlist names %q, which no served family reads", a.flag, name)
+			if len(served) > 0 {
+				msg += "; it applies to " + strings.Join(served, ", ")
+			}
+			out = append(out, msg)
+		}
+	}
+	return out
 }

@@ -315,3 +315,22 @@ resources:
 		}
 	}
 }
+
+func TestUnusedAllowlistEntries(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile("l.yaml", []byte(labelsConfig), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.UnusedAllowlistEntries(map[string][]string{"pods": {"a"}, "pod": {"a"}, "*": {"b"}}, map[string][]string{"nodes": {"*"}})
+	want := []string{
+		`the labels allowlist names "pod", which no served family reads; it applies to pods`,
+		`the annotations allowlist names "nodes", which no served family reads; it applies to pods`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -443,6 +443,7 @@ func (o *ExportOptions) check(ctx context.Context) error {
 		return err
 	}
 	warnings, err := o.checkCluster(ctx, env, c)
+	warnings = append(warnings, c.UnusedAllowlistEntries(o.labels, o.annotations)...)
 	for _, w := range warnings {
 		_, _ = fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
