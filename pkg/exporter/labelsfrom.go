@@ -2,8 +2,8 @@ package exporter
 
 import (
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
