@@ -100,7 +100,7 @@ const starts = 5
 // further probe period while the exporter is scraped to measure the lag
 // from update to series. apiserverPID is the API server's process, whose
 // CPU each start costs.
-func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID, pods int, rates []int, d, probe time.Duration) (exporterResult, error) {
+func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
 	var exp, ksm *process
 	defer func() {
@@ -115,11 +115,10 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 	}
 	// The workload's controllers own pods of their own beside those asked
 	// for: every client must cache all of them.
-	all, err := countPods(cfg)
+	pods, err := countPods(cfg)
 	if err != nil {
 		return r, err
 	}
-	pods = all
 	// Time to ready varies from start to start, and with the machine's
 	// speed over a day: start each a few times, in turn.
 	// Each start waits for the API server to settle after the previous one,

@@ -188,7 +188,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, o.pods, []int{100, 1000}, 30*time.Second, 15*time.Second)
+	exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, []int{100, 1000}, 30*time.Second, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
