@@ -52,10 +52,11 @@ wait "$watcher" 2>/dev/null || true
 printf '\n\033[1m(the watch printed)\033[0m\n'
 cat _output/watch.log
 
-# The exporter on the same cluster, with kube-state-metrics' pod families.
+# The exporter on the same cluster, serving kube-state-metrics' families of
+# pods and deployments.
 port=${DEMO_EXPORTER_PORT:-19090}
-printf '\n\033[1m$ kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address 127.0.0.1:%s &\033[0m\n' "$port"
-kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address "127.0.0.1:$port" 2>_output/exporter.log &
+printf '\n\033[1m$ kubectl informer export --profile kube-state-metrics --resources pods,deployments --web.listen-address 127.0.0.1:%s &\033[0m\n' "$port"
+kubectl informer export --profile kube-state-metrics --resources pods,deployments --web.listen-address "127.0.0.1:$port" 2>_output/exporter.log &
 exporter=$!
 trap 'kill $exporter 2>/dev/null || true' EXIT
 
@@ -73,5 +74,7 @@ done
 metrics=$(fetch /metrics)
 printf '\n\033[1m$ curl -s localhost:%s/metrics | grep -E "^kube_pod_(info|status_phase)" | head -6\033[0m\n' "$port"
 grep -E '^kube_pod_(info|status_phase)' <<<"$metrics" | head -6 || true
-printf '\n\033[1m$ curl -s localhost:%s/metrics | grep -E "^kubectl_informer_(metric_series|resource_objects)"\033[0m\n' "$port"
-grep -E '^kubectl_informer_(metric_series|resource_objects)\{' <<<"$metrics" || true
+printf '\n\033[1m$ curl -s localhost:%s/metrics | grep -E "^kubectl_informer_(resource_objects|metric_series\\{metric=\"kube_pod_(info|status_phase)\")"\033[0m\n' "$port"
+grep -E '^kubectl_informer_(resource_objects\{|metric_series\{metric="kube_pod_(info|status_phase)")' <<<"$metrics" || true
+printf '\n\033[1m$ curl -s localhost:%s/metrics | grep -c "^kubectl_informer_metric_series{"   # families served\033[0m\n' "$port"
+grep -c '^kubectl_informer_metric_series{' <<<"$metrics" || true
