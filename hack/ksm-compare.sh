@@ -60,4 +60,4 @@ echo "kube-state-metrics: $("$KSM" version 2>&1 | head -1)"
 echo "exporter: $("$PLUGIN" version --client 2>&1 | head -1)"
 echo "resources: $RESOURCES"
 # The exporter's own telemetry (kubectl_informer_*) is not kube-state-metrics'.
-go run ./hack/seriesdiff -ignore-families 'kubectl_informer_.*' "$OUT/kube-state-metrics.prom" "$OUT/exporter.prom" | tee "$OUT/report.txt"
+go run ./hack/seriesdiff -families 'kube_.*' "$OUT/kube-state-metrics.prom" "$OUT/exporter.prom" | tee "$OUT/report.txt"
