@@ -2,10 +2,13 @@ package profile_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
@@ -317,5 +320,58 @@ func TestNamespacesAndShards(t *testing.T) {
 	sort.Strings(want)
 	if !slices.Equal(union, want) {
 		t.Errorf("the shards' union has %d series, the whole %d", len(union), len(want))
+	}
+}
+
+// TestProfileBesideConfig serves the profile and a config file of one's
+// own in one exporter: both sets of families, on the same caches, checked
+// against the resources' schemas part by part.
+func TestProfileBesideConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "own.yaml")
+	own := `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: my_pods_per_node
+    help: Pods per node.
+    type: gauge
+    aggregate: count
+    labels:
+      node: object.spec.?nodeName.orValue("")
+`
+	if err := os.WriteFile(path, []byte(own), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics,
+		Selection: exporter.Selection{Resources: []string{"pods"}}, ConfigPath: path})
+	framework.WaitReady(t, url)
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(list.Items)
+	// The series follow the caches' events: wait until both families
+	// count every pod.
+	deadline := time.Now().Add(framework.HangTimeout)
+	for {
+		mfs := framework.Scrape(t, url)
+		info := len(mfs["kube_pod_info"].GetMetric())
+		total := 0.0
+		for _, m := range mfs["my_pods_per_node"].GetMetric() {
+			total += framework.SampleValue(m)
+		}
+		if info == want && int(total) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: kube_pod_info has %d series and my_pods_per_node counts %v pods; the API server has %d", framework.HangTimeout, info, total, want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
