@@ -38,6 +38,18 @@ func drain(e *Engine) {
 	}
 }
 
+// computeAll returns an engine of c that has computed the series of pods,
+// handed to its handler as an informer does while its cache fills.
+func computeAll(c *Compiled, pods []*corev1.Pod) *Engine {
+	e := NewEngine(c, EngineOptions{})
+	h := e.Handler(0)
+	for _, p := range pods {
+		h.OnAdd(p, true)
+	}
+	drain(e)
+	return e
+}
+
 // BenchmarkEngineKSMPods computes the series of examples/kube-state-metrics-pods.yaml
 // for 10,000 pods of the benchmark workload, handed to the engine's handler
 // as an informer does while its cache fills and computed by its workers:
@@ -46,22 +58,11 @@ func BenchmarkEngineKSMPods(b *testing.B) {
 	c, pods := ksmPods(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		e := NewEngine(c, EngineOptions{})
-		h := e.Handler(0)
-		for _, p := range pods {
-			h.OnAdd(p, true)
-		}
-		drain(e)
-		e.Close()
+		computeAll(c, pods).Close()
 	}
 	b.StopTimer()
-	e := NewEngine(c, EngineOptions{})
+	e := computeAll(c, pods)
 	defer e.Close()
-	h := e.Handler(0)
-	for _, p := range pods {
-		h.OnAdd(p, true)
-	}
-	drain(e)
 	var out bytes.Buffer
 	if err := e.WriteFamilies(&out, false); err != nil {
 		b.Fatal(err)
@@ -236,12 +237,6 @@ func BenchmarkEngineProfilePods(b *testing.B) {
 	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
 	b.ReportAllocs()
 	for b.Loop() {
-		e := NewEngine(c, EngineOptions{})
-		h := e.Handler(0)
-		for _, p := range pods {
-			h.OnAdd(p, true)
-		}
-		drain(e)
-		e.Close()
+		computeAll(c, pods).Close()
 	}
 }

@@ -397,15 +397,20 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 	if f.NoLabelsSeries {
 		return nil, 0, ""
 	}
+	// mapExtra evaluates the labelsFrom map into labels.
+	mapExtra := func(each any, withEach bool) ([]extraLabel, error) {
+		v, err := eval(bind(f.LabelsFrom), obj, each, withEach)
+		if err == nil {
+			return mapLabels(v, f.LabelsPrefix, f.LabelKeys)
+		}
+		return nil, err
+	}
 	// Labels from a map that does not read each: once per object.
 	var extra []extraLabel
 	extraPerElement := f.LabelsFrom != nil && f.Each != nil && f.LabelsFrom.UsesEach()
 	if f.LabelsFrom != nil && !extraPerElement {
-		v, err := eval(bind(f.LabelsFrom), obj, nil, f.Each != nil)
-		if err == nil {
-			extra, err = mapLabels(v, f.LabelsPrefix, f.LabelKeys)
-		}
-		if err != nil {
+		var err error
+		if extra, err = mapExtra(nil, f.Each != nil); err != nil {
 			fail(fmt.Errorf("metric %q: %w", f.Name, err))
 			return nil, errs, lastErr
 		}
@@ -455,11 +460,8 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 		}
 		extra := extra
 		if extraPerElement {
-			v, err := eval(bind(f.LabelsFrom), obj, each, true)
-			if err == nil {
-				extra, err = mapLabels(v, f.LabelsPrefix, f.LabelKeys)
-			}
-			if err != nil {
+			var err error
+			if extra, err = mapExtra(each, true); err != nil {
 				fail(fmt.Errorf("metric %q: %w", f.Name, err))
 				return
 			}
@@ -550,7 +552,6 @@ func labelValue(v ref.Val) string {
 	return string(b)
 }
 
-// numberValue converts a CEL number or bool to a sample value.
 // presentValue unwraps an optional value. It reports false for null and
 // for an empty optional, which leave a series out.
 func presentValue(v ref.Val) (ref.Val, bool) {
@@ -566,6 +567,7 @@ func presentValue(v ref.Val) (ref.Val, bool) {
 	return v, true
 }
 
+// numberValue converts a CEL number or bool to a sample value.
 func numberValue(v ref.Val) (float64, bool) {
 	switch v := v.(type) {
 	case types.Int:

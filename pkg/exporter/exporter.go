@@ -24,15 +24,10 @@ import (
 
 // Options configure an Exporter.
 type Options struct {
-	// ConfigPath is the config file; it is read again on Reload. Empty
-	// when a profile is served alone.
-	ConfigPath string `json:"configPath" yaml:"configPath"`
-	// Profile, Selection, LabelsAllowlist and AnnotationsAllowlist are
-	// those of Sources: a built-in profile served beside the config file.
-	Profile              string              `json:"profile,omitempty" yaml:"profile,omitempty"`
-	Selection            Selection           `json:"selection" yaml:"selection"`
-	LabelsAllowlist      map[string][]string `json:"labelsAllowlist,omitempty" yaml:"labelsAllowlist,omitempty"`
-	AnnotationsAllowlist map[string][]string `json:"annotationsAllowlist,omitempty" yaml:"annotationsAllowlist,omitempty"`
+	// Sources are the configs served: the config file, read again on
+	// Reload (ConfigPath; empty when a profile is served alone), and a
+	// built-in profile beside it.
+	Sources `json:",inline" yaml:",inline"`
 	// MaxSeriesPerMetric caps each family's series; 0 (the default): no
 	// cap. A cap that bites is logged once per family and reported by
 	// /readyz and kubectl_informer_metric_series_capped.
@@ -231,7 +226,7 @@ func (x *Exporter) Reload() error {
 		return errors.New("the exporter has stopped")
 	}
 	start := time.Now()
-	compiled, err := x.opts.Sources().Load(x.env)
+	compiled, err := x.opts.Load(x.env)
 	if err != nil {
 		err = &LoadError{Err: err}
 	} else {
@@ -263,12 +258,6 @@ func (x *Exporter) Reload() error {
 		x.log.Warn(msg + ": check the resource's name, as the config's resources entries write it")
 	}
 	return nil
-}
-
-// Sources are the configs the options name.
-func (o Options) Sources() Sources {
-	return Sources{ConfigPath: o.ConfigPath, Profile: o.Profile, Selection: o.Selection,
-		LabelsAllowlist: o.LabelsAllowlist, AnnotationsAllowlist: o.AnnotationsAllowlist}
 }
 
 // sourceNames names the configs in logs.

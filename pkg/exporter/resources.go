@@ -98,11 +98,9 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 	return c.checkResources(env, infos)
 }
 
-// checkResources is CheckResources of a config that was not merged.
+// checkResources is CheckResources of a config that was not merged, with
+// as many infos as resources.
 func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warnings []string, err error) {
-	if len(infos) != len(c.Resources) {
-		return nil, fmt.Errorf("checking %s: %d resources resolved for %d entries", c.Path, len(infos), len(c.Resources))
-	}
 	if c.parser == nil {
 		return nil, errors.New("checking the exporter config: not compiled by Compile")
 	}

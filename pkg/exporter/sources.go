@@ -54,12 +54,8 @@ func (s Selection) Validate(profile string) (unserved []string, err error) {
 	if len(s.MetricAllowlist) > 0 && len(s.MetricDenylist) > 0 {
 		errs = append(errs, errors.New("a metric allowlist and a metric denylist are exclusive: give one"))
 	}
-	for _, list := range [][]string{s.MetricAllowlist, s.MetricDenylist} {
-		for _, expr := range list {
-			if _, err := regexp.Compile(expr); err != nil {
-				errs = append(errs, fmt.Errorf("metric name pattern %q: %w", expr, err))
-			}
-		}
+	if _, err := s.keeper(); err != nil {
+		errs = append(errs, err)
 	}
 	files, err := profiles.Files(profile)
 	if err != nil {
@@ -82,18 +78,24 @@ func (s Selection) Validate(profile string) (unserved []string, err error) {
 	return unserved, errors.Join(errs...)
 }
 
-// keeps reports whether the selection serves the family name.
-func (s Selection) keeps(name string) bool {
-	match := func(list []string) bool {
-		return slices.ContainsFunc(list, func(expr string) bool {
-			re, err := regexp.Compile(expr)
-			return err == nil && re.MatchString(name)
-		})
-	}
+// keeper returns whether the selection serves a family, by its name, with
+// the regular expressions compiled once.
+func (s Selection) keeper() (func(name string) bool, error) {
+	list, allow := s.MetricDenylist, false
 	if len(s.MetricAllowlist) > 0 {
-		return match(s.MetricAllowlist)
+		list, allow = s.MetricAllowlist, true
 	}
-	return !match(s.MetricDenylist)
+	res := make([]*regexp.Regexp, len(list))
+	for i, expr := range list {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("metric name pattern %q: %w", expr, err)
+		}
+		res[i] = re
+	}
+	return func(name string) bool {
+		return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(name) }) == allow
+	}, nil
 }
 
 // Files returns the config files of profile the selection keeps: those
@@ -106,12 +108,16 @@ func (s Selection) Files(profile string) ([]profiles.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	keeps, err := s.keeper()
+	if err != nil {
+		return nil, err
+	}
 	var out []profiles.File
 	for _, f := range files {
 		if len(s.Resources) > 0 && !slices.Contains(s.Resources, f.Resource) {
 			continue
 		}
-		data, kept, err := s.selectFamilies(f.Data)
+		data, kept, err := selectFamilies(f.Data, keeps)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
@@ -124,10 +130,10 @@ func (s Selection) Files(profile string) ([]profiles.File, error) {
 	return out, nil
 }
 
-// selectFamilies removes from a config the metrics the selection does not
-// keep, and the resources left without metrics. It returns the config and
-// the number of metrics kept.
-func (s Selection) selectFamilies(data []byte) ([]byte, int, error) {
+// selectFamilies removes from a config the metrics keeps does not keep,
+// and the resources left without metrics. It returns the config and the
+// number of metrics kept.
+func selectFamilies(data []byte, keeps func(name string) bool) ([]byte, int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, 0, err
@@ -151,7 +157,7 @@ func (s Selection) selectFamilies(data []byte) ([]byte, int, error) {
 		}
 		var ms []*yaml.Node
 		for _, m := range metrics.Content {
-			if s.keeps(prefix + yamlcheck.ScalarField(m, "name")) {
+			if keeps(prefix + yamlcheck.ScalarField(m, "name")) {
 				ms = append(ms, m)
 			}
 		}

@@ -337,19 +337,15 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
 		log := o.logger()
 		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
-			ConfigPath:           o.ConfigFile,
-			Profile:              o.Profile,
-			Selection:            o.selection(),
-			LabelsAllowlist:      o.labels,
-			AnnotationsAllowlist: o.annotations,
-			Namespaces:           o.Namespaces,
-			NamespacesDenylist:   o.NamespacesDenylist,
-			MaxSeriesPerMetric:   o.MaxSeriesPerMetric,
-			Shard:                exporter.Shard{Index: o.Shard, Total: o.TotalShards},
-			Logger:               log,
-			StartupGCPercent:     startupGCPercent(),
-			Namespace:            o.namespace(),
-			EnvOptions:           o.envOptions(),
+			Sources:            o.sources(),
+			Namespaces:         o.Namespaces,
+			NamespacesDenylist: o.NamespacesDenylist,
+			MaxSeriesPerMetric: o.MaxSeriesPerMetric,
+			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
+			Logger:             log,
+			StartupGCPercent:   startupGCPercent(),
+			Namespace:          o.namespace(),
+			EnvOptions:         o.envOptions(),
 		})
 		if err != nil {
 			return err

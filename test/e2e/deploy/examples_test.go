@@ -446,7 +446,7 @@ func TestDatabasesExample(t *testing.T) {
 // config at path and returns the URL of its handler.
 func serveExample(t *testing.T, path string) string {
 	t.Helper()
-	_, url := cluster.ServeExporter(t, nil, exporter.Options{ConfigPath: path})
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{Sources: exporter.Sources{ConfigPath: path}})
 	return url
 }
 

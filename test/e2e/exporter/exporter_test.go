@@ -394,7 +394,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // /readyz stays 503 and names the resource, /healthz is 200.
 func TestReadyzBeforeSync(t *testing.T) {
 	silent := &rest.Config{Host: "http://" + framework.SilentServer(t)}
-	_, srv := cluster.ServeExporter(t, silent, exporter.Options{ConfigPath: writeConfig(t, config)})
+	_, srv := cluster.ServeExporter(t, silent, exporter.Options{Sources: exporter.Sources{ConfigPath: writeConfig(t, config)}})
 	// The server never answers: the caches never sync.
 	eventually(t, "/readyz before sync names pods and nodes", func() (bool, string) {
 		code, body := framework.Get(t, srv+"/readyz")

@@ -84,7 +84,7 @@ func TestLoadChecksSchema(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeConfig(t, tt.config)
-			x, err := exporter.New(cluster.Config, cluster.Resolver(t), exporter.Options{ConfigPath: path})
+			x, err := exporter.New(cluster.Config, cluster.Resolver(t), exporter.Options{Sources: exporter.Sources{ConfigPath: path}})
 			if err != nil {
 				t.Fatal(err)
 			}

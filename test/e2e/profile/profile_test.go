@@ -104,11 +104,11 @@ func scrapeText(t *testing.T, url string) string {
 
 func TestEveryFamilyServed(t *testing.T) {
 	addStates(t)
-	_, url := cluster.ServeExporter(t, nil, exporter.Options{
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{Sources: exporter.Sources{
 		Profile:              profiles.KubeStateMetrics,
 		LabelsAllowlist:      map[string][]string{"*": {"*"}},
 		AnnotationsAllowlist: map[string][]string{"*": {"*"}},
-	})
+	}})
 	framework.WaitReady(t, url)
 	mfs := framework.Scrape(t, url)
 	for _, name := range profileFamilies(t, exporter.Selection{}) {
@@ -165,11 +165,11 @@ func labelSets(mf *dto.MetricFamily) []string {
 // server's objects.
 func TestSelectionAndValues(t *testing.T) {
 	sel := exporter.Selection{Resources: []string{"pods", "deployments"}, MetricDenylist: []string{"^kube_pod_container", "_annotations$"}}
-	_, url := cluster.ServeExporter(t, nil, exporter.Options{
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{Sources: exporter.Sources{
 		Profile:         profiles.KubeStateMetrics,
 		Selection:       sel,
 		LabelsAllowlist: map[string][]string{"pods": {"app", "tier"}},
-	})
+	}})
 	framework.WaitReady(t, url)
 	mfs := framework.Scrape(t, url)
 	want := profileFamilies(t, sel)
@@ -274,17 +274,22 @@ func namespacesOf(mfs map[string]*dto.MetricFamily) map[string]bool {
 	return out
 }
 
+// profileSources are the profile's families that sel keeps.
+func profileSources(sel exporter.Selection) exporter.Sources {
+	return exporter.Sources{Profile: profiles.KubeStateMetrics, Selection: sel}
+}
+
 // TestNamespacesAndShards checks --namespaces and --namespaces-denylist
 // with the profile, and that its shards partition its series.
 func TestNamespacesAndShards(t *testing.T) {
 	first, second := workload.NamespaceName(0), workload.NamespaceName(1)
 	sel := exporter.Selection{Resources: []string{"pods", "deployments", "jobs"}}
-	_, only := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel, Namespaces: []string{first}})
-	_, except := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel, NamespacesDenylist: []string{first}})
-	_, whole := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel})
+	_, only := cluster.ServeExporter(t, nil, exporter.Options{Sources: profileSources(sel), Namespaces: []string{first}})
+	_, except := cluster.ServeExporter(t, nil, exporter.Options{Sources: profileSources(sel), NamespacesDenylist: []string{first}})
+	_, whole := cluster.ServeExporter(t, nil, exporter.Options{Sources: profileSources(sel)})
 	var shards []string
 	for i := range 3 {
-		_, url := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics, Selection: sel, Shard: exporter.Shard{Index: i, Total: 3}})
+		_, url := cluster.ServeExporter(t, nil, exporter.Options{Sources: profileSources(sel), Shard: exporter.Shard{Index: i, Total: 3}})
 		shards = append(shards, url)
 	}
 	for _, url := range append([]string{only, except, whole}, shards...) {
@@ -344,8 +349,8 @@ resources:
 	if err := os.WriteFile(path, []byte(own), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, url := cluster.ServeExporter(t, nil, exporter.Options{Profile: profiles.KubeStateMetrics,
-		Selection: exporter.Selection{Resources: []string{"pods"}}, ConfigPath: path})
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{Sources: exporter.Sources{Profile: profiles.KubeStateMetrics,
+		Selection: exporter.Selection{Resources: []string{"pods"}}, ConfigPath: path}})
 	framework.WaitReady(t, url)
 	cs, err := kubernetes.NewForConfig(cluster.Config)
 	if err != nil {
