@@ -28,6 +28,10 @@ type Options struct {
 	// Reload (ConfigPath; empty when a profile is served alone), and a
 	// built-in profile beside it.
 	Sources `json:",inline" yaml:",inline"`
+	// Pprof serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/ beside /metrics: for finding where memory and CPU go.
+	// They reveal nothing of the objects, but cost CPU while taken.
+	Pprof bool `json:"pprof,omitempty" yaml:"pprof,omitempty"`
 	// MaxSeriesPerMetric caps each family's series; 0 (the default): no
 	// cap. A cap that bites is logged once per family and reported by
 	// /readyz and kubectl_informer_metric_series_capped.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +20,8 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/version"
 )
 
-// Handler returns the exporter's HTTP handler: /metrics, /healthz, /readyz
-// and a landing page at /.
+// Handler returns the exporter's HTTP handler: /metrics, /healthz, /readyz,
+// /debug/pprof/ when Options.Pprof is set, and a landing page at /.
 func (x *Exporter) Handler() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", x.serveMetrics)
@@ -29,6 +30,13 @@ func (x *Exporter) Handler() (http.Handler, error) {
 		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", x.serveReadyz)
+	if x.opts.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "kubectl-informer exporter",
 		Description: "Prometheus metrics computed by CEL from Kubernetes informer caches",

@@ -165,3 +165,16 @@ restarts_per_node_max{node="n1"} 2
 		}
 	}
 }
+
+// TestPprof: /debug/pprof/ is served only when Options.Pprof asks for it.
+func TestPprof(t *testing.T) {
+	x := testExporter(t, testEngine(t, EngineOptions{}), nil)
+	if resp, _ := fetch(t, x, "/debug/pprof/heap"); resp.StatusCode == http.StatusOK {
+		t.Errorf("without Pprof, /debug/pprof/heap answered %d", resp.StatusCode)
+	}
+	x.opts.Pprof = true
+	resp, body := fetch(t, x, "/debug/pprof/heap?debug=1")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("with Pprof, /debug/pprof/heap?debug=1 answered %d:\n%.200s", resp.StatusCode, body)
+	}
+}

@@ -48,6 +48,7 @@ type ExportOptions struct {
 	Shard                int
 	TotalShards          int
 	MaxSeriesPerMetric   int
+	EnablePprof          bool
 	CostLimit            uint64
 	Check                bool
 	PrintRBAC            bool
@@ -171,6 +172,7 @@ namespaces. No informer starts and nothing is served.
 	f.IntVar(&o.Shard, "shard", 0, "this replica's shard, 0 ≤ shard < --total-shards")
 	f.IntVar(&o.TotalShards, "total-shards", 1, "number of shards; each keeps the objects whose UID hashes to it")
 	f.IntVar(&o.MaxSeriesPerMetric, "max-series-per-metric", 0, "series per metric beyond which series are dropped, counted, logged and reported by /readyz (0: no cap)")
+	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "serve Go's runtime profiles under /debug/pprof/ (CPU and memory; served as /metrics is, with its TLS and auth)")
 	addCostLimitFlag(f, &o.CostLimit)
 	f.BoolVar(&o.Check, "check", false, "validate the config, print the metric families, and exit")
 	f.BoolVar(&o.PrintRBAC, "print-rbac", false, "print least-privilege RBAC for the config's resources as YAML, and exit")
@@ -341,6 +343,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			Namespaces:         o.Namespaces,
 			NamespacesDenylist: o.NamespacesDenylist,
 			MaxSeriesPerMetric: o.MaxSeriesPerMetric,
+			Pprof:              o.EnablePprof,
 			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
 			Logger:             log,
 			StartupGCPercent:   startupGCPercent(),
