@@ -87,7 +87,10 @@ type familyState struct {
 }
 
 // row is one object's rendered sample lines, by its UID; line is nil once
-// the object was removed. line's capacity extends to its chunk's end.
+// the object was removed. line's capacity extends to its chunk's end. A
+// line is written without the family's name, which a scrape writes before
+// it: `{labels} value\n` (or ` value\n` without labels). The name would
+// be a quarter of what the lines hold.
 type row struct {
 	uid  string
 	line []byte
@@ -176,7 +179,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	}
 	size := 0
 	for _, smp := range samples {
-		size += len(s.f.Name) + s.labelsSize(smp.labels, smp.extra) + 1 + len(formatValue(smp.value)) + 1
+		size += s.labelsSize(smp.labels, smp.extra) + 1 + len(formatValue(smp.value)) + 1
 	}
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
@@ -186,9 +189,8 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	var seen map[string]bool // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
-		b = append(b, s.f.Name...)
 		b = s.appendLabels(b, smp.labels, smp.extra)
-		set := b[start+len(s.f.Name):]
+		set := b[start:]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
 			s.lastDuplicate = s.f.Name + string(set)
@@ -227,6 +229,13 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 			s.removed++
 		}
 		s.compactIfWastefulLocked()
+		return
+	}
+	if had && bytes.Equal(b, s.rows[i].line) {
+		// Nothing changed (the usual case for most families of an
+		// updated object): the row keeps its lines, and the chunk's
+		// space is used again, so that an update makes no garbage.
+		s.live += len(b)
 		return
 	}
 	s.keptLocked(b)
@@ -285,7 +294,7 @@ func (s *familyState) releaseLocked(uid string, lines []byte) {
 		end := bytes.IndexByte(lines, '\n')
 		line := lines[:end]
 		lines = lines[end+1:]
-		set := line[len(s.f.Name):bytes.LastIndexByte(line, ' ')]
+		set := line[:bytes.LastIndexByte(line, ' ')]
 		if s.claims[string(set)] == uid {
 			delete(s.claims, string(set))
 		}
@@ -625,7 +634,6 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 		var b []byte
 		for _, k := range s.sortedKeysLocked() {
 			g := s.groups[k]
-			b = append(b, s.f.Name...)
 			b = append(b, g.labels...)
 			b = append(b, ' ')
 			b = append(b, formatValue(g.value(s.f.Aggregate))...)
@@ -635,7 +643,12 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	}
 	s.mu.Unlock()
 	for _, l := range refs {
-		_, _ = w.Write(l)
+		for len(l) > 0 {
+			end := bytes.IndexByte(l, '\n') + 1
+			_, _ = w.WriteString(s.f.Name)
+			_, _ = w.Write(l[:end])
+			l = l[end:]
+		}
 	}
 	return refs
 }

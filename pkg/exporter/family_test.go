@@ -73,3 +73,35 @@ func TestFamilyRowsInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestFamilyUnchangedUpdateMakesNoGarbage: an update that renders the
+// object's lines as they were keeps them, and takes no memory; one that
+// changes them writes new ones.
+func TestFamilyUnchangedUpdateMakesNoGarbage(t *testing.T) {
+	s := newFamilyState(&Family{Name: "x", Help: "h", Type: TypeGauge, LabelNames: []string{"uid"}}, 0)
+	one := []sample{{labels: []string{"a"}, value: 1}, {labels: []string{"a2"}, value: 2}}
+	s.set("a", one, 0, "")
+	s.set("b", []sample{{labels: []string{"b"}, value: 1}}, 0, "")
+	held, live := s.held, s.live
+	first := s.rows[s.index["a"]].line
+	for range 100 {
+		s.set("a", slices.Clone(one), 0, "")
+	}
+	if s.held != held || s.live != live || &s.rows[s.index["a"]].line[0] != &first[0] {
+		t.Fatalf("unchanged updates: held %d, live %d, want %d and %d, and the same lines", s.held, s.live, held, live)
+	}
+	s.set("a", []sample{{labels: []string{"a"}, value: 3}, {labels: []string{"a2"}, value: 2}}, 0, "")
+	if s.held <= held || s.live != live {
+		t.Fatalf("changed update: held %d (was %d), live %d (was %d): want more held, the same live", s.held, held, s.live, live)
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	s.write(w, false, nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "# HELP x h\n# TYPE x gauge\nx{uid=\"a\"} 3\nx{uid=\"a2\"} 2\nx{uid=\"b\"} 1\n"
+	if buf.String() != want {
+		t.Fatalf("wrote\n%s\nwant\n%s", buf.String(), want)
+	}
+}
