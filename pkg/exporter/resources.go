@@ -118,7 +118,8 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 			}
 			return env.CompileWithSchema(expr, kind, context, schema)
 		}
-		p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
+		typed := p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
+		ce.prog.AdoptSizeBounds(typed)
 	}
 	if len(p.Errs) > 0 {
 		// A misspelled field would only be reported again, as not

@@ -103,6 +103,14 @@ type Program struct {
 	// tracked: evaluations track their cost and stop at costLimit; the
 	// others cannot reach it (see Env.programOptions).
 	tracked bool
+	// untracked, when not nil, is prog without cost tracking, for
+	// evaluations of objects whose sizes are within one of bounds (see
+	// Prepare): the cost estimate under each is within the limit.
+	untracked cel.Program
+	bounds    []jsonval.Sizes
+	// measurable: Prepare measures objects (the Env presents them with
+	// the default converter).
+	measurable bool
 	// fast evaluates the expression without the interpreter when it can;
 	// nil for expressions it does not handle.
 	fast fastExpr
@@ -306,32 +314,92 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s expression %q: estimating its cost: %w", context, expr, err)
 	}
-	prog, err := env.Program(checked, e.programOptions(est)...)
+	tracked := est.Max > e.costLimit || e.trackAllCost
+	prog, err := env.Program(checked, e.programOptions(tracked)...)
 	if err != nil {
 		// Planning evaluates what is constant: int("x") fails here.
 		return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
 	}
 	var fast fastExpr
-	if est.Max <= e.costLimit && len(refs) == 0 && !e.trackAllCost {
+	if !tracked && len(refs) == 0 {
 		fast = compileFast(checked.NativeRep().Expr())
 	}
+	// A program that must track its cost because objects may be as large
+	// as a request also gets one that does not, for the objects small
+	// enough that the estimate proves the limit out of reach. Lookups
+	// read other objects, whose sizes are not measured.
+	var untracked cel.Program
+	var bounds []jsonval.Sizes
+	if tracked && !e.trackAllCost && len(refs) == 0 && e.converter == nil {
+		bounds = sizeBoundsWithin(env, checked, e.costLimit)
+		// Without bounds of its own (a dyn object, whose values may be
+		// lists or strings), it may get those of the expression checked
+		// against the objects' schema (see AdoptSizeBounds).
+		if object == nil || len(bounds) > 0 {
+			if untracked, err = env.Program(checked, e.programOptions(false)...); err != nil {
+				return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
+			}
+		}
+	}
 	return &Program{
-		fast:      fast,
-		expr:      expr,
-		context:   context,
-		kind:      kind,
-		prog:      prog,
-		refs:      refs,
-		nsArgs:    nsArgs,
-		object:    e.objectFunc(),
-		costLimit: e.costLimit,
-		costHint:  e.costHint,
-		tracked:   est.Max > e.costLimit || e.trackAllCost,
+		fast:       fast,
+		expr:       expr,
+		context:    context,
+		kind:       kind,
+		prog:       prog,
+		refs:       refs,
+		nsArgs:     nsArgs,
+		object:     e.objectFunc(),
+		costLimit:  e.costLimit,
+		costHint:   e.costHint,
+		tracked:    tracked,
+		untracked:  untracked,
+		bounds:     bounds,
+		measurable: e.converter == nil,
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),
 		usesEach:     usesIdent(checked.NativeRep().Expr(), EachVar),
 	}, nil
+}
+
+// AdoptSizeBounds makes p evaluate without tracking its cost the objects
+// within the size bounds of typed, the same expression compiled against the
+// schema of those objects (see CompileWithSchema): typed knows which values
+// are lists and which are strings, and so estimates their cost more
+// closely than p, which checks object as dyn. The objects p evaluates must
+// be valid for that schema, as the API server's are. It changes p, and must
+// be called before p is evaluated; it does nothing when typed is another
+// expression or p has no program without cost tracking.
+func (p *Program) AdoptSizeBounds(typed *Program) {
+	if typed == nil || typed.expr != p.expr || p.untracked == nil || p.usesEach != typed.usesEach {
+		return
+	}
+	if len(typed.bounds) > 0 {
+		p.bounds = typed.bounds
+	}
+}
+
+// sizeBoundsWithin returns the size bounds under which the estimated cost
+// of checked is within limit: for each bound of lists, the largest bound of
+// strings that keeps it there, if any.
+func sizeBoundsWithin(env *cel.Env, checked *cel.Ast, limit uint64) []jsonval.Sizes {
+	var out []jsonval.Sizes
+	for _, elems := range listBounds {
+		for _, bytes := range stringBounds {
+			b := jsonval.Sizes{Elems: elems, Bytes: bytes}
+			est, err := env.EstimateCost(checked, costEstimator{bound: b, provider: env.CELTypeProvider(), checked: checked.NativeRep()})
+			if err == nil && est.Max <= limit {
+				// Not implied by the bound before: it allows
+				// more bytes.
+				if len(out) == 0 || out[len(out)-1].Bytes < bytes {
+					out = append(out, b)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // outputAllowed reports whether an expression of kind may have static type

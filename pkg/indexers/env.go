@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
@@ -36,7 +38,11 @@ const ObjectVar = "object"
 // over a list of 500 elements, is stopped within about half a second.
 //
 // Only programs whose static cost estimate exceeds the limit track their
-// cost while evaluating; the others cannot reach it.
+// cost while evaluating; the others cannot reach it. Such a program still
+// evaluates without tracking an object prepared with [Program.Prepare]
+// whose lists, maps and strings are small enough for the estimate under
+// their sizes to be within the limit, as a pod's are for the expressions
+// over its containers.
 const DefaultCostLimit uint64 = celconfig.PerCallLimit
 
 // interruptCheckFrequency is the number of comprehension iterations between
@@ -271,21 +277,22 @@ func kubernetesEnvOptions(v *version.Version) []cel.EnvOption {
 	return opts
 }
 
-// programOptions returns the options of a program whose static cost
-// estimate is est. When the estimate proves that no evaluation can exceed
+// programOptions returns the options of a program that tracks its cost or
+// not. When the static cost estimate proves that no evaluation can exceed
 // the cost limit, the program does not track cost: tracking is what an
 // evaluation of a simple expression spends most of its time on. The
 // estimate bounds every object by the API server's request size (see
 // costEstimator), so in practice only expressions with comprehensions are
 // tracked: each of their evaluations is stopped at the limit, with the cost
-// model of Kubernetes.
-func (e *Env) programOptions(est checker.CostEstimate) []cel.ProgramOption {
+// model of Kubernetes, unless the object's sizes prove it cannot reach it
+// (see Program.Prepare).
+func (e *Env) programOptions(track bool) []cel.ProgramOption {
 	opts := []cel.ProgramOption{
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 		e.lookupDecorator,
 	}
-	if est.Max > e.costLimit || e.trackAllCost {
+	if track {
 		opts = append(opts,
 			cel.CostLimit(e.costLimit),
 			cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
@@ -303,30 +310,191 @@ func (e *Env) programOptions(est checker.CostEstimate) []cel.ProgramOption {
 // it, a comparison or a conversion of a field has a finite estimate, and
 // only expressions that iterate (comprehensions) or call functions that are
 // costly whatever the data pay for tracking their cost while evaluating.
-type costEstimator struct{ library.CostEstimator }
+//
+// With size bounds (bound), it estimates the cost of evaluations of
+// values none of whose lists and maps has more elements than bound.Elems
+// and none of whose strings has more bytes than bound.Bytes (see
+// jsonval.Sizes). A value of static type dyn may be either: its bound is
+// the larger of the two.
+type costEstimator struct {
+	library.CostEstimator
+	// bound bounds the sizes of every value read; zero: maxObjectSize.
+	bound jsonval.Sizes
+	// provider declares the types of the fields of objects, and checked
+	// is the expression being estimated, when known.
+	provider types.Provider
+	checked  *ast.AST
+}
 
 // maxObjectSize is the size bound of costEstimator, in bytes (or list
 // elements).
 const maxObjectSize = uint64(celconfig.MaxRequestSizeBytes)
 
+// listBounds and stringBounds are the size bounds, largest first, under
+// which the cost of a program that must track it is estimated again (see
+// Env.compile).
+var (
+	listBounds   = []int{4096, 1024, 256, 64, 16}
+	stringBounds = []int{65536, 16384, 4096, 1024, 256, 64}
+)
+
+// sizeOf returns the bound of a value of type t.
+func (e costEstimator) sizeOf(t *types.Type) uint64 {
+	if e.bound == (jsonval.Sizes{}) {
+		return maxObjectSize
+	}
+	elems, bytes := uint64(e.bound.Elems), uint64(e.bound.Bytes) //nolint:gosec // G115: small positive bounds
+	if t != nil {
+		switch t.Kind() {
+		case types.ListKind, types.MapKind, types.StructKind:
+			return elems
+		case types.StringKind, types.BytesKind:
+			return bytes
+		}
+	}
+	return max(elems, bytes)
+}
+
 // EstimateSize bounds the values of variables and of the fields selected
 // from them.
-func (costEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+func (e costEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	if len(n.Path()) == 0 {
 		return nil
 	}
-	return &checker.SizeEstimate{Min: 0, Max: maxObjectSize}
+	return &checker.SizeEstimate{Min: 0, Max: e.sizeOf(n.Type())}
 }
 
-// EstimateCallCost bounds the results of optional field selection and of
-// orValue, which are as large as the field selected or the default given,
-// and leaves every other function to Kubernetes' estimator.
+// EstimateCallCost bounds the results of the optional functions, and leaves
+// every other function to Kubernetes' estimator: x.?f is as large as the
+// field f of x (by its declared type, when x is a part of a variable), and
+// orValue, value and optional.of are as large as what they are given.
 func (e costEstimator) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	var size uint64
 	switch overloadID {
-	case "select_optional_field", "optional_orValue_value":
-		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}, ResultSize: &checker.SizeEstimate{Min: 0, Max: maxObjectSize}}
+	case "select_optional_field":
+		size = e.fieldSize(args)
+	case "optional_orValue_value":
+		size = max(e.computedSize(target), e.argSize(args, 0))
+	case "optional_value":
+		size = e.computedSize(target)
+	case "optional_of", "optional_ofNonZeroValue":
+		size = e.argSize(args, 0)
+	default:
+		return e.CostEstimator.EstimateCallCost(function, overloadID, target, args)
 	}
-	return e.CostEstimator.EstimateCallCost(function, overloadID, target, args)
+	return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}, ResultSize: &checker.SizeEstimate{Min: 0, Max: size}}
+}
+
+// computedSize is the size the checker computed for n, or the bound of a
+// part of a variable of its type, or else maxObjectSize.
+func (e costEstimator) computedSize(n *checker.AstNode) uint64 {
+	if n == nil {
+		return maxObjectSize
+	}
+	if s := (*n).ComputedSize(); s != nil {
+		return s.Max
+	}
+	if len((*n).Path()) > 0 {
+		return e.sizeOf((*n).Type())
+	}
+	return maxObjectSize
+}
+
+func (e costEstimator) argSize(args []checker.AstNode, i int) uint64 {
+	if i >= len(args) {
+		return maxObjectSize
+	}
+	return e.computedSize(&args[i])
+}
+
+// fieldSize bounds x.?f, args being x and "f", when x is a part of an
+// object: then so is its field, bounded by the declared type of the field.
+// A field of another value is bounded by maxObjectSize.
+func (e costEstimator) fieldSize(args []checker.AstNode) uint64 {
+	if len(args) != 2 {
+		return maxObjectSize
+	}
+	name, isString := args[1].Expr().AsLiteral().(types.String)
+	if !isString {
+		return maxObjectSize
+	}
+	if t, ok := e.fieldType(args[0].Type(), string(name)); ok && (len(args[0].Path()) > 0 || e.partOfObject(args[0].Expr())) {
+		return e.sizeOf(t)
+	}
+	if len(args[0].Path()) > 0 {
+		return e.sizeOf(nil)
+	}
+	return maxObjectSize
+}
+
+// fieldType returns the declared type of field name of a value of type t
+// (or of the value of an optional of type t): a field of an object type or
+// the values of a map.
+func (e costEstimator) fieldType(t *types.Type, name string) (*types.Type, bool) {
+	if t == nil {
+		return nil, false
+	}
+	if t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
+		t = t.Parameters()[0]
+	}
+	switch {
+	case t.Kind() == types.MapKind && len(t.Parameters()) == 2:
+		return t.Parameters()[1], true
+	case t.Kind() == types.StructKind && e.provider != nil:
+		if ft, found := e.provider.FindStructFieldType(t.TypeName(), name); found {
+			return ft.Type, true
+		}
+	}
+	return nil, false
+}
+
+// partOfObject reports whether x is certainly a part of an object, and so
+// within the sizes it was measured with: a field of a value of an object
+// type (which no expression constructs), or a field or map value of a part
+// of an object, selected or optionally selected, or the value of an
+// optional one.
+func (e costEstimator) partOfObject(x ast.Expr) bool {
+	if e.checked == nil {
+		return false
+	}
+	typeOf := func(x ast.Expr) *types.Type { return e.checked.GetType(x.ID()) }
+	for {
+		var operand ast.Expr
+		var field string
+		switch x.Kind() {
+		case ast.SelectKind:
+			operand, field = x.AsSelect().Operand(), x.AsSelect().FieldName()
+		case ast.CallKind:
+			call := x.AsCall()
+			switch {
+			case call.FunctionName() == operators.OptSelect && len(call.Args()) == 2:
+				name, ok := call.Args()[1].AsLiteral().(types.String)
+				if !ok {
+					return false
+				}
+				operand, field = call.Args()[0], string(name)
+			case call.FunctionName() == "value" && call.IsMemberFunction() && len(call.Args()) == 0:
+				x = call.Target() // the value of an optional part
+				continue
+			default:
+				return false
+			}
+		default:
+			return false
+		}
+		t := typeOf(operand)
+		if t != nil && t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
+			t = t.Parameters()[0]
+		}
+		if t != nil && t.Kind() == types.StructKind {
+			_, declared := e.fieldType(t, field)
+			return declared
+		}
+		if t == nil || t.Kind() != types.MapKind {
+			return false
+		}
+		x = operand
+	}
 }
 
 // extend returns the environment in which object has the given type; decl

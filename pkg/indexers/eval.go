@@ -11,6 +11,8 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
@@ -23,6 +25,10 @@ type activation struct {
 	// each is bound only for programs compiled with CompileEach.
 	each    any
 	hasEach bool
+	// sizes are the sizes of object and each (see jsonval.Sizes), when
+	// measured.
+	sizes    jsonval.Sizes
+	measured bool
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -115,7 +121,7 @@ func (p *Program) Value(obj any) (any, error) {
 // eval evaluates the program; its errors are not prefixed with the context.
 // A context that can never be cancelled costs nothing.
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
-	object := p.objectValue(obj)
+	object, sizes, measured := p.objectValue(obj)
 	if p.budget != nil {
 		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup})
 	}
@@ -124,31 +130,63 @@ func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 			return v, nil
 		}
 	}
-	return p.evalVars(ctx, &activation{object: object, lookup: p.lookup})
+	return p.evalVars(ctx, &activation{object: object, lookup: p.lookup, sizes: sizes, measured: measured})
 }
 
 // Prepared is an object converted once for several evaluations; see
 // [Program.Prepare].
-type Prepared struct{ value any }
+type Prepared struct {
+	value any
+	// sizes are the object's sizes when measured (see jsonval.Sizes).
+	sizes    jsonval.Sizes
+	measured bool
+}
 
 // Prepare converts obj into the value the object variable takes, for
 // passing to several programs of the same Env in its place: each would
-// otherwise convert obj on its own.
-func (p *Program) Prepare(obj any) Prepared { return Prepared{value: p.objectValue(obj)} }
-
-// objectValue returns the value of the object variable for obj.
-func (p *Program) objectValue(obj any) any {
+// otherwise convert obj on its own. It also measures obj, so that programs
+// whose cost estimate is within the limit for objects of its sizes
+// evaluate it without tracking their cost.
+func (p *Program) Prepare(obj any) Prepared {
 	if pr, ok := obj.(Prepared); ok {
-		return pr.value
+		return pr
 	}
-	return p.object(obj)
+	pr := Prepared{value: p.object(obj)}
+	if p.measurable {
+		pr.sizes, pr.measured = objectSizes(obj), true
+	}
+	return pr
+}
+
+// objectSizes measures obj as the default converter presents it.
+func objectSizes(obj any) jsonval.Sizes {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if u == nil {
+			return jsonval.Sizes{}
+		}
+		obj = u.Object
+	}
+	return jsonval.MaxSizes(obj)
+}
+
+// objectValue returns the value of the object variable for obj, and its
+// sizes when they were measured (see Prepare).
+func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured bool) {
+	if pr, ok := obj.(Prepared); ok {
+		return pr.value, pr.sizes, pr.measured
+	}
+	return p.object(obj), jsonval.Sizes{}, false
 }
 
 // EvalEach evaluates like Eval with the variable each bound to each (a CEL
 // value or a plain Go value), for programs compiled with CompileEach.
 func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
-	object := p.objectValue(obj)
-	vars := &activation{object: object, lookup: p.lookup, each: each, hasEach: true}
+	object, sizes, measured := p.objectValue(obj)
+	if measured && p.untracked != nil {
+		es, ok := eachSizes(each)
+		sizes, measured = sizes.Max(es), ok
+	}
+	vars := &activation{object: object, lookup: p.lookup, each: each, hasEach: true, sizes: sizes, measured: measured}
 	if p.budget != nil {
 		v, err := p.budgetEval(ctx, vars)
 		if err != nil {
@@ -183,6 +221,7 @@ func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, er
 			return v, nil
 		}
 	}
+	vars.measured = false // a budget is charged what the evaluation costs
 	if ctx.Done() == nil {
 		ctx = b.ctx
 	}
@@ -209,10 +248,11 @@ func (p *Program) evalCost(ctx context.Context, vars *activation) (ref.Val, uint
 		det *cel.EvalDetails
 		err error
 	)
+	prog := p.programFor(vars)
 	if ctx.Done() != nil {
-		v, det, err = p.prog.ContextEval(ctx, vars)
+		v, det, err = prog.ContextEval(ctx, vars)
 	} else {
-		v, det, err = p.prog.Eval(vars)
+		v, det, err = prog.Eval(vars)
 	}
 	var cost uint64
 	if det != nil {
@@ -224,6 +264,20 @@ func (p *Program) evalCost(ctx context.Context, vars *activation) (ref.Val, uint
 		return v, cost, nil
 	}
 	return nil, cost, p.evalError(ctx, err)
+}
+
+// programFor returns the program that evaluates vars: without cost
+// tracking when their sizes are within one of the bounds under which its
+// cost estimate is within the limit.
+func (p *Program) programFor(vars *activation) cel.Program {
+	if p.untracked != nil && vars.measured {
+		for _, b := range p.bounds {
+			if vars.sizes.Within(b) {
+				return p.untracked
+			}
+		}
+	}
+	return p.prog
 }
 
 // evalError explains the error of an interpreted evaluation.
@@ -244,6 +298,20 @@ func (p *Program) indexValues(obj any) ([]string, error) {
 		return nil, err
 	}
 	return indexValues(v)
+}
+
+// eachSizes measures the value of each: a part of an object, a string or
+// a scalar, as CEL or Go values; ok is false for anything else (a list CEL
+// built), which is not measured.
+func eachSizes(each any) (s jsonval.Sizes, ok bool) {
+	if v, isVal := each.(ref.Val); isVal {
+		return jsonval.ValueMaxSizes(v)
+	}
+	switch each.(type) {
+	case nil, bool, int, int64, uint64, float64, string, map[string]any, []any:
+		return jsonval.MaxSizes(each), true
+	}
+	return s, false
 }
 
 // wrap prefixes an evaluation error with the context of the program.

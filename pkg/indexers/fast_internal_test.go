@@ -109,7 +109,7 @@ func TestFastMatchesInterpreter(t *testing.T) {
 					elements = tc.element(obj)
 				}
 				for _, each := range elements {
-					object := p.objectValue(obj)
+					object, _, _ := p.objectValue(obj)
 					want, wantErr := p.evalVars(context.Background(), &activation{object: object, each: each, hasEach: tc.each})
 					got, ok := p.fast.eval(object, each)
 					evaluations++

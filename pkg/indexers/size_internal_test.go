@@ -1,0 +1,127 @@
+package indexers
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
+
+func items(n int) *unstructured.Unstructured {
+	list := make([]any, n)
+	for i := range list {
+		list[i] = int64(i)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"items": list}}
+}
+
+// TestSizeBoundedEvaluation: a program whose cost estimate exceeds the limit
+// for objects as large as a request, but not for small ones, evaluates a
+// small prepared object without tracking its cost, and still stops a large
+// one at the limit.
+func TestSizeBoundedEvaluation(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// items² iterations of about 5 cost units.
+	p, err := env.Compile(`object.items.all(x, object.items.all(y, x + y >= 0))`, KindPredicate, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.tracked || p.untracked == nil || len(p.bounds) == 0 {
+		t.Fatalf("tracked %v, untracked %v, bounds %v: want a tracked program with bounds and one without tracking", p.tracked, p.untracked != nil, p.bounds)
+	}
+	small, large := p.Prepare(items(50)), p.Prepare(items(500))
+	if got := p.programFor(&activation{sizes: small.sizes, measured: small.measured}); got != p.untracked {
+		t.Errorf("a prepared object of %+v (bounds %v) is evaluated with cost tracking", small.sizes, p.bounds)
+	}
+	if got := p.programFor(&activation{sizes: large.sizes, measured: large.measured}); got != p.prog {
+		t.Errorf("a prepared object of %+v (bounds %v) is evaluated without cost tracking", large.sizes, p.bounds)
+	}
+	if got := p.programFor(&activation{}); got != p.prog {
+		t.Error("an object not measured is evaluated without cost tracking")
+	}
+	if ok, err := p.Match(small); err != nil || !ok {
+		t.Errorf("Match(small) = %v, %v; want true", ok, err)
+	}
+	if _, err := p.Match(large); !errors.Is(err, ErrCostLimitExceeded) {
+		t.Errorf("Match(large): error %v, want one wrapping ErrCostLimitExceeded", err)
+	}
+	// each is measured too: a large one is tracked, wherever it comes from.
+	pe, err := env.CompileEach(`each.all(x, each.all(y, x + y >= 0))`, KindPredicate, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigEach := types.DefaultTypeAdapter.NativeToValue(items(500).Object["items"])
+	if _, err := pe.EvalEach(t.Context(), pe.Prepare(items(1)), bigEach); !errors.Is(err, ErrCostLimitExceeded) {
+		t.Errorf("EvalEach(small object, large each): error %v, want one wrapping ErrCostLimitExceeded", err)
+	}
+	smallEach := types.DefaultTypeAdapter.NativeToValue(items(10).Object["items"])
+	if v, err := pe.EvalEach(t.Context(), pe.Prepare(items(1)), smallEach); err != nil || v != types.True {
+		t.Errorf("EvalEach(small object, small each) = %v, %v; want true", v, err)
+	}
+}
+
+// TestAdoptSizeBounds: the expression checked against a schema, which tells
+// lists from strings, bounds the sizes of objects more closely than the
+// same expression checked as dyn, whose program adopts its bounds.
+func TestAdoptSizeBounds(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const expr = `object.spec.containers.map(c, object.spec.containers.filter(d, d.name == c.name).map(d, d.image)).flatten()`
+	dyn, err := env.Compile(expr, KindValue, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed, err := env.CompileWithSchema(expr, KindValue, "test", containersSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(typed.bounds) == 0 || typed.bounds[len(typed.bounds)-1].Bytes <= largestBytes(dyn.bounds) {
+		t.Fatalf("bounds: typed %v, dyn %v; want the typed ones to allow longer strings", typed.bounds, dyn.bounds)
+	}
+	dyn.AdoptSizeBounds(typed)
+	if len(dyn.bounds) != len(typed.bounds) || dyn.bounds[0] != typed.bounds[0] {
+		t.Errorf("adopted %v, want %v", dyn.bounds, typed.bounds)
+	}
+	other, err := env.Compile(`object.spec.containers.map(c, c.name)`, KindValue, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := other.bounds
+	other.AdoptSizeBounds(typed)
+	if len(other.bounds) != len(before) {
+		t.Errorf("adopted the bounds of another expression: %v", other.bounds)
+	}
+}
+
+func largestBytes(bounds []jsonval.Sizes) int {
+	n := 0
+	for _, b := range bounds {
+		n = max(n, b.Bytes)
+	}
+	return n
+}
+
+// containersSchema is the schema of objects with spec.containers, a list of
+// objects with a name and an image.
+func containersSchema() *spec.Schema {
+	obj := func(props map[string]spec.Schema) spec.Schema {
+		return spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: props}}
+	}
+	container := obj(map[string]spec.Schema{"name": *spec.StringProperty(), "image": *spec.StringProperty()})
+	s := obj(map[string]spec.Schema{
+		"apiVersion": *spec.StringProperty(),
+		"kind":       *spec.StringProperty(),
+		"metadata":   obj(map[string]spec.Schema{"name": *spec.StringProperty()}),
+		"spec":       obj(map[string]spec.Schema{"containers": *spec.ArrayProperty(&container)}),
+	})
+	return &s
+}
