@@ -57,13 +57,26 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 		}
 	}
 	var compiled []compiledExpr
+	// programs are the programs compiled so far, by expression: the same
+	// expression written in several places (a label of many metrics) is
+	// compiled once, and its program shared.
+	programs := map[programKey]*indexers.Program{}
 	// compile compiles an expression; withEach declares the variable each.
 	compile := func(withEach bool, expr string, kind indexers.Kind, context string, path ...any) *indexers.Program {
-		fn := env.Compile
-		if withEach {
-			fn = env.CompileEach
+		key := programKey{expr: strings.TrimRightFunc(expr, unicode.IsSpace), kind: kind, withEach: withEach}
+		prog := programs[key]
+		if prog != nil {
+			prog = prog.WithContext(context)
+		} else {
+			fn := env.Compile
+			if withEach {
+				fn = env.CompileEach
+			}
+			prog = p.compileExpr(fn, expr, kind, context, path...)
+			if prog != nil {
+				programs[key] = prog
+			}
 		}
-		prog := p.compileExpr(fn, expr, kind, context, path...)
 		if prog != nil {
 			compiled = append(compiled, compiledExpr{prog: prog, path: path, withEach: withEach})
 		}
@@ -144,6 +157,14 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	}
 	c.parser, c.exprs = p, compiled
 	return c, nil
+}
+
+// programKey identifies what a program is compiled from, but for the
+// context named in its errors.
+type programKey struct {
+	expr     string
+	kind     indexers.Kind
+	withEach bool
 }
 
 type compileFunc func(expr string, kind indexers.Kind, context string) (*indexers.Program, error)

@@ -106,9 +106,21 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 	}
 	p := *c.parser
 	p.Errs = nil
+	// typed are the expressions checked so far, by resource: each is
+	// checked once however many places it is written in.
+	type typedKey struct {
+		resource int
+		programKey
+	}
+	typed := map[typedKey]*indexers.Program{}
 	for _, ce := range c.exprs {
 		i, ok := ce.path[1].(int)
 		if !ok || infos[i].Schema == nil {
+			continue
+		}
+		key := typedKey{i, programKey{expr: ce.prog.Expr(), kind: ce.prog.Kind(), withEach: ce.withEach}}
+		if t, done := typed[key]; done {
+			ce.prog.AdoptSizeBounds(t)
 			continue
 		}
 		schema := infos[i].Schema
@@ -118,8 +130,11 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 			}
 			return env.CompileWithSchema(expr, kind, context, schema)
 		}
-		typed := p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
-		ce.prog.AdoptSizeBounds(typed)
+		t := p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
+		if t != nil {
+			typed[key] = t
+		}
+		ce.prog.AdoptSizeBounds(t)
 	}
 	if len(p.Errs) > 0 {
 		// A misspelled field would only be reported again, as not

@@ -157,6 +157,15 @@ func (p *Program) CheckClusterScoped(resource string) error {
 		"%q is cluster-scoped: its objects have no namespace; call get(%q, NAME) without one", resource, resource)
 }
 
+// WithContext returns a copy of p whose errors name context instead of
+// the context it was compiled with: the same expression written in
+// another place. The copy shares p's compiled program.
+func (p *Program) WithContext(context string) *Program {
+	c := *p
+	c.context = context
+	return &c
+}
+
 // WithLookup returns a copy of p whose get() and byIndex() calls read from l.
 // Evaluating a program that calls them without a Lookup fails with an
 // error. p itself is not changed.

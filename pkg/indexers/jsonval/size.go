@@ -158,13 +158,25 @@ func (ti *typeInfo) measure(v reflect.Value, s *Sizes) {
 		return
 	case kindMap:
 		s.elems(v.Len())
+		if v.Len() == 0 {
+			return
+		}
+		// The key and value are set in place, not allocated per entry.
+		k := reflect.New(ti.typ.Key()).Elem()
+		e := reflect.New(ti.typ.Elem()).Elem()
 		for it := v.MapRange(); it.Next(); {
-			if k := it.Key(); k.Kind() == reflect.String {
+			if k.SetIterKey(it); k.Kind() == reflect.String {
 				s.bytes(k.Len())
 			} else {
 				s.bytes(32) // a number as a key
 			}
-			ti.elem.measure(it.Value(), s)
+			if ti.elem.addrOnly {
+				// Not addressable, as CEL sees it (see marshalerValue).
+				ti.elem.measure(it.Value(), s)
+				continue
+			}
+			e.SetIterValue(it)
+			ti.elem.measure(e, s)
 		}
 		return
 	case kindSlice, kindArray:
