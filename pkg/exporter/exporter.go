@@ -47,6 +47,14 @@ type Options struct {
 	// target spends less CPU collecting it, for a higher peak of memory
 	// during the sync. Zero leaves the collector alone.
 	StartupGCPercent int `json:"startupGCPercent,omitempty" yaml:"startupGCPercent,omitempty"`
+	// SteadyGCPercent, when positive, is the garbage collector's target
+	// percentage once the caches have synced (instead of the one before
+	// StartupGCPercent). The exporter's heap is its caches and series,
+	// long-lived; what an update allocates is small next to them. A low
+	// target keeps the process near that heap, for a few more collections,
+	// each of which costs little for so little garbage. Zero leaves it as
+	// it was before the sync.
+	SteadyGCPercent int `json:"steadyGCPercent,omitempty" yaml:"steadyGCPercent,omitempty"`
 	// ErrorLogInterval is how often each metric's new evaluation errors
 	// are logged, at most: their count and the last message. A metric
 	// whose series are capped or have duplicates is logged once, at the
@@ -157,6 +165,9 @@ func (x *Exporter) Start(ctx context.Context) error {
 	gcPercent := -2 // nothing to restore
 	if x.opts.StartupGCPercent > 0 {
 		gcPercent = debug.SetGCPercent(x.opts.StartupGCPercent)
+	}
+	if x.opts.SteadyGCPercent > 0 {
+		gcPercent = x.opts.SteadyGCPercent
 	}
 	if err := x.Reload(); err != nil {
 		if gcPercent != -2 {

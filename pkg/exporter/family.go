@@ -184,9 +184,10 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
 	// label set, to find duplicates among the object's own series.
-	var ends []int
-	var labels [][]byte
-	var seen map[string]bool // beyond a few series, instead of comparing each pair
+	var endsBuf [16]int
+	var labelsBuf [16][]byte
+	ends, labels := endsBuf[:0], labelsBuf[:0] // on the stack for most objects
+	var seen map[string]bool                   // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
 		b = s.appendLabels(b, smp.labels, smp.extra)

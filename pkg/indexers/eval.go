@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -130,7 +131,7 @@ func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 			return v, nil
 		}
 	}
-	return p.evalVars(ctx, &activation{object: object, lookup: p.lookup, sizes: sizes, measured: measured})
+	return p.evalPooled(ctx, activation{object: object, lookup: p.lookup, sizes: sizes, measured: measured})
 }
 
 // Prepared is an object converted once for several evaluations; see
@@ -182,13 +183,8 @@ func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured
 // value or a plain Go value), for programs compiled with CompileEach.
 func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
 	object, sizes, measured := p.objectValue(obj)
-	if measured && p.untracked != nil {
-		es, ok := eachSizes(each)
-		sizes, measured = sizes.Max(es), ok
-	}
-	vars := &activation{object: object, lookup: p.lookup, each: each, hasEach: true, sizes: sizes, measured: measured}
 	if p.budget != nil {
-		v, err := p.budgetEval(ctx, vars)
+		v, err := p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, each: each, hasEach: true})
 		if err != nil {
 			return nil, p.wrap(err)
 		}
@@ -199,11 +195,30 @@ func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) 
 			return v, nil
 		}
 	}
-	v, err := p.evalVars(ctx, vars)
+	if measured && p.untracked != nil {
+		es, ok := eachSizes(each)
+		sizes, measured = sizes.Max(es), ok
+	}
+	v, err := p.evalPooled(ctx, activation{object: object, lookup: p.lookup, each: each, hasEach: true, sizes: sizes, measured: measured})
 	if err != nil {
 		return nil, p.wrap(err)
 	}
 	return v, nil
+}
+
+// activations are reused by evaluations: an evaluation of a few labels and
+// values per object would otherwise allocate one for each.
+var activations = sync.Pool{New: func() any { return new(activation) }}
+
+// evalPooled is evalVars with an activation from the pool, holding a. The
+// interpreter keeps no reference to it once the evaluation has returned.
+func (p *Program) evalPooled(ctx context.Context, a activation) (ref.Val, error) {
+	vars := activations.Get().(*activation)
+	*vars = a
+	v, err := p.evalVars(ctx, vars)
+	*vars = activation{}
+	activations.Put(vars)
+	return v, err
 }
 
 // budgetEval evaluates bounded by the budget's context as well as ctx, and

@@ -322,6 +322,15 @@ func startupGCPercent() int {
 	return 200
 }
 
+// steadyGCPercent is the exporter's garbage collector target once synced
+// (see exporter.Options.SteadyGCPercent), unless GOGC says otherwise.
+func steadyGCPercent() int {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return 0
+	}
+	return 25
+}
+
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
 func (o *ExportOptions) Run(ctx context.Context) error {
 	o.warnSelection()
@@ -347,6 +356,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
 			Logger:             log,
 			StartupGCPercent:   startupGCPercent(),
+			SteadyGCPercent:    steadyGCPercent(),
 			Namespace:          o.namespace(),
 			EnvOptions:         o.envOptions(),
 		})

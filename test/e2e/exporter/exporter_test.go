@@ -683,3 +683,14 @@ resources:
 	}
 	want(1, 1, 1)
 }
+
+// TestSteadyGCPercent checks that the garbage collector's target once synced
+// is SteadyGCPercent when it is set, whatever it was before the sync.
+func TestSteadyGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(prev)
+	startWith(t, config, exporter.Options{StartupGCPercent: 300, SteadyGCPercent: 40})
+	framework.Eventually(t, "the GC percent is 40", func() bool {
+		return gcPercent() == 40
+	})
+}
