@@ -445,3 +445,40 @@ func TestSecretData(t *testing.T) {
 		t.Errorf("configmaps: %v", err)
 	}
 }
+
+// TestSharedPrograms: an expression written in several places is compiled
+// once; each place's program still names its own place in its errors.
+func TestSharedPrograms(t *testing.T) {
+	const data = `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: a
+    help: A.
+    type: gauge
+    labels:
+      team: object.metadata.labels["team"]
+  - name: b
+    help: B.
+    type: gauge
+    labels:
+      team: object.metadata.labels["team"]
+`
+	c, err := Compile("c.yaml", []byte(data), testConfigEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := c.Resources[0].Families
+	a, b := fams[0].Labels[0], fams[1].Labels[0]
+	if a == b || a.Context() == b.Context() {
+		t.Fatalf("the two labels' programs: the same %v, contexts %q and %q; want two, each with its own context", a == b, a.Context(), b.Context())
+	}
+	pod := testPod() // without the label team
+	for _, p := range []*indexers.Program{a, b} {
+		_, err := p.Eval(context.Background(), pod)
+		if err == nil || !strings.HasPrefix(err.Error(), p.Context()+": ") {
+			t.Errorf("error %v, want one that starts with %q", err, p.Context())
+		}
+	}
+}
