@@ -28,6 +28,9 @@ type familyState struct {
 	order []labelSlot
 	// maxSeries caps the series of the family; 0: no cap.
 	maxSeries int
+	// shares: some labels are shared with other families of the
+	// resource (see segMark and shareLabels).
+	shares bool
 
 	// mu guards every field below.
 	mu sync.Mutex
@@ -94,6 +97,44 @@ type familyState struct {
 type row struct {
 	uid  string
 	line []byte
+	// segs are the segments the lines reference (see segMark); nil when
+	// they reference none.
+	segs *segments
+}
+
+// segMark, in a rendered line, stands for a label the object's families
+// share: the byte after it is the index of its `name="value"` in the
+// row's segments. A label of the same name and expression in several
+// families of a resource (a pod's namespace, name and UID in each of its
+// families) is so rendered once per object instead of once per series.
+// 0xFF is no byte of UTF-8 text, and escapeLabelValue keeps it out of
+// label values.
+const segMark = 0xFF
+
+// maxSegments is the number of labels a resource's families can share
+// (see segMark): an index is one byte, and not segMark.
+const maxSegments = 0xFF
+
+// segments are the rendered `name="value"` of the shared labels of one
+// object, by index, as one update of it computed them. An entry is
+// written before any line that references it is published, and never
+// changed afterwards.
+type segments struct {
+	vals [][]byte
+}
+
+// expand appends line to b with its segment references replaced by what
+// they stand for.
+func expand(b, line []byte, segs *segments) []byte {
+	for {
+		i := bytes.IndexByte(line, segMark)
+		if i < 0 || segs == nil || i+1 >= len(line) {
+			return append(b, line...)
+		}
+		b = append(b, line[:i]...)
+		b = append(b, segs.vals[line[i+1]]...)
+		line = line[i+2:]
+	}
 }
 
 // chunkSize is the size of the chunks that lines are cut from; a larger
@@ -145,6 +186,13 @@ func identifiesObject(f *Family) bool {
 // them) and counts evalErrors failed evaluations, the last with message
 // lastErr.
 func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr string) {
+	s.setWith(uid, samples, evalErrors, lastErr, nil)
+}
+
+// setWith is set with the segments of this update of the object, in which
+// the family's shared labels are rendered (and are added when missing);
+// nil renders every label in each line.
+func (s *familyState) setWith(uid string, samples []sample, evalErrors int, lastErr string, segs *segments) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if evalErrors > 0 {
@@ -152,13 +200,33 @@ func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr 
 		s.lastError = lastErr
 	}
 	if s.f.Aggregate == AggregateNone {
-		s.setPlainLocked(uid, samples)
+		s.setPlainLocked(uid, samples, segs)
 		return
 	}
 	s.setAggregateLocked(uid, samples)
 }
 
-func (s *familyState) setPlainLocked(uid string, samples []sample) {
+// sameSegments reports whether a and b hold the same values of the
+// family's shared labels.
+func (s *familyState) sameSegments(a, b *segments) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	for _, o := range s.order {
+		if o.seg >= 0 && !bytes.Equal(a.vals[o.seg], b.vals[o.seg]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *familyState) setPlainLocked(uid string, samples []sample, segs *segments) {
+	if !s.shares {
+		segs = nil
+	}
 	i, had := s.index[uid]
 	var old int
 	if had {
@@ -179,7 +247,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	}
 	size := 0
 	for _, smp := range samples {
-		size += s.labelsSize(smp.labels, smp.extra) + 1 + len(formatValue(smp.value)) + 1
+		size += s.labelsSize(smp.labels, smp.extra, segs) + 1 + len(formatValue(smp.value)) + 1
 	}
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
@@ -190,11 +258,11 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	var seen map[string]bool                   // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
-		b = s.appendLabels(b, smp.labels, smp.extra)
+		b = s.appendLabels(b, smp.labels, smp.extra, segs)
 		set := b[start:]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
-			s.lastDuplicate = s.f.Name + string(set)
+			s.lastDuplicate = s.f.Name + string(expand(nil, set, segs))
 			b = b[:start]
 			continue
 		}
@@ -232,7 +300,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		s.compactIfWastefulLocked()
 		return
 	}
-	if had && bytes.Equal(b, s.rows[i].line) {
+	if had && bytes.Equal(b, s.rows[i].line) && s.sameSegments(s.rows[i].segs, segs) {
 		// Nothing changed (the usual case for most families of an
 		// updated object): the row keeps its lines, and the chunk's
 		// space is used again, so that an update makes no garbage.
@@ -241,10 +309,10 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	}
 	s.keptLocked(b)
 	if had {
-		s.rows[i].line = b
+		s.rows[i].line, s.rows[i].segs = b, segs
 	} else {
 		s.index[uid] = int32(len(s.rows)) //nolint:gosec // G115: one row per object in a cache, far below 2^31
-		s.rows = append(s.rows, row{uid: uid, line: b})
+		s.rows = append(s.rows, row{uid: uid, line: b, segs: segs})
 	}
 	s.compactIfWastefulLocked()
 }
@@ -430,7 +498,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	}
 	cs := make([]contribution, 0, len(samples))
 	for _, smp := range samples {
-		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels, smp.extra)), smp.labels, smp.extra)
+		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels, smp.extra, nil)), smp.labels, smp.extra, nil)
 		key := string(labels)
 		g, ok := s.groups[key]
 		if !ok {
@@ -458,7 +526,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 
 // appendLabels appends {name="value",…} with the const labels, in sorted
 // order of names, to b; labelsSize returns its length.
-func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel) []byte {
+func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel, segs *segments) []byte {
 	if len(s.order) == 0 && len(extra) == 0 {
 		return b
 	}
@@ -467,14 +535,14 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, o.name...)
-		b = append(b, `="`...)
-		if o.value >= 0 {
-			b = append(b, escapeLabelValue(values[o.value])...)
-		} else {
-			b = append(b, escapeLabelValue(o.constant)...)
+		if o.seg >= 0 && segs != nil {
+			if segs.vals[o.seg] == nil {
+				segs.vals[o.seg] = s.appendLabel(nil, o, values)
+			}
+			b = append(b, segMark, byte(o.seg)) //nolint:gosec // G115: seg < maxSegments (shareLabels)
+			continue
 		}
-		b = append(b, '"')
+		b = s.appendLabel(b, o, values)
 	}
 	for i, l := range extra {
 		if i > 0 || len(s.order) > 0 {
@@ -488,7 +556,22 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 	return append(b, '}')
 }
 
-func (s *familyState) labelsSize(values []string, extra []extraLabel) int {
+// appendLabel appends the label o, name="value", to b.
+func (s *familyState) appendLabel(b []byte, o labelSlot, values []string) []byte {
+	{
+		b = append(b, o.name...)
+		b = append(b, `="`...)
+		if o.value >= 0 {
+			b = append(b, escapeLabelValue(values[o.value])...)
+		} else {
+			b = append(b, escapeLabelValue(o.constant)...)
+		}
+		b = append(b, '"')
+	}
+	return b
+}
+
+func (s *familyState) labelsSize(values []string, extra []extraLabel, segs *segments) int {
 	if len(s.order) == 0 && len(extra) == 0 {
 		return 0
 	}
@@ -500,6 +583,10 @@ func (s *familyState) labelsSize(values []string, extra []extraLabel) int {
 		}
 	}
 	for _, o := range s.order {
+		if o.seg >= 0 && segs != nil {
+			n += 2 + 1 // the reference, and the comma
+			continue
+		}
 		v := o.constant
 		if o.value >= 0 {
 			v = values[o.value]
@@ -518,22 +605,28 @@ type labelSlot struct {
 	name     string
 	value    int // -1 for a constant
 	constant string
+	// seg is the index of the label in the object's segments when the
+	// families of its resource share it (see segMark), else -1.
+	seg int
 }
 
 // labelOrder merges the computed and constant labels of f by name.
 func labelOrder(f *Family) []labelSlot {
 	var out []labelSlot
 	for i, n := range f.LabelNames {
-		out = append(out, labelSlot{name: n, value: i})
+		out = append(out, labelSlot{name: n, value: i, seg: -1})
 	}
 	for _, c := range f.ConstLabels {
-		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1]})
+		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1], seg: -1})
 	}
 	slices.SortFunc(out, func(a, b labelSlot) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
-var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+// labelValueEscaper escapes label values for both formats, and replaces
+// the byte 0xFF, which is not UTF-8 (and would stand for a shared label in
+// a rendered line, see segMark), with U+FFFD.
+var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`, "\xff", "\ufffd")
 
 func escapeLabelValue(v string) string {
 	if !needsEscape(v) {
@@ -546,7 +639,7 @@ func escapeLabelValue(v string) string {
 // formats escape: a backslash, a newline or a double quote.
 func needsEscape(v string) bool {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == '\\' || c == '\n' || c == '"' {
+		if c := v[i]; c == '\\' || c == '\n' || c == '"' || c == segMark {
 			return true
 		}
 	}
@@ -577,7 +670,7 @@ func formatValue(v float64) string {
 // references to them under the lock, into refs (returned for reuse), and
 // writes them after releasing it: a slow client never holds the lock, and a
 // scrape needs no buffer the size of the response.
-func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) [][]byte {
+func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs []lineRef) []lineRef {
 	name, typ := s.f.Name, s.f.Type
 	if openMetrics {
 		switch typ {
@@ -614,20 +707,22 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 		if s.appended > s.live/4 {
 			s.compactLocked()
 		}
-		// Rows whose lines are adjacent in a chunk are written as one.
+		// Rows whose lines are adjacent in a chunk, and reference the
+		// same segments (none), are written as one.
 		var run []byte
+		var runSegs *segments
 		for _, r := range s.rows {
-			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &r.line[0] {
+			if n := len(run); n > 0 && n < cap(run) && r.segs == runSegs && &run[:n+1][n] == &r.line[0] {
 				run = run[:n+len(r.line)]
 				continue
 			}
 			if run != nil {
-				refs = append(refs, run[:len(run):len(run)])
+				refs = append(refs, lineRef{run[:len(run):len(run)], runSegs})
 			}
-			run = r.line
+			run, runSegs = r.line, r.segs
 		}
 		if run != nil {
-			refs = append(refs, run[:len(run):len(run)])
+			refs = append(refs, lineRef{run[:len(run):len(run)], runSegs})
 		}
 	} else {
 		// Aggregated series change in place: render them under the lock.
@@ -640,18 +735,35 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 			b = append(b, formatValue(g.value(s.f.Aggregate))...)
 			b = append(b, '\n')
 		}
-		refs = append(refs, b)
+		refs = append(refs, lineRef{lines: b})
 	}
 	s.mu.Unlock()
-	for _, l := range refs {
+	for _, ref := range refs {
+		l := ref.lines
 		for len(l) > 0 {
 			end := bytes.IndexByte(l, '\n') + 1
 			_, _ = w.WriteString(s.f.Name)
-			_, _ = w.Write(l[:end])
+			line := l[:end]
+			for ref.segs != nil {
+				i := bytes.IndexByte(line, segMark)
+				if i < 0 {
+					break
+				}
+				_, _ = w.Write(line[:i])
+				_, _ = w.Write(ref.segs.vals[line[i+1]])
+				line = line[i+2:]
+			}
+			_, _ = w.Write(line)
 			l = l[end:]
 		}
 	}
 	return refs
+}
+
+// lineRef is lines of a family to write, and the segments they reference.
+type lineRef struct {
+	lines []byte
+	segs  *segments
 }
 
 // sortedKeysLocked returns the keys of groups in order, sorting only after
