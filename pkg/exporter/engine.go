@@ -246,11 +246,6 @@ func shareLabels(families []*familyState) int {
 	return len(index)
 }
 
-// lineRefs are the slices of references that scrapes collect a family's
-// lines in, reused: with shared labels, a family has a reference per
-// object.
-var lineRefs = sync.Pool{New: func() any { return new([]lineRef) }}
-
 // Getter reads an object from a resource's caches by namespace/name key.
 type Getter func(key string) (obj any, exists bool, err error)
 
@@ -653,11 +648,7 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
-	refs := *lineRefs.Get().(*[]lineRef)
-	defer func() {
-		clear(refs) // holds no lines between scrapes
-		lineRefs.Put(&refs)
-	}()
+	var refs []lineRef
 	for _, rs := range e.resources {
 		for _, fs := range rs.families {
 			refs = fs.write(bw, openMetrics, refs)

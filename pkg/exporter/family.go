@@ -738,39 +738,25 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs []lineRef) [
 		refs = append(refs, lineRef{lines: b})
 	}
 	s.mu.Unlock()
-	// Lines are expanded into the writer's own buffer, and committed with
-	// a Write that copies nothing once the next line might not fit: a
-	// line references each segment once at most.
-	b := w.AvailableBuffer()
 	for _, ref := range refs {
 		l := ref.lines
-		most := len(s.f.Name)
-		if ref.segs != nil {
-			for _, v := range ref.segs.vals {
-				most += len(v)
-			}
-		}
 		for len(l) > 0 {
 			end := bytes.IndexByte(l, '\n') + 1
+			_, _ = w.WriteString(s.f.Name)
 			line := l[:end]
-			l = l[end:]
-			if need := most + len(line); cap(b)-len(b) < need {
-				_, _ = w.Write(b)
-				if w.Available() < need {
-					_ = w.Flush()
+			for ref.segs != nil {
+				i := bytes.IndexByte(line, segMark)
+				if i < 0 {
+					break
 				}
-				b = w.AvailableBuffer()
-				if cap(b) < need { // longer than the buffer: written through it
-					_, _ = w.Write(expand([]byte(s.f.Name), line, ref.segs))
-					b = w.AvailableBuffer()
-					continue
-				}
+				_, _ = w.Write(line[:i])
+				_, _ = w.Write(ref.segs.vals[line[i+1]])
+				line = line[i+2:]
 			}
-			b = append(b, s.f.Name...)
-			b = expand(b, line, ref.segs)
+			_, _ = w.Write(line)
+			l = l[end:]
 		}
 	}
-	_, _ = w.Write(b)
 	return refs
 }
 
