@@ -51,9 +51,6 @@ type resourceState struct {
 	// converter prepares an object for the families' programs; nil when
 	// they have none.
 	converter *indexers.Program
-	// segments is the number of labels its families share (see
-	// shareLabels).
-	segments int
 	// events counts handler events by type: add, update, delete.
 	events [3]atomic.Uint64
 	// lastEvent is the Unix time in seconds of the newest event.
@@ -193,57 +190,9 @@ func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 		for _, f := range r.Families {
 			rs.families = append(rs.families, newFamilyState(f, opts.MaxSeriesPerMetric))
 		}
-		rs.segments = shareLabels(rs.families)
 		e.resources = append(e.resources, rs)
 	}
 	return e
-}
-
-// shareLabels gives an index in an object's segments (see segMark) to each
-// label of the same name and expression (by label slot) that several plain
-// families of a resource compute once per object, and returns how many it
-// gave. Families whose labels may not tell objects apart compare the
-// label sets of different objects, and share none.
-func shareLabels(families []*familyState) int {
-	type key struct {
-		slot int
-		name string
-	}
-	keyOf := func(fs *familyState, o labelSlot) (key, bool) {
-		f := fs.f
-		if f.Aggregate != AggregateNone || fs.claims != nil || o.value < 0 || o.value >= len(f.LabelSlots) || f.LabelSlots[o.value] < 0 {
-			return key{}, false
-		}
-		return key{f.LabelSlots[o.value], o.name}, true
-	}
-	uses := map[key]int{}
-	for _, fs := range families {
-		for _, o := range fs.order {
-			if k, ok := keyOf(fs, o); ok {
-				uses[k]++
-			}
-		}
-	}
-	index := map[key]int{}
-	for _, fs := range families {
-		for j, o := range fs.order {
-			k, ok := keyOf(fs, o)
-			if !ok || uses[k] < 2 {
-				continue
-			}
-			i, found := index[k]
-			if !found {
-				if len(index) == maxSegments {
-					continue
-				}
-				i = len(index)
-				index[k] = i
-			}
-			fs.order[j].seg = i
-			fs.shares = true
-		}
-	}
-	return len(index)
 }
 
 // Getter reads an object from a resource's caches by namespace/name key.
@@ -306,13 +255,9 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	if rs.converter != nil {
 		target = rs.converter.Prepare(obj)
 	}
-	var segs *segments
-	if rs.segments > 0 {
-		segs = &segments{vals: make([][]byte, rs.segments)}
-	}
 	for fi, fs := range rs.families {
 		samples, errs, last := evaluate(cr.Families[fi], target, lookup, &shared)
-		fs.setWith(uid, samples, errs, last, segs)
+		fs.set(uid, samples, errs, last)
 	}
 	e.deps.commit(rec)
 }
@@ -648,7 +593,7 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
-	var refs []lineRef
+	var refs [][]byte
 	for _, rs := range e.resources {
 		for _, fs := range rs.families {
 			refs = fs.write(bw, openMetrics, refs)

@@ -242,40 +242,21 @@ func lint(t *testing.T, text string) {
 func TestLabelsSizeIsExact(t *testing.T) {
 	f := &Family{Name: "m", LabelNames: []string{"b", "a"}, ConstLabels: [][2]string{{"c", `x"y`}}}
 	s := newFamilyState(f, 0)
-	shared := newFamilyState(f, 0)
-	for j, o := range shared.order {
-		if o.name == "a" {
-			shared.order[j].seg = 0 // a label shared with other families
-		}
-	}
-	shared.shares = true
 	for _, values := range [][]string{
 		{"", ""},
 		{"plain", "value"},
 		{`back\slash`, "new\nline"},
 		{`"quoted"`, "ünïcode"},
-		{"not \xffUTF-8", "x"},
 	} {
 		extra := []extraLabel{{"label_x", values[1]}, {"label_y", values[0]}}
 		for _, extra := range [][]extraLabel{nil, extra} {
-			got := s.appendLabels(nil, values, extra, nil)
-			if n := s.labelsSize(values, extra, nil); n != len(got) {
+			got := s.appendLabels(nil, values, extra)
+			if n := s.labelsSize(values, extra); n != len(got) {
 				t.Errorf("labelsSize(%q, %q) = %d, rendered %d bytes: %s", values, extra, n, len(got), got)
-			}
-			if bytes.IndexByte(got, segMark) >= 0 {
-				t.Errorf("appendLabels(%q, %q) = %q: the byte 0xFF is not escaped", values, extra, got)
-			}
-			segs := &segments{vals: make([][]byte, 1)}
-			withSegs := shared.appendLabels(nil, values, extra, segs)
-			if n := shared.labelsSize(values, extra, segs); n != len(withSegs) {
-				t.Errorf("labelsSize(%q, %q) with a shared label = %d, rendered %d bytes: %q", values, extra, n, len(withSegs), withSegs)
-			}
-			if exp := expand(nil, withSegs, segs); !bytes.Equal(exp, got) {
-				t.Errorf("with a shared label, %q expands to %q; want %q", withSegs, exp, got)
 			}
 		}
 	}
-	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"}, nil, nil)), `{a="2\n",b="1",c="x\"y"}`; got != want {
+	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"}, nil)), `{a="2\n",b="1",c="x\"y"}`; got != want {
 		t.Errorf("appendLabels = %s, want %s", got, want)
 	}
 }
@@ -540,76 +521,5 @@ func TestLookupChangeDuringEvaluation(t *testing.T) {
 	}
 	if _, _, errs := e.resources[0].families[0].stats(); errs != 1 {
 		t.Errorf("%d evaluation errors, want 1 (the first evaluation)", errs)
-	}
-}
-
-// TestSharedLabels: the labels several families compute from the same
-// expression are rendered once per object and written in each family's
-// series; an update that changes only them changes every family's series.
-func TestSharedLabels(t *testing.T) {
-	const data = `apiVersion: kubectl-informer.io/v1alpha1
-kind: ExporterConfig
-resources:
-- resource: pods
-  metrics:
-  - name: pod_info
-    help: Pod information.
-    type: info
-    labels: {namespace: object.metadata.namespace, pod: object.metadata.name, node: object.spec.nodeName}
-  - name: pod_status_phase
-    help: The pod's phase.
-    type: gauge
-    each: '["Pending", "Running"]'
-    labels: {namespace: object.metadata.namespace, pod: object.metadata.name, phase: each}
-    value: object.status.phase == each
-  - name: pod_restarts_total
-    help: Container restarts.
-    type: counter
-    each: object.status.containerStatuses
-    labels: {namespace: object.metadata.namespace, pod: object.metadata.name, container: each.name}
-    value: each.restartCount
-  - name: pods_per_node
-    help: Pods per node.
-    type: gauge
-    labels: {node: object.spec.nodeName}
-    aggregate: count
-`
-	c, err := Compile("c.yaml", []byte(data), testConfigEnv(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := NewEngine(c, EngineOptions{})
-	t.Cleanup(e.Close)
-	rs := e.resources[0]
-	if rs.segments != 2 {
-		t.Fatalf("%d labels shared, want 2: namespace and pod", rs.segments)
-	}
-	e.Update(0, pod("shop", "web-1", "u1", "n1", "Running", 2))
-	e.Update(0, pod("shop", "web-2", "u2", "n1", "Running", 1))
-	before := exposition(e, false)
-	// The same object (UID) under another name: only shared labels change.
-	e.Update(0, pod("shop", "web-9", "u1", "n1", "Running", 2))
-	after := exposition(e, false)
-	want := strings.ReplaceAll(before, `pod="web-1"`, `pod="web-9"`)
-	if strings.Count(before, `pod="web-1"`) != 4 {
-		t.Fatalf("before the rename, web-1 has %d series, want 4:\n%s", strings.Count(before, `pod="web-1"`), before)
-	}
-	if after != want {
-		t.Errorf("after the rename:\n%s\nwant:\n%s", after, want)
-	}
-	for _, fs := range rs.families {
-		fs.mu.Lock()
-		for _, r := range fs.rows {
-			if fs.shares && r.segs == nil {
-				t.Errorf("%s: a row of %s references no segments", fs.f.Name, r.uid)
-			}
-			if !fs.shares && bytes.IndexByte(r.line, segMark) >= 0 {
-				t.Errorf("%s: a row of %s references segments, but the family shares no label", fs.f.Name, r.uid)
-			}
-		}
-		fs.mu.Unlock()
-	}
-	if strings.Contains(after, "\xff") {
-		t.Error("the exposition holds a segment reference")
 	}
 }

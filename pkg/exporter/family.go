@@ -28,9 +28,6 @@ type familyState struct {
 	order []labelSlot
 	// maxSeries caps the series of the family; 0: no cap.
 	maxSeries int
-	// shares: some labels are shared with other families of the
-	// resource (see segMark and shareLabels).
-	shares bool
 
 	// mu guards every field below.
 	mu sync.Mutex
@@ -97,44 +94,6 @@ type familyState struct {
 type row struct {
 	uid  string
 	line []byte
-	// segs are the segments the lines reference (see segMark); nil when
-	// they reference none.
-	segs *segments
-}
-
-// segMark, in a rendered line, stands for a label the object's families
-// share: the byte after it is the index of its `name="value"` in the
-// row's segments. A label of the same name and expression in several
-// families of a resource (a pod's namespace, name and UID in each of its
-// families) is so rendered once per object instead of once per series.
-// 0xFF is no byte of UTF-8 text, and escapeLabelValue keeps it out of
-// label values.
-const segMark = 0xFF
-
-// maxSegments is the number of labels a resource's families can share
-// (see segMark): an index is one byte, and not segMark.
-const maxSegments = 0xFF
-
-// segments are the rendered `name="value"` of the shared labels of one
-// object, by index, as one update of it computed them. An entry is
-// written before any line that references it is published, and never
-// changed afterwards.
-type segments struct {
-	vals [][]byte
-}
-
-// expand appends line to b with its segment references replaced by what
-// they stand for.
-func expand(b, line []byte, segs *segments) []byte {
-	for {
-		i := bytes.IndexByte(line, segMark)
-		if i < 0 || segs == nil || i+1 >= len(line) {
-			return append(b, line...)
-		}
-		b = append(b, line[:i]...)
-		b = append(b, segs.vals[line[i+1]]...)
-		line = line[i+2:]
-	}
 }
 
 // chunkSize is the size of the chunks that lines are cut from; a larger
@@ -186,13 +145,6 @@ func identifiesObject(f *Family) bool {
 // them) and counts evalErrors failed evaluations, the last with message
 // lastErr.
 func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr string) {
-	s.setWith(uid, samples, evalErrors, lastErr, nil)
-}
-
-// setWith is set with the segments of this update of the object, in which
-// the family's shared labels are rendered (and are added when missing);
-// nil renders every label in each line.
-func (s *familyState) setWith(uid string, samples []sample, evalErrors int, lastErr string, segs *segments) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if evalErrors > 0 {
@@ -200,33 +152,13 @@ func (s *familyState) setWith(uid string, samples []sample, evalErrors int, last
 		s.lastError = lastErr
 	}
 	if s.f.Aggregate == AggregateNone {
-		s.setPlainLocked(uid, samples, segs)
+		s.setPlainLocked(uid, samples)
 		return
 	}
 	s.setAggregateLocked(uid, samples)
 }
 
-// sameSegments reports whether a and b hold the same values of the
-// family's shared labels.
-func (s *familyState) sameSegments(a, b *segments) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil {
-		return false
-	}
-	for _, o := range s.order {
-		if o.seg >= 0 && !bytes.Equal(a.vals[o.seg], b.vals[o.seg]) {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *familyState) setPlainLocked(uid string, samples []sample, segs *segments) {
-	if !s.shares {
-		segs = nil
-	}
+func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	i, had := s.index[uid]
 	var old int
 	if had {
@@ -247,7 +179,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample, segs *segment
 	}
 	size := 0
 	for _, smp := range samples {
-		size += s.labelsSize(smp.labels, smp.extra, segs) + 1 + len(formatValue(smp.value)) + 1
+		size += s.labelsSize(smp.labels, smp.extra) + 1 + len(formatValue(smp.value)) + 1
 	}
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
@@ -258,11 +190,11 @@ func (s *familyState) setPlainLocked(uid string, samples []sample, segs *segment
 	var seen map[string]bool                   // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
-		b = s.appendLabels(b, smp.labels, smp.extra, segs)
+		b = s.appendLabels(b, smp.labels, smp.extra)
 		set := b[start:]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
-			s.lastDuplicate = s.f.Name + string(expand(nil, set, segs))
+			s.lastDuplicate = s.f.Name + string(set)
 			b = b[:start]
 			continue
 		}
@@ -300,7 +232,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample, segs *segment
 		s.compactIfWastefulLocked()
 		return
 	}
-	if had && bytes.Equal(b, s.rows[i].line) && s.sameSegments(s.rows[i].segs, segs) {
+	if had && bytes.Equal(b, s.rows[i].line) {
 		// Nothing changed (the usual case for most families of an
 		// updated object): the row keeps its lines, and the chunk's
 		// space is used again, so that an update makes no garbage.
@@ -309,10 +241,10 @@ func (s *familyState) setPlainLocked(uid string, samples []sample, segs *segment
 	}
 	s.keptLocked(b)
 	if had {
-		s.rows[i].line, s.rows[i].segs = b, segs
+		s.rows[i].line = b
 	} else {
 		s.index[uid] = int32(len(s.rows)) //nolint:gosec // G115: one row per object in a cache, far below 2^31
-		s.rows = append(s.rows, row{uid: uid, line: b, segs: segs})
+		s.rows = append(s.rows, row{uid: uid, line: b})
 	}
 	s.compactIfWastefulLocked()
 }
@@ -498,7 +430,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	}
 	cs := make([]contribution, 0, len(samples))
 	for _, smp := range samples {
-		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels, smp.extra, nil)), smp.labels, smp.extra, nil)
+		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels, smp.extra)), smp.labels, smp.extra)
 		key := string(labels)
 		g, ok := s.groups[key]
 		if !ok {
@@ -526,7 +458,7 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 
 // appendLabels appends {name="value",…} with the const labels, in sorted
 // order of names, to b; labelsSize returns its length.
-func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel, segs *segments) []byte {
+func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel) []byte {
 	if len(s.order) == 0 && len(extra) == 0 {
 		return b
 	}
@@ -535,14 +467,14 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if o.seg >= 0 && segs != nil {
-			if segs.vals[o.seg] == nil {
-				segs.vals[o.seg] = s.appendLabel(nil, o, values)
-			}
-			b = append(b, segMark, byte(o.seg)) //nolint:gosec // G115: seg < maxSegments (shareLabels)
-			continue
+		b = append(b, o.name...)
+		b = append(b, `="`...)
+		if o.value >= 0 {
+			b = append(b, escapeLabelValue(values[o.value])...)
+		} else {
+			b = append(b, escapeLabelValue(o.constant)...)
 		}
-		b = s.appendLabel(b, o, values)
+		b = append(b, '"')
 	}
 	for i, l := range extra {
 		if i > 0 || len(s.order) > 0 {
@@ -556,22 +488,7 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 	return append(b, '}')
 }
 
-// appendLabel appends the label o, name="value", to b.
-func (s *familyState) appendLabel(b []byte, o labelSlot, values []string) []byte {
-	{
-		b = append(b, o.name...)
-		b = append(b, `="`...)
-		if o.value >= 0 {
-			b = append(b, escapeLabelValue(values[o.value])...)
-		} else {
-			b = append(b, escapeLabelValue(o.constant)...)
-		}
-		b = append(b, '"')
-	}
-	return b
-}
-
-func (s *familyState) labelsSize(values []string, extra []extraLabel, segs *segments) int {
+func (s *familyState) labelsSize(values []string, extra []extraLabel) int {
 	if len(s.order) == 0 && len(extra) == 0 {
 		return 0
 	}
@@ -583,10 +500,6 @@ func (s *familyState) labelsSize(values []string, extra []extraLabel, segs *segm
 		}
 	}
 	for _, o := range s.order {
-		if o.seg >= 0 && segs != nil {
-			n += 2 + 1 // the reference, and the comma
-			continue
-		}
 		v := o.constant
 		if o.value >= 0 {
 			v = values[o.value]
@@ -605,28 +518,22 @@ type labelSlot struct {
 	name     string
 	value    int // -1 for a constant
 	constant string
-	// seg is the index of the label in the object's segments when the
-	// families of its resource share it (see segMark), else -1.
-	seg int
 }
 
 // labelOrder merges the computed and constant labels of f by name.
 func labelOrder(f *Family) []labelSlot {
 	var out []labelSlot
 	for i, n := range f.LabelNames {
-		out = append(out, labelSlot{name: n, value: i, seg: -1})
+		out = append(out, labelSlot{name: n, value: i})
 	}
 	for _, c := range f.ConstLabels {
-		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1], seg: -1})
+		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1]})
 	}
 	slices.SortFunc(out, func(a, b labelSlot) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
-// labelValueEscaper escapes label values for both formats, and replaces
-// the byte 0xFF, which is not UTF-8 (and would stand for a shared label in
-// a rendered line, see segMark), with U+FFFD.
-var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`, "\xff", "\ufffd")
+var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 func escapeLabelValue(v string) string {
 	if !needsEscape(v) {
@@ -639,7 +546,7 @@ func escapeLabelValue(v string) string {
 // formats escape: a backslash, a newline or a double quote.
 func needsEscape(v string) bool {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == '\\' || c == '\n' || c == '"' || c == segMark {
+		if c := v[i]; c == '\\' || c == '\n' || c == '"' {
 			return true
 		}
 	}
@@ -670,7 +577,7 @@ func formatValue(v float64) string {
 // references to them under the lock, into refs (returned for reuse), and
 // writes them after releasing it: a slow client never holds the lock, and a
 // scrape needs no buffer the size of the response.
-func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs []lineRef) []lineRef {
+func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) [][]byte {
 	name, typ := s.f.Name, s.f.Type
 	if openMetrics {
 		switch typ {
@@ -707,22 +614,20 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs []lineRef) [
 		if s.appended > s.live/4 {
 			s.compactLocked()
 		}
-		// Rows whose lines are adjacent in a chunk, and reference the
-		// same segments (none), are written as one.
+		// Rows whose lines are adjacent in a chunk are written as one.
 		var run []byte
-		var runSegs *segments
 		for _, r := range s.rows {
-			if n := len(run); n > 0 && n < cap(run) && r.segs == runSegs && &run[:n+1][n] == &r.line[0] {
+			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &r.line[0] {
 				run = run[:n+len(r.line)]
 				continue
 			}
 			if run != nil {
-				refs = append(refs, lineRef{run[:len(run):len(run)], runSegs})
+				refs = append(refs, run[:len(run):len(run)])
 			}
-			run, runSegs = r.line, r.segs
+			run = r.line
 		}
 		if run != nil {
-			refs = append(refs, lineRef{run[:len(run):len(run)], runSegs})
+			refs = append(refs, run[:len(run):len(run)])
 		}
 	} else {
 		// Aggregated series change in place: render them under the lock.
@@ -735,35 +640,18 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs []lineRef) [
 			b = append(b, formatValue(g.value(s.f.Aggregate))...)
 			b = append(b, '\n')
 		}
-		refs = append(refs, lineRef{lines: b})
+		refs = append(refs, b)
 	}
 	s.mu.Unlock()
-	for _, ref := range refs {
-		l := ref.lines
+	for _, l := range refs {
 		for len(l) > 0 {
 			end := bytes.IndexByte(l, '\n') + 1
 			_, _ = w.WriteString(s.f.Name)
-			line := l[:end]
-			for ref.segs != nil {
-				i := bytes.IndexByte(line, segMark)
-				if i < 0 {
-					break
-				}
-				_, _ = w.Write(line[:i])
-				_, _ = w.Write(ref.segs.vals[line[i+1]])
-				line = line[i+2:]
-			}
-			_, _ = w.Write(line)
+			_, _ = w.Write(l[:end])
 			l = l[end:]
 		}
 	}
 	return refs
-}
-
-// lineRef is lines of a family to write, and the segments they reference.
-type lineRef struct {
-	lines []byte
-	segs  *segments
 }
 
 // sortedKeysLocked returns the keys of groups in order, sorting only after

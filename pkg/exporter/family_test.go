@@ -26,7 +26,7 @@ func TestFamilyRowsInOrder(t *testing.T) {
 				s.minGarbage = 0
 			}
 			model := map[string]float64{}
-			var refs []lineRef
+			var refs [][]byte
 			for batch := range 200 {
 				// Batches of every size, from a single change to many.
 				for range rng.IntN(1 + batch%40) {
