@@ -253,17 +253,24 @@ func IsNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-// ScalarField returns the value of the scalar key of mapping n, or "".
-func ScalarField(n *yaml.Node, key string) string {
-	if n.Kind != yaml.MappingNode {
-		return ""
+// Field returns the value node of key in mapping n, aliases resolved, or
+// nil when n is not a mapping or has no such key.
+func Field(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
 	}
 	for _, kv := range MappingPairs(n) {
 		if kv[0].Value == key {
-			if v := ResolveAlias(kv[1]); v.Kind == yaml.ScalarNode && !IsNull(v) {
-				return v.Value
-			}
+			return ResolveAlias(kv[1])
 		}
+	}
+	return nil
+}
+
+// ScalarField returns the value of the scalar key of mapping n, or "".
+func ScalarField(n *yaml.Node, key string) string {
+	if v := Field(n, key); v != nil && v.Kind == yaml.ScalarNode && !IsNull(v) {
+		return v.Value
 	}
 	return ""
 }

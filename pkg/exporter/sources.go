@@ -143,14 +143,14 @@ func selectFamilies(data []byte, keeps func(name string) bool) ([]byte, int, err
 	}
 	root := doc.Content[0]
 	prefix := yamlcheck.ScalarField(root, "prefix")
-	resources := mappingValue(root, "resources")
+	resources := yamlcheck.Field(root, "resources")
 	if resources == nil || resources.Kind != yaml.SequenceNode {
 		return nil, 0, errors.New("no resources")
 	}
 	kept, changed := 0, false
 	var entries []*yaml.Node
 	for _, r := range resources.Content {
-		metrics := mappingValue(r, "metrics")
+		metrics := yamlcheck.Field(r, "metrics")
 		if metrics == nil || metrics.Kind != yaml.SequenceNode {
 			entries = append(entries, r)
 			continue
@@ -183,19 +183,6 @@ func selectFamilies(data []byte, keeps func(name string) bool) ([]byte, int, err
 		return nil, 0, err
 	}
 	return b.Bytes(), kept, nil
-}
-
-// mappingValue returns the value of key in the mapping n, nil if none.
-func mappingValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // Load reads and compiles the sources in env: the profile's selected
