@@ -135,26 +135,41 @@ func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 }
 
 // Prepared is an object converted once for several evaluations; see
-// [Program.Prepare].
+// [Program.Prepare]. It is for the evaluations of one goroutine.
 type Prepared struct {
 	value any
-	// sizes are the object's sizes when measured (see jsonval.Sizes).
+	// size measures the object, once, if a program needs its sizes; nil
+	// when the Env's objects cannot be measured.
+	size *objectSize
+}
+
+// objectSize is an object's sizes (see jsonval.Sizes), measured on first
+// use.
+type objectSize struct {
+	obj      any // until measured
 	sizes    jsonval.Sizes
 	measured bool
 }
 
+func (o *objectSize) get() jsonval.Sizes {
+	if !o.measured {
+		o.sizes, o.measured, o.obj = objectSizes(o.obj), true, nil
+	}
+	return o.sizes
+}
+
 // Prepare converts obj into the value the object variable takes, for
 // passing to several programs of the same Env in its place: each would
-// otherwise convert obj on its own. It also measures obj, so that programs
-// whose cost estimate is within the limit for objects of its sizes
-// evaluate it without tracking their cost.
+// otherwise convert obj on its own. The first program whose cost estimate
+// is within the limit for small enough objects measures obj, so that those
+// programs evaluate it without tracking their cost when it is small enough.
 func (p *Program) Prepare(obj any) Prepared {
 	if pr, ok := obj.(Prepared); ok {
 		return pr
 	}
 	pr := Prepared{value: p.object(obj)}
 	if p.measurable {
-		pr.sizes, pr.measured = objectSizes(obj), true
+		pr.size = &objectSize{obj: obj}
 	}
 	return pr
 }
@@ -171,12 +186,16 @@ func objectSizes(obj any) jsonval.Sizes {
 }
 
 // objectValue returns the value of the object variable for obj, and its
-// sizes when they were measured (see Prepare).
+// sizes when p can use them and obj was prepared (see Prepare).
 func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured bool) {
-	if pr, ok := obj.(Prepared); ok {
-		return pr.value, pr.sizes, pr.measured
+	pr, ok := obj.(Prepared)
+	if !ok {
+		return p.object(obj), jsonval.Sizes{}, false
 	}
-	return p.object(obj), jsonval.Sizes{}, false
+	if p.untracked == nil || pr.size == nil {
+		return pr.value, jsonval.Sizes{}, false
+	}
+	return pr.value, pr.size.get(), true
 }
 
 // EvalEach evaluates like Eval with the variable each bound to each (a CEL
@@ -195,7 +214,7 @@ func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) 
 			return v, nil
 		}
 	}
-	if measured && p.untracked != nil {
+	if measured {
 		es, ok := eachSizes(each)
 		sizes, measured = sizes.Max(es), ok
 	}
@@ -315,9 +334,9 @@ func (p *Program) indexValues(obj any) ([]string, error) {
 	return indexValues(v)
 }
 
-// eachSizes measures the value of each: a part of an object, a string or
-// a scalar, as CEL or Go values; ok is false for anything else (a list CEL
-// built), which is not measured.
+// eachSizes measures the value of each: a part of an object, a list or map
+// CEL built of such parts, a string or a scalar, as CEL or Go values; ok is
+// false for anything else, which is not measured.
 func eachSizes(each any) (s jsonval.Sizes, ok bool) {
 	if v, isVal := each.(ref.Val); isVal {
 		return jsonval.ValueMaxSizes(v)

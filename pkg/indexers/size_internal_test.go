@@ -37,11 +37,13 @@ func TestSizeBoundedEvaluation(t *testing.T) {
 		t.Fatalf("tracked %v, untracked %v, bounds %v: want a tracked program with bounds and one without tracking", p.tracked, p.untracked != nil, p.bounds)
 	}
 	small, large := p.Prepare(items(50)), p.Prepare(items(500))
-	if got := p.programFor(&activation{sizes: small.sizes, measured: small.measured}); got != p.untracked {
-		t.Errorf("a prepared object of %+v (bounds %v) is evaluated with cost tracking", small.sizes, p.bounds)
+	_, smallSizes, smallMeasured := p.objectValue(small)
+	_, largeSizes, largeMeasured := p.objectValue(large)
+	if got := p.programFor(&activation{sizes: smallSizes, measured: smallMeasured}); got != p.untracked {
+		t.Errorf("a prepared object of %+v (bounds %v) is evaluated with cost tracking", smallSizes, p.bounds)
 	}
-	if got := p.programFor(&activation{sizes: large.sizes, measured: large.measured}); got != p.prog {
-		t.Errorf("a prepared object of %+v (bounds %v) is evaluated without cost tracking", large.sizes, p.bounds)
+	if got := p.programFor(&activation{sizes: largeSizes, measured: largeMeasured}); got != p.prog {
+		t.Errorf("a prepared object of %+v (bounds %v) is evaluated without cost tracking", largeSizes, p.bounds)
 	}
 	if got := p.programFor(&activation{}); got != p.prog {
 		t.Error("an object not measured is evaluated without cost tracking")
