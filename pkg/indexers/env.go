@@ -431,11 +431,9 @@ func (e costEstimator) fieldSize(args []checker.AstNode) uint64 {
 // (or of the value of an optional of type t): a field of an object type or
 // the values of a map.
 func (e costEstimator) fieldType(t *types.Type, name string) (*types.Type, bool) {
+	t = optionalValueType(t)
 	if t == nil {
 		return nil, false
-	}
-	if t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
-		t = t.Parameters()[0]
 	}
 	switch {
 	case t.Kind() == types.MapKind && len(t.Parameters()) == 2:
@@ -446,6 +444,15 @@ func (e costEstimator) fieldType(t *types.Type, name string) (*types.Type, bool)
 		}
 	}
 	return nil, false
+}
+
+// optionalValueType returns the type of the value of an optional of type
+// t, or t itself when it is no optional type.
+func optionalValueType(t *types.Type) *types.Type {
+	if t != nil && t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
+		return t.Parameters()[0]
+	}
+	return t
 }
 
 // partOfObject reports whether x is certainly a part of an object, and so
@@ -482,10 +489,7 @@ func (e costEstimator) partOfObject(x ast.Expr) bool {
 		default:
 			return false
 		}
-		t := typeOf(operand)
-		if t != nil && t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
-			t = t.Parameters()[0]
-		}
+		t := optionalValueType(typeOf(operand))
 		if t != nil && t.Kind() == types.StructKind {
 			_, declared := e.fieldType(t, field)
 			return declared
