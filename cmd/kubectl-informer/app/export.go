@@ -313,22 +313,14 @@ func newLogger(w io.Writer, verbosity int, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// startupGCPercent is the garbage collector's target while the caches fill
-// (see exporter.Options): 200, unless GOGC says otherwise.
-func startupGCPercent() int {
+// gcPercents are the garbage collector's targets while the caches fill
+// and once they have synced (see exporter.Options): 200 and 25, unless
+// GOGC says otherwise, which then holds throughout.
+func gcPercents() (startup, steady int) {
 	if _, set := os.LookupEnv("GOGC"); set {
-		return 0
+		return 0, 0
 	}
-	return 200
-}
-
-// steadyGCPercent is the exporter's garbage collector target once synced
-// (see exporter.Options.SteadyGCPercent), unless GOGC says otherwise.
-func steadyGCPercent() int {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return 0
-	}
-	return 25
+	return 200, 25
 }
 
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
@@ -347,6 +339,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	// in query; once serving, Ctrl-C or SIGTERM stops the exporter with 0.
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
 		log := o.logger()
+		startupGC, steadyGC := gcPercents()
 		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
 			Sources:            o.sources(),
 			Namespaces:         o.Namespaces,
@@ -355,8 +348,8 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			Pprof:              o.EnablePprof,
 			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
 			Logger:             log,
-			StartupGCPercent:   startupGCPercent(),
-			SteadyGCPercent:    steadyGCPercent(),
+			StartupGCPercent:   startupGC,
+			SteadyGCPercent:    steadyGC,
 			Namespace:          o.namespace(),
 			EnvOptions:         o.envOptions(),
 		})
