@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
@@ -343,14 +344,21 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 			rs.lastEvent.Store(e.now())
 		}
 	}
+	// An informer whose cache keeps no objects (factory.Stub) counts this
+	// handler among its readers: it takes each object from its event, and
+	// the worker lets go of it once the series are computed.
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			count(eventAdd)
-			e.enqueue(event{resource: i, obj: obj})
+			if obj = factory.Take(obj); obj != nil {
+				e.enqueue(event{resource: i, obj: obj})
+			}
 		},
 		UpdateFunc: func(_, obj any) {
 			count(eventUpdate)
-			e.enqueue(event{resource: i, obj: obj})
+			if obj = factory.Take(obj); obj != nil {
+				e.enqueue(event{resource: i, obj: obj})
+			}
 		},
 		DeleteFunc: func(obj any) {
 			count(eventDelete)

@@ -128,6 +128,27 @@ type activeConfig struct {
 	// informer, for every informer watched; fixed once the config is active.
 	counts map[*factory.Informer]*cacheCount
 	regs   []registration
+	// replaced are the informers of the previous config that this one
+	// replaces with informers of its own (which list again); they run,
+	// and the previous config with them, until this one is active.
+	replaced []*factory.Informer
+	// started are the informers this config started.
+	started []*factory.Informer
+}
+
+// uses reports whether inf is one of the informers of a.
+func (a *activeConfig) uses(inf *factory.Informer) bool {
+	for _, infs := range a.informers {
+		if slices.Contains(infs, inf) {
+			return true
+		}
+	}
+	for _, infs := range a.lookups {
+		if slices.Contains(infs, inf) {
+			return true
+		}
+	}
+	return false
 }
 
 type registration struct {
@@ -233,7 +254,11 @@ func (x *Exporter) settle(ctx context.Context, gcPercent int) {
 // Reload reads the config file again and switches to it. On any error the
 // running config stays in place and the error is returned (and counted).
 // Resources the new config keeps keep their caches; a resource whose
-// objects must now keep fields they were pruned of is listed again.
+// objects must now keep fields they were pruned of, or whose cache keeps
+// no objects (see factory.Needs.Readers), is listed again. The running
+// config serves until the new one's caches have synced and its series are
+// computed: a resource the new config cannot list (forbidden, say) fails
+// the reload.
 func (x *Exporter) Reload() error {
 	x.reloadMu.Lock()
 	defer x.reloadMu.Unlock()
@@ -332,13 +357,21 @@ func (x *Exporter) switchTo(c *Compiled) (err error) {
 		Computed: func(d time.Duration) { x.tel.computed.Observe(d.Seconds()) },
 	}), lookups: map[string][]*factory.Informer{}, counts: map[*factory.Informer]*cacheCount{}}
 	// A config that fails to load leaves nothing behind: not its engine's
-	// workers, nor handlers on the informers it shares.
+	// workers, nor handlers on the informers it shares, nor the informers
+	// it started; the informers it was to replace are the factory's again.
 	defer func() {
 		if err != nil {
 			for _, r := range next.regs {
 				_ = r.inf.Informer.RemoveEventHandler(r.reg)
 			}
 			next.engine.Close()
+			for _, inf := range next.started {
+				x.factory.Stop(inf)
+				x.forgetIndexes(inf)
+			}
+			for _, inf := range next.replaced {
+				x.factory.Reattach(inf)
+			}
 		}
 	}()
 	start := time.Now()
@@ -369,25 +402,29 @@ func (x *Exporter) switchTo(c *Compiled) (err error) {
 	plan := newInformerPlan()
 	entryKeys := make([][]informerKey, len(c.Resources))
 	for i, r := range c.Resources {
+		readers := 1
+		if readsCache(r) {
+			readers = 0
+		}
 		for _, scope := range scopes(r, resolved[i]) {
-			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes)
+			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes, readers)
 			entryKeys[i] = append(entryKeys[i], k)
 		}
 	}
 	lookupKeys := map[string][]informerKey{}
 	for _, l := range lookups {
 		if l.namespaces == nil {
-			lookupKeys[l.name] = []informerKey{plan.add(l.res, factory.Scope{}, nil, l.indexes)}
+			lookupKeys[l.name] = []informerKey{plan.add(l.res, factory.Scope{}, nil, l.indexes, 0)}
 			continue
 		}
 		for _, ns := range l.namespaces {
-			lookupKeys[l.name] = append(lookupKeys[l.name], plan.add(l.res, factory.Scope{Namespace: ns}, nil, l.indexes))
+			lookupKeys[l.name] = append(lookupKeys[l.name], plan.add(l.res, factory.Scope{Namespace: ns}, nil, l.indexes, 0))
 		}
 	}
 	stats := &indexers.Stats{}
 	got := map[informerKey]*factory.Informer{}
 	for _, k := range plan.order {
-		inf, err := x.ensure(plan.wants[k], stats)
+		inf, err := x.ensure(next, plan.wants[k], stats)
 		if err != nil {
 			return err
 		}
@@ -438,6 +475,13 @@ func (x *Exporter) switchTo(c *Compiled) (err error) {
 	}
 	if err := next.countCaches(c); err != nil {
 		return err
+	}
+	// The running config serves until the new one has every series: its
+	// informers synced (those it replaces list again) and its engine idle.
+	if x.current() != nil {
+		if err := x.awaitSynced(next); err != nil {
+			return fmt.Errorf("the new config's caches did not sync: %w", err)
+		}
 	}
 
 	x.mu.Lock()
@@ -517,6 +561,9 @@ type informerWant struct {
 	fields *jsonval.Paths
 	// indexes are the index programs by name.
 	indexes map[string]*indexers.Program
+	// readers is how many handlers take each object from its event; 0:
+	// the cache keeps the objects (see factory.Needs.Readers).
+	readers int
 }
 
 // informerPlan merges the needs of a config's entries per informer.
@@ -529,19 +576,32 @@ func newInformerPlan() *informerPlan {
 	return &informerPlan{wants: map[informerKey]*informerWant{}}
 }
 
-// add merges one entry's needs; nil fields means whole objects.
-func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *jsonval.Paths, ix map[string]*indexers.Program) informerKey {
+// add merges one entry's needs; nil fields means whole objects. readers
+// is how many of the engine's handlers read the objects only as events
+// deliver them (see factory.Needs.Readers); 0 when the entry reads the
+// cache afterwards, which keeps the objects for every entry.
+func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *jsonval.Paths, ix map[string]*indexers.Program, readers int) informerKey {
 	if !res.Namespaced {
 		scope.Namespace = ""
 	}
 	k := informerKey{gvr: res.GVR.String(), scope: scope}
 	w, ok := p.wants[k]
 	if !ok {
-		w = &informerWant{res: res, scope: scope, fields: fields, indexes: map[string]*indexers.Program{}}
+		w = &informerWant{res: res, scope: scope, fields: fields, indexes: map[string]*indexers.Program{}, readers: readers}
 		p.wants[k] = w
 		p.order = append(p.order, k)
-	} else if w.fields != nil && (fields == nil || !w.fields.Union(fields)) {
-		w.fields = nil
+	} else {
+		if w.fields != nil && (fields == nil || !w.fields.Union(fields)) {
+			w.fields = nil
+		}
+		if readers == 0 || w.readers == 0 {
+			w.readers = 0
+		} else {
+			w.readers += readers
+		}
+	}
+	if len(ix) > 0 {
+		w.readers = 0
 	}
 	for name, prog := range ix {
 		if _, dup := w.indexes[name]; !dup {
@@ -555,19 +615,23 @@ func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *js
 // indexes. An informer kept from the previous config is reused when it
 // keeps enough of the objects and its same-named indexes have the same
 // expressions; otherwise it is replaced, which lists again.
-func (x *Exporter) ensure(w *informerWant, stats *indexers.Stats) (*factory.Informer, error) {
-	needs := factory.Needs{Mode: factory.ModeFull, Fields: w.fields}
+func (x *Exporter) ensure(next *activeConfig, w *informerWant, stats *indexers.Stats) (*factory.Informer, error) {
+	needs := factory.Needs{Mode: factory.ModeFull, Fields: w.fields, Readers: w.readers}
 	inf, err := x.factory.Request(w.res, w.scope, needs)
 	if err == nil && x.indexesConflict(inf, w.indexes) {
 		err = errors.New("an index changed its expression")
 	}
 	if err != nil {
 		x.log.Info("listing again: the new config needs what the cache cannot give", "resource", w.res.String()+namespaceSuffix(w.scope), "reason", err)
-		x.factory.Remove(w.res, w.scope)
-		x.forgetIndexes(inf)
+		if old := x.factory.Detach(w.res, w.scope); old != nil {
+			next.replaced = append(next.replaced, old)
+		}
 		if inf, err = x.factory.Request(w.res, w.scope, needs); err != nil {
 			return nil, err
 		}
+	}
+	if prev := x.current(); prev == nil || !prev.uses(inf) {
+		next.started = append(next.started, inf)
 	}
 	add := map[string]*indexers.Program{}
 	for name, prog := range w.indexes {
@@ -754,33 +818,19 @@ func notWatchedHint(err error) error {
 
 // stopUnused stops the informers prev used and next does not.
 func (x *Exporter) stopUnused(prev, next *activeConfig) {
-	used := map[*factory.Informer]bool{}
-	for _, infs := range next.informers {
+	stop := func(infs []*factory.Informer) {
 		for _, inf := range infs {
-			used[inf] = true
-		}
-	}
-	for _, infs := range next.lookups {
-		for _, inf := range infs {
-			used[inf] = true
-		}
-	}
-	stop := func(inf *factory.Informer) {
-		if !used[inf] {
-			x.factory.Stop(inf)
-			x.forgetIndexes(inf)
-			used[inf] = true
+			if !next.uses(inf) {
+				x.factory.Stop(inf)
+				x.forgetIndexes(inf)
+			}
 		}
 	}
 	for _, infs := range prev.informers {
-		for _, inf := range infs {
-			stop(inf)
-		}
+		stop(infs)
 	}
 	for _, infs := range prev.lookups {
-		for _, inf := range infs {
-			stop(inf)
-		}
+		stop(infs)
 	}
 }
 
@@ -862,6 +912,11 @@ func (x *Exporter) state() (informerState, error) {
 	if a == nil {
 		return informerState{}, errors.New("no config loaded")
 	}
+	return a.state(), nil
+}
+
+// state looks at the informers of a and at its engine.
+func (a *activeConfig) state() informerState {
 	var st informerState
 	health := map[*factory.Informer]error{}
 	for _, r := range a.regs {
@@ -887,7 +942,36 @@ func (x *Exporter) state() (informerState, error) {
 	slices.Sort(st.failing)
 	slices.Sort(st.pending)
 	st.pending = slices.Compact(st.pending)
-	return st, nil
+	return st
+}
+
+// awaitSynced returns once the informers of a have synced and its engine
+// has computed the series of every object they hold. It gives up when the
+// exporter stops, or when the requests of one of the informers fail in a
+// way that retrying does not mend (forbidden, not found...), with that
+// error.
+func (x *Exporter) awaitSynced(a *activeConfig) error {
+	ctx := x.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if st := a.state(); len(st.pending) == 0 && st.idle {
+			return nil
+		}
+		for _, r := range a.regs {
+			if err := r.inf.Healthy(); err != nil && !r.inf.Informer.HasSynced() && factory.IsPermanent(err) {
+				return fmt.Errorf("%s: %w", informerName(r.inf), err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // informerNames returns the distinct informers of a, with their names.
@@ -1132,6 +1216,22 @@ func fieldsOf(r *CompiledResource) *jsonval.Paths {
 		}
 	}
 	return out
+}
+
+// readsCache reports whether the series of r's objects are computed from
+// the cache as well as from events: r has indexes, or its expressions call
+// get() or byIndex(), whose objects changing recomputes r's objects from
+// the cache.
+func readsCache(r *CompiledResource) bool {
+	if len(r.Indexes) > 0 {
+		return true
+	}
+	for _, p := range programsOf(r) {
+		if len(p.References()) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // bindLookup binds every program of r that calls get() or byIndex() to l.

@@ -105,6 +105,10 @@ type Informer struct {
 	// fields are the JSON paths objects are pruned to; nil: whole objects.
 	// Fixed when the informer starts; guarded by the Factory's lock before.
 	fields *jsonval.Paths
+	// readers is how many event handlers take each object when the cache
+	// keeps only Stubs (see Needs.Readers); 0: the cache keeps objects.
+	// Fixed when the informer starts; guarded by the Factory's lock before.
+	readers int
 	// errLock guards lastErr and health.
 	errLock sync.Mutex
 	lastErr error
@@ -144,6 +148,10 @@ func (i *Informer) Objects() int64 {
 	}
 	return i.count.n.Load()
 }
+
+// Transient reports whether the informer's cache keeps only a Stub of each
+// object (see Needs.Readers).
+func (i *Informer) Transient() bool { return i.readers > 0 }
 
 // LastError returns the last list or watch error the reflector reported.
 // The reflector does not report successes: use HasSynced to know whether
@@ -310,6 +318,15 @@ type Needs struct {
 	// apiVersion and kind are always kept) as they arrive. Nil: whole
 	// objects.
 	Fields *jsonval.Paths
+	// Readers, when not 0, says the consumer reads objects only as its
+	// event handlers receive them, with Take, in that many handlers: the
+	// informer is then transient, its cache keeping a Stub of each object
+	// instead of the object, unless another request for it (before it
+	// starts) needs objects kept (Readers 0 or index functions). The
+	// readers of every request are added up. A transient informer cannot
+	// be requested again once started: a handler added then would receive
+	// Stubs whose objects are gone.
+	Readers int
 }
 
 // Request returns the informer of res in scope, creating it for needs, or
@@ -325,10 +342,13 @@ func (f *Factory) Request(res Resource, scope Scope, needs Needs) (*Informer, er
 	inf, ok := f.informers[key]
 	if !ok {
 		inf = &Informer{Resource: res, Scope: key.scope, Mode: needs.Mode, count: &counter{},
-			indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}}
+			indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, readers: needs.Readers}
 		if needs.Fields != nil {
 			inf.fields = alwaysKept()
 			inf.fields.Union(needs.Fields)
+		}
+		if len(needs.Indexers) > 0 {
+			inf.readers = 0
 		}
 		f.informers[key] = inf
 	} else if inf.Informer == nil {
@@ -337,8 +357,16 @@ func (f *Factory) Request(res Resource, scope Scope, needs Needs) (*Informer, er
 		} else {
 			inf.fields.Union(needs.Fields)
 		}
+		if needs.Readers == 0 || len(needs.Indexers) > 0 || inf.readers == 0 {
+			inf.readers = 0
+		} else {
+			inf.readers += needs.Readers
+		}
 	}
 	if inf.Informer != nil {
+		if inf.readers > 0 {
+			return nil, fmt.Errorf("the %s informer keeps no objects, only what identifies them, and has started: a new reader would not receive them", res)
+		}
 		if needs.Mode > inf.Mode {
 			return nil, fmt.Errorf("the %s informer already runs with %s objects; %s objects were requested after it started", res, inf.Mode, needs.Mode)
 		}
@@ -425,7 +453,11 @@ func (f *Factory) startLocked(inf *Informer) error {
 		Indexers:          inf.indexers,
 		ObjectDescription: inf.Resource.String(),
 	})
-	if err := si.SetTransform(transform(inf.Resource.GVK)); err != nil {
+	tf := transform(inf.Resource.GVK)
+	if inf.readers > 0 {
+		tf = stubTransform(tf, inf.readers)
+	}
+	if err := si.SetTransform(tf); err != nil {
 		return err
 	}
 	if err := si.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
@@ -442,23 +474,35 @@ func (f *Factory) startLocked(inf *Informer) error {
 	return nil
 }
 
-// Remove stops the informer of res in scope, if any, and forgets it: a
-// later Request creates a new one (which lists again).
-func (f *Factory) Remove(res Resource, scope Scope) {
+
+// Detach forgets the informer of res in scope without stopping it and
+// returns it (nil when there is none): a later Request creates a new one,
+// which lists again, while the detached one runs on, its handlers served,
+// until Stop. Reattach undoes it.
+func (f *Factory) Detach(res Resource, scope Scope) *Informer {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	key := keyOf(res, scope)
-	if inf, ok := f.informers[key]; ok {
-		if inf.cancel != nil {
-			inf.cancel()
-		}
-		delete(f.informers, key)
+	inf := f.informers[key]
+	delete(f.informers, key)
+	return inf
+}
+
+// Reattach makes inf, detached, the informer of its resource and scope
+// again; the informer that replaced it, if any, is stopped.
+func (f *Factory) Reattach(inf *Informer) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	key := keyOf(inf.Resource, inf.Scope)
+	if cur, ok := f.informers[key]; ok && cur != inf && cur.cancel != nil {
+		cur.cancel()
 	}
+	f.informers[key] = inf
 }
 
 // Stop stops inf and, when it is still the factory's informer for its
 // resource and scope, forgets it. An informer already replaced (after
-// Remove and a new Request) is only stopped, so the replacement runs on.
+// Detach and a new Request) is only stopped, so the replacement runs on.
 func (f *Factory) Stop(inf *Informer) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
@@ -585,7 +629,7 @@ func (f *Factory) WaitForSync(ctx context.Context, timeout time.Duration, failFa
 			all = false
 			err := inf.LastError()
 			pending[inf.Resource.String()] = err
-			if failFast && err != nil && isPermanent(err) {
+			if failFast && err != nil && IsPermanent(err) {
 				return &SyncError{Pending: pending, Timeout: timeout, Cause: explainListError(inf.Resource, inf.Scope, err, f.cfg.KubectlFlags)}
 			}
 		}
@@ -608,7 +652,10 @@ func (f *Factory) WaitForSync(ctx context.Context, timeout time.Duration, failFa
 	}
 }
 
-func isPermanent(err error) bool {
+// IsPermanent reports whether err, from a list or watch request, is one
+// that retrying does not mend: forbidden, unauthorized, not found, a bad
+// request, or a resource the server does not serve.
+func IsPermanent(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) ||
 		apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err) || discoveryError(err) != err
 }
