@@ -474,7 +474,6 @@ func (f *Factory) startLocked(inf *Informer) error {
 	return nil
 }
 
-
 // Detach forgets the informer of res in scope without stopping it and
 // returns it (nil when there is none): a later Request creates a new one,
 // which lists again, while the detached one runs on, its handlers served,

@@ -112,32 +112,8 @@ func TestTransientCacheSeriesAndReload(t *testing.T) {
 // the exporter may not list: the reload fails, naming the resource, and
 // the running config serves on.
 func TestReloadOfForbiddenResourceFails(t *testing.T) {
-	ctx := context.Background()
-	const user = "e2e-exporter-pods-only"
-	_, cfg, err := cluster.AddUser(user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbac := cluster.Client.RbacV1()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}}},
-	}
-	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = rbac.ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
-		_ = rbac.ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
-	})
+	_, cfg := cluster.AddUserAllowed(t, "e2e-exporter-pods-only",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}})
 	ns := cluster.NewNamespace(t, "reload-forbidden")
 	cluster.CreatePod(t, ns, "p0", nil)
 	path := writeConfig(t, podPhaseConfig(ns, ""))
@@ -160,7 +136,7 @@ func TestReloadOfForbiddenResourceFails(t *testing.T) {
 	if err := os.WriteFile(path, []byte(secrets), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = x.Reload()
+	err := x.Reload()
 	if err == nil || !strings.Contains(err.Error(), "secrets") || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("reloading a config with a forbidden resource: %v; want an error naming secrets and forbidden", err)
 	}

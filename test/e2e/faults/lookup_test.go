@@ -1,7 +1,6 @@
 package faults_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
@@ -23,33 +21,9 @@ import (
 // in /readyz, which stays 503 since they never sync. The pods, configured
 // under their short name "po", are reported as "pods" too.
 func TestExporterForbiddenLookup(t *testing.T) {
-	ctx := context.Background()
 	const user = "faults-lookup"
-	kubeconfig, _, err := cluster.AddUser(user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbac := cluster.Client.RbacV1()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}}},
-	}
-	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = rbac.ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
-		_ = rbac.ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
-	})
-
+	kubeconfig, _ := cluster.AddUserAllowed(t, user,
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}})
 	ns := cluster.NewNamespace(t, "lookup")
 	cluster.CreatePod(t, ns, "p1", nil)
 	config := filepath.Join(t.TempDir(), "config.yaml")

@@ -118,33 +118,14 @@ func TestExporterCRDDeleted(t *testing.T) {
 // up with what changed meanwhile.
 func TestExporterForbidden(t *testing.T) {
 	ctx := context.Background()
-	kubeconfig, _, err := cluster.AddUser("faults-exporter")
+	kubeconfig, _ := cluster.AddUserAllowed(t, "faults-exporter",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	rbac := cluster.Client.RbacV1()
+	role, err := rbac.ClusterRoles().Get(ctx, "faults-exporter", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rbac := cluster.Client.RbacV1()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "faults-exporter"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}},
-		},
-	}
-	if role, err = rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "faults-exporter"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "faults-exporter"}},
-	}
-	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = rbac.ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
-		_ = rbac.ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
-	})
 
 	ns := cluster.NewNamespace(t, "forbidden")
 	cluster.CreatePod(t, ns, "p1", nil)

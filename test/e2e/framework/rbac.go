@@ -1,0 +1,41 @@
+package framework
+
+import (
+	"context"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+// AddUserAllowed adds a user authenticated as name whom RBAC allows rules
+// in every namespace, through a ClusterRole and a ClusterRoleBinding both
+// named name, deleted when the test ends. It returns the user's
+// kubeconfig and REST config.
+func (c *Cluster) AddUserAllowed(t testing.TB, name string, rules ...rbacv1.PolicyRule) (kubeconfig string, cfg *rest.Config) {
+	t.Helper()
+	kubeconfig, cfg, err := c.AddUser(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rbac := c.Client.RbacV1()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}},
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = rbac.ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = rbac.ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	return kubeconfig, cfg
+}
