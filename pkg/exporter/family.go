@@ -31,13 +31,12 @@ type familyState struct {
 
 	// mu guards every field below.
 	mu sync.Mutex
-	// rows hold each object's rendered sample lines (plain families), and
-	// index maps an object's UID to its row. Rows [0, ordered) are in UID
-	// order; rows added since follow them, and a removed row stays empty
-	// until the next write puts the rows back in order (orderLocked).
+	// rows hold each object's rendered sample lines (plain families), in
+	// the order the objects were first seen, and index maps an object's
+	// UID to its row. A removed object's row stays, empty, until the next
+	// compaction; removed counts those rows.
 	rows    []row
 	index   map[string]int32
-	ordered int
 	removed int
 	// The rows' lines are cut from chunks of memory, each line once: a
 	// changed row's lines are written anew and the old ones become
@@ -48,8 +47,11 @@ type familyState struct {
 	chunk []byte
 	// live is the length of the live rows' lines; held is the length of
 	// every line in the chunks since the last compaction, live or not;
-	// appended is the length written since the last compaction.
-	live, held, appended int
+	// moved is the length of the lines written since the last compaction
+	// for objects that had lines already, which a scrape reads away from
+	// their neighbours' (lines of new objects follow those of the objects
+	// added before them, in row order).
+	live, held, moved int
 	// minGarbage is the garbage below which the chunks are never
 	// compacted by an update (compactIfWastefulLocked).
 	minGarbage int
@@ -242,6 +244,7 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	s.keptLocked(b)
 	if had {
 		s.rows[i].line = b
+		s.moved += len(b)
 	} else {
 		s.index[uid] = int32(len(s.rows)) //nolint:gosec // G115: one row per object in a cache, far below 2^31
 		s.rows = append(s.rows, row{uid: uid, line: b})
@@ -319,7 +322,6 @@ func (s *familyState) keptLocked(b []byte) {
 	}
 	s.live += len(b)
 	s.held += len(b)
-	s.appended += len(b)
 }
 
 // compactIfWastefulLocked compacts the lines once their garbage, the lines of
@@ -329,74 +331,34 @@ func (s *familyState) keptLocked(b []byte) {
 // garbage.
 func (s *familyState) compactIfWastefulLocked() {
 	if garbage := s.held - s.live; garbage > s.live && garbage > s.minGarbage {
-		s.orderLocked()
 		s.compactLocked()
 	}
 }
 
-// compactLocked copies the live lines into one new block, in row order.
-// The old chunks stay valid for the scrapes still writing from them.
+// compactLocked drops the rows of removed objects and copies the live
+// lines into one new block, in row order, updating the index of the rows
+// that moved. The old chunks stay valid for the scrapes still writing from
+// them.
 func (s *familyState) compactLocked() {
 	block := make([]byte, 0, s.live)
-	for i, r := range s.rows {
-		off := len(block)
-		block = append(block, r.line...)
-		s.rows[i].line = block[off:len(block):s.live]
-	}
-	s.chunk = nil
-	s.held, s.appended = s.live, 0
-}
-
-// orderLocked puts the rows back in UID order after objects were added or
-// removed: it drops removed rows, sorts the added ones and merges them into
-// the ordered ones, then updates the index from the first row that moved.
-// With k rows added among n, it costs O(n + k log k).
-func (s *familyState) orderLocked() {
-	if s.ordered == len(s.rows) && s.removed == 0 {
-		return
-	}
-	from := len(s.rows) // the first row whose position changes
-	head, live := 0, 0
-	for i, r := range s.rows {
+	live := 0
+	for _, r := range s.rows {
 		if r.line == nil {
-			from = min(from, i)
 			continue
 		}
-		if i < s.ordered {
-			head++
+		off := len(block)
+		block = append(block, r.line...)
+		r.line = block[off:len(block):s.live]
+		if live != int(s.index[r.uid]) {
+			s.index[r.uid] = int32(live) //nolint:gosec // G115: one row per object in a cache, far below 2^31
 		}
 		s.rows[live] = r
 		live++
 	}
 	clear(s.rows[live:])
 	s.rows = s.rows[:live]
-	byUID := func(a, b row) int { return strings.Compare(a.uid, b.uid) }
-	if tail := s.rows[head:]; len(tail) > 0 {
-		slices.SortFunc(tail, byUID)
-		if head > 0 && tail[0].uid < s.rows[head-1].uid {
-			// Merge from the back into the rows' own array: each row
-			// is moved once.
-			added := slices.Clone(tail)
-			i, j, k := head-1, len(added)-1, len(s.rows)-1
-			for j >= 0 {
-				if i >= 0 && s.rows[i].uid > added[j].uid {
-					s.rows[k] = s.rows[i]
-					i--
-				} else {
-					s.rows[k] = added[j]
-					j--
-				}
-				k--
-			}
-			from = min(from, i+1)
-		} else {
-			from = min(from, head)
-		}
-	}
-	for i := from; i < len(s.rows); i++ {
-		s.index[s.rows[i].uid] = int32(i)
-	}
-	s.ordered, s.removed = len(s.rows), 0
+	s.chunk = nil
+	s.held, s.moved, s.removed = s.live, 0, 0
 }
 
 func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
@@ -608,15 +570,19 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	refs = refs[:0]
 	s.mu.Lock()
 	if s.f.Aggregate == AggregateNone {
-		s.orderLocked()
-		// Lines written since the last compaction are read out of
-		// order; once they are a quarter of the lines, compact.
-		if s.appended > s.live/4 {
+		// Lines rewritten since the last compaction are read away from
+		// their neighbours'; once they are a quarter of the lines, or
+		// removed objects a quarter of the rows, compact. Lines of new
+		// objects need nothing: they follow the others in row order.
+		if s.moved > s.live/4 || s.removed > len(s.rows)/4 {
 			s.compactLocked()
 		}
 		// Rows whose lines are adjacent in a chunk are written as one.
 		var run []byte
 		for _, r := range s.rows {
+			if len(r.line) == 0 {
+				continue // a removed object's
+			}
 			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &r.line[0] {
 				run = run[:n+len(r.line)]
 				continue
