@@ -225,6 +225,9 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		}
 	}
 	s.series += keep - old
+	if keep > 1 && s.claims == nil {
+		b = shareHead(b)
+	}
 	if keep == 0 {
 		if had {
 			delete(s.index, uid)
@@ -362,6 +365,70 @@ func (s *familyState) compactLocked() {
 }
 
 func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
+
+// A row's lines after its first are stored without the bytes they begin
+// with in common with the last line stored whole before them, the row's
+// first as a rule (the object's own labels: an object's series differ in
+// a label or two), when that saves bytes: such a line is continuedLine,
+// the length of the common part in two bytes, and the rest of the line.
+// No line written out starts with continuedLine (they start with '{' or
+// ' '), and neither it nor the length's bytes are '\n', so lines are
+// still found by their ends. A row starts with a whole line, so a scrape
+// expands them reading each run of rows in order.
+const (
+	continuedLine = 0x01
+	// maxHead is the longest common part a continued line can refer to.
+	maxHead = 1<<14 - 1
+)
+
+// shareHead rewrites the lines of one row, b, in place, storing each line
+// after the first as a continued line when it begins with 4 or more bytes
+// of the last line stored whole; it returns the shortened b.
+func shareHead(b []byte) []byte {
+	end := bytes.IndexByte(b, '\n') + 1
+	head := b[:end]
+	w := end
+	for r := end; r < len(b); {
+		n := bytes.IndexByte(b[r:], '\n') + 1
+		line := b[r : r+n]
+		p := 0
+		for p < len(line) && p < len(head) && p < maxHead && line[p] == head[p] {
+			p++
+		}
+		if p < 4 {
+			copy(b[w:], line)
+			head = b[w : w+n]
+			w += n
+		} else {
+			// The rest is moved first: the marker's bytes may lie
+			// over the common part, which is no longer needed.
+			copy(b[w+3:], line[p:])
+			b[w], b[w+1], b[w+2] = continuedLine, 0x80|byte(p&0x7f), 0x80|byte(p>>7)
+			w += 3 + n - p
+		}
+		r += n
+	}
+	return b[:w]
+}
+
+// writeLines writes lines, whole rows, each with the metric's name before
+// it, expanding continued lines (see shareHead).
+func writeLines(w *bufio.Writer, name string, lines []byte) {
+	var head []byte // the last line stored whole
+	for len(lines) > 0 {
+		end := bytes.IndexByte(lines, '\n') + 1
+		line := lines[:end]
+		_, _ = w.WriteString(name)
+		if line[0] == continuedLine {
+			_, _ = w.Write(head[:int(line[1]&0x7f)|int(line[2]&0x7f)<<7])
+			_, _ = w.Write(line[3:])
+		} else {
+			head = line
+			_, _ = w.Write(line)
+		}
+		lines = lines[end:]
+	}
+}
 
 func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	agg := s.f.Aggregate
@@ -610,12 +677,7 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	}
 	s.mu.Unlock()
 	for _, l := range refs {
-		for len(l) > 0 {
-			end := bytes.IndexByte(l, '\n') + 1
-			_, _ = w.WriteString(s.f.Name)
-			_, _ = w.Write(l[:end])
-			l = l[end:]
-		}
+		writeLines(w, s.f.Name, l)
 	}
 	return refs
 }

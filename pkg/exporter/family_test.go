@@ -115,3 +115,69 @@ func TestFamilyUnchangedUpdateMakesNoGarbage(t *testing.T) {
 		t.Fatalf("wrote\n%s\nwant\n%s", buf.String(), want)
 	}
 }
+
+// TestShareHead stores rows of lines that begin alike, at random, and
+// checks that writing them out gives the lines back byte for byte, and
+// that the stored row is shorter whenever its second line begins with 4 or
+// more bytes of the first.
+func TestShareHead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7)) //nolint:gosec // G404: seeded test data, not a secret
+	alphabet := []byte(`{}",=ab` + "\x01\x80\xff ")
+	word := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for round := range 2000 {
+		common := word(rng.IntN(40))
+		var row []byte
+		lines := 1 + rng.IntN(6)
+		for k := range lines {
+			line := append([]byte{'{'}, common[:rng.IntN(len(common)+1)]...)
+			line = append(line, word(rng.IntN(8))...)
+			line = append(line, fmt.Sprintf("} %d\n", k)...)
+			row = append(row, line...)
+		}
+		want := string(row)
+		if round == 0 {
+			// A common part longer than a continued line can refer to.
+			long := bytes.Repeat([]byte{'a'}, maxHead+10)
+			row = fmt.Appendf(nil, "{%s} 0\n{%s} 1\n", long, long)
+			want = string(row)
+		}
+		stored := shareHead(row)
+		var buf bytes.Buffer
+		w := bufio.NewWriter(&buf)
+		writeLines(w, "m", stored)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var expanded strings.Builder
+		for _, l := range strings.SplitAfter(want, "\n") {
+			if l != "" {
+				expanded.WriteString("m" + l)
+			}
+		}
+		if buf.String() != expanded.String() {
+			t.Fatalf("round %d: wrote\n%q\nwant\n%q", round, buf.String(), expanded.String())
+		}
+		if countLines(stored) != strings.Count(want, "\n") {
+			t.Fatalf("round %d: %d lines stored, want %d", round, countLines(stored), strings.Count(want, "\n"))
+		}
+		// The second line is compared with the first.
+		wantLines := strings.SplitAfter(want, "\n")
+		shares := false
+		if len(wantLines) > 2 {
+			p := 0
+			for p < len(wantLines[1]) && p < len(wantLines[0]) && wantLines[1][p] == wantLines[0][p] {
+				p++
+			}
+			shares = p >= 4
+		}
+		if shares && len(stored) >= len(want) {
+			t.Fatalf("round %d: stored %d bytes for %d", round, len(stored), len(want))
+		}
+	}
+}
