@@ -368,8 +368,8 @@ func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
 
 // A row's lines after its first are stored without the bytes they begin
 // with in common with the last line stored whole before them, the row's
-// first as a rule (the object's own labels: an object's series differ in
-// a label or two), when that saves bytes: such a line is continuedLine,
+// first as a rule (the labels, in name order, before the first whose value
+// differs between them), when that saves bytes: such a line is continuedLine,
 // the length of the common part in two bytes, and the rest of the line.
 // No line written out starts with continuedLine (they start with '{' or
 // ' '), and neither it nor the length's bytes are '\n', so lines are
