@@ -253,9 +253,10 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
-// TestPrunedInformer checks that objects are pruned to the requested fields
-// (and metadata) as they arrive, and that consumers' fields are unioned.
-func TestPrunedInformer(t *testing.T) {
+// podsAndFactory resolves pods and returns them with a new Factory of the
+// test cluster, not started.
+func podsAndFactory(t *testing.T) (factory.Resource, *factory.Factory) {
+	t.Helper()
 	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
 	if err != nil {
 		t.Fatal(err)
@@ -264,11 +265,18 @@ func TestPrunedInformer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Fields: jsonval.NewPaths([]string{"status", "phase"})})
+	return res[0], f
+}
+
+// TestPrunedInformer checks that objects are pruned to the requested fields
+// (and metadata) as they arrive, and that consumers' fields are unioned.
+func TestPrunedInformer(t *testing.T) {
+	pods, f := podsAndFactory(t)
+	inf, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Fields: jsonval.NewPaths([]string{"status", "phase"})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Fields: jsonval.NewPaths([]string{"spec", "nodeName"})}); err != nil {
+	if _, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Fields: jsonval.NewPaths([]string{"spec", "nodeName"})}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -302,7 +310,7 @@ func TestPrunedInformer(t *testing.T) {
 		}
 	}
 	// A consumer that needs more after the start is refused, not served wrong data.
-	if _, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull}); err == nil || !strings.Contains(err.Error(), "pruned") {
+	if _, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeFull}); err == nil || !strings.Contains(err.Error(), "pruned") {
 		t.Errorf("requesting whole objects from a pruned, started informer: %v", err)
 	}
 }

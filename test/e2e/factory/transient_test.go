@@ -61,21 +61,14 @@ func (h *taker) pod(name string) (*corev1.Pod, bool) {
 // the cache holds only what identifies each object once both have taken it.
 func TestTransientInformer(t *testing.T) {
 	ns := cluster.NewNamespace(t, "transient")
-	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := factory.New(cluster.Config, factory.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pods, f := podsAndFactory(t)
 	scope := factory.Scope{Namespace: ns}
 	// Two consumers, one reader each: the informer has two readers.
-	inf, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull, Readers: 1})
+	inf, err := f.Request(pods, scope, factory.Needs{Mode: factory.ModeFull, Readers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull, Readers: 1}); err != nil {
+	if _, err := f.Request(pods, scope, factory.Needs{Mode: factory.ModeFull, Readers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	cluster.CreatePod(t, ns, "before", map[string]string{"step": "created"})
@@ -151,7 +144,7 @@ func TestTransientInformer(t *testing.T) {
 		t.Errorf("the namespace index of stubs: %v, %v", keys, err)
 	}
 	// Started, it refuses new readers: they would receive stubs only.
-	if _, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull, Readers: 1}); err == nil || !strings.Contains(err.Error(), "keeps no objects") {
+	if _, err := f.Request(pods, scope, factory.Needs{Mode: factory.ModeFull, Readers: 1}); err == nil || !strings.Contains(err.Error(), "keeps no objects") {
 		t.Errorf("requesting a started transient informer again: %v", err)
 	}
 }
@@ -159,23 +152,16 @@ func TestTransientInformer(t *testing.T) {
 // TestTransientNeedsAllReaders checks that one request needing objects
 // kept (no readers, or indexes) keeps them for every consumer.
 func TestTransientNeedsAllReaders(t *testing.T) {
-	res, err := resolver(t, cluster.Kubeconfig).Resolve([]string{"pods"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, second := range map[string]factory.Needs{
 		"no readers": {Mode: factory.ModeFull},
 		"indexes":    {Mode: factory.ModeFull, Readers: 1, Indexers: cache.Indexers{"x": cache.MetaNamespaceIndexFunc}},
 	} {
-		f, err := factory.New(cluster.Config, factory.Config{})
+		pods, f := podsAndFactory(t)
+		inf, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Readers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		inf, err := f.Request(res[0], factory.Scope{}, factory.Needs{Mode: factory.ModeFull, Readers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Request(res[0], factory.Scope{}, second); err != nil {
+		if _, err := f.Request(pods, factory.Scope{}, second); err != nil {
 			t.Fatal(err)
 		}
 		if inf.Transient() {
