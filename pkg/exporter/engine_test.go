@@ -108,17 +108,17 @@ pod_info{cluster="c1",namespace="shop",node="n1",pod="web-2"} 1
 pod_info{cluster="c1",namespace="data",node="n2",pod="db-0"} 1
 # HELP pod_status_phase The pod's phase.
 # TYPE pod_status_phase gauge
-pod_status_phase{namespace="shop",phase="Pending",pod="web-1"} 0
-pod_status_phase{namespace="shop",phase="Running",pod="web-1"} 1
-pod_status_phase{namespace="shop",phase="Pending",pod="web-2"} 1
-pod_status_phase{namespace="shop",phase="Running",pod="web-2"} 0
-pod_status_phase{namespace="data",phase="Pending",pod="db-0"} 0
-pod_status_phase{namespace="data",phase="Running",pod="db-0"} 1
+pod_status_phase{namespace="shop",pod="web-1",phase="Pending"} 0
+pod_status_phase{namespace="shop",pod="web-1",phase="Running"} 1
+pod_status_phase{namespace="shop",pod="web-2",phase="Pending"} 1
+pod_status_phase{namespace="shop",pod="web-2",phase="Running"} 0
+pod_status_phase{namespace="data",pod="db-0",phase="Pending"} 0
+pod_status_phase{namespace="data",pod="db-0",phase="Running"} 1
 # HELP pod_restarts_total Container restarts.
 # TYPE pod_restarts_total counter
-pod_restarts_total{container="c0",namespace="shop",pod="web-1"} 2
-pod_restarts_total{container="c1",namespace="shop",pod="web-1"} 0
-pod_restarts_total{container="c0",namespace="data",pod="db-0"} 7
+pod_restarts_total{namespace="shop",pod="web-1",container="c0"} 2
+pod_restarts_total{namespace="shop",pod="web-1",container="c1"} 0
+pod_restarts_total{namespace="data",pod="db-0",container="c0"} 7
 # HELP pods_per_node Pods per node and phase.
 # TYPE pods_per_node gauge
 pods_per_node{node="n1",phase="Pending"} 1
@@ -143,7 +143,7 @@ restarts_per_node_max{node="n2"} 7
 	e.Update(0, pod("shop", "web-2", "u2", "n2", "Running", 9))
 	e.Delete(0, pod("shop", "web-1", "u1", "n1", "Running"))
 	got := exposition(e, false)
-	for _, line := range []string{`pods_per_node{node="n2",phase="Running"} 2`, `restarts_per_node_max{node="n2"} 9`, `pod_restarts_total{container="c0",namespace="shop",pod="web-2"} 9`} {
+	for _, line := range []string{`pods_per_node{node="n2",phase="Running"} 2`, `restarts_per_node_max{node="n2"} 9`, `pod_restarts_total{namespace="shop",pod="web-2",container="c0"} 9`} {
 		if !strings.Contains(got, line+"\n") {
 			t.Errorf("after update and delete, missing %q in\n%s", line, got)
 		}
@@ -161,7 +161,7 @@ func TestOpenMetrics(t *testing.T) {
 	got := exposition(e, true)
 	for _, want := range []string{
 		"# TYPE pod info\n", `pod_info{cluster="c1",namespace="shop",node="n1",pod="web-1"} 1`,
-		"# TYPE pod_restarts counter\n", `pod_restarts_total{container="c0",namespace="shop",pod="web-1"} 2`,
+		"# TYPE pod_restarts counter\n", `pod_restarts_total{namespace="shop",pod="web-1",container="c0"} 2`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("OpenMetrics output lacks %q:\n%s", want, got)

@@ -368,8 +368,8 @@ func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
 
 // A row's lines after its first are stored without the bytes they begin
 // with in common with the last line stored whole before them, the row's
-// first as a rule (the labels, in name order, before the first whose value
-// differs between them), when that saves bytes: such a line is continuedLine,
+// first as a rule (the object's own labels, written before those computed
+// per element, see labelOrder), when that saves bytes: such a line is continuedLine,
 // the length of the common part in two bytes, and the rest of the line.
 // No line written out starts with continuedLine (they start with '{' or
 // ' '), and neither it nor the length's bytes are '\n', so lines are
@@ -549,16 +549,30 @@ type labelSlot struct {
 	constant string
 }
 
-// labelOrder merges the computed and constant labels of f by name.
+// labelOrder merges the computed and constant labels of f by name, those
+// with one value per object first and those computed per element of each
+// after them: the series of one object then begin alike, and its row
+// stores what they have in common once (see shareHead). Prometheus does
+// not read the order of labels.
 func labelOrder(f *Family) []labelSlot {
 	var out []labelSlot
+	perElement := map[string]bool{}
 	for i, n := range f.LabelNames {
 		out = append(out, labelSlot{name: n, value: i})
+		perElement[n] = f.Each != nil && i < len(f.Labels) && f.Labels[i] != nil && f.Labels[i].UsesEach()
 	}
 	for _, c := range f.ConstLabels {
 		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1]})
 	}
-	slices.SortFunc(out, func(a, b labelSlot) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b labelSlot) int {
+		if perElement[a.name] != perElement[b.name] {
+			if perElement[a.name] {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.name, b.name)
+	})
 	return out
 }
 

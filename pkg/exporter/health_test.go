@@ -190,12 +190,12 @@ pod_phase{phase="Running"} 1
 pod_phase{phase="Pending"} 1
 # HELP pod_letter Letters of a pod.
 # TYPE pod_letter gauge
-pod_letter{letter="a",namespace="shop",pod="web-1"} 1
-pod_letter{letter="b",namespace="shop",pod="web-1"} 1
-pod_letter{letter="a",namespace="shop",pod="web-2"} 1
-pod_letter{letter="b",namespace="shop",pod="web-2"} 1
-pod_letter{letter="a",namespace="shop",pod="web-3"} 1
-pod_letter{letter="b",namespace="shop",pod="web-3"} 1
+pod_letter{namespace="shop",pod="web-1",letter="a"} 1
+pod_letter{namespace="shop",pod="web-1",letter="b"} 1
+pod_letter{namespace="shop",pod="web-2",letter="a"} 1
+pod_letter{namespace="shop",pod="web-2",letter="b"} 1
+pod_letter{namespace="shop",pod="web-3",letter="a"} 1
+pod_letter{namespace="shop",pod="web-3",letter="b"} 1
 `
 	if got := exposition(e, false); got != want {
 		t.Errorf("exposition:\n%s\nwant:\n%s", got, want)
@@ -223,7 +223,7 @@ pod_letter{letter="b",namespace="shop",pod="web-3"} 1
 	x.logFamilies(l)
 	const msg = `level=WARN msg="metric has series with the same labels: one is served, the others are dropped; add labels that tell the objects apart, or use aggregate: count to count them" `
 	wantLogs := msg + `metric=pod_phase duplicates=2 series="pod_phase{phase=\"Running\"}"` + "\n" +
-		msg + `metric=pod_letter duplicates=5 series="pod_letter{letter=\"a\",namespace=\"shop\",pod=\"web-2\"}"` + "\n"
+		msg + `metric=pod_letter duplicates=5 series="pod_letter{namespace=\"shop\",pod=\"web-2\",letter=\"a\"}"` + "\n"
 	if logs.String() != wantLogs {
 		t.Errorf("logged:\n%s\nwant:\n%s", logs.String(), wantLogs)
 	}

@@ -211,8 +211,8 @@ func TestLabelsFromThroughTheEngine(t *testing.T) {
 	}
 
 	all := `pod_labels_all{pod="web-1",label_app_kubernetes_io_name="web",label_foo_bar_conflict1="1",label_foo_bar_conflict2="2",label_team="blue"} 1`
-	env1 := `pod_container_env{container="app",pod="web-1",env_first="MODE"} 1`
-	env2 := `pod_container_env{container="proxy",pod="web-1"} 1`
+	env1 := `pod_container_env{pod="web-1",container="app",env_first="MODE"} 1`
+	env2 := `pod_container_env{pod="web-1",container="proxy"} 1`
 	for _, tc := range []struct {
 		labels, annotations string
 		want, absent        []string

@@ -138,11 +138,11 @@ func TestMetricsVary(t *testing.T) {
 pod_info{cluster="c1",namespace="shop",node="n1",pod="web-1"} 1
 # HELP pod_status_phase The pod's phase.
 # TYPE pod_status_phase gauge
-pod_status_phase{namespace="shop",phase="Pending",pod="web-1"} 0
-pod_status_phase{namespace="shop",phase="Running",pod="web-1"} 1
+pod_status_phase{namespace="shop",pod="web-1",phase="Pending"} 0
+pod_status_phase{namespace="shop",pod="web-1",phase="Running"} 1
 # HELP pod_restarts_total Container restarts.
 # TYPE pod_restarts_total counter
-pod_restarts_total{container="c0",namespace="shop",pod="web-1"} 2
+pod_restarts_total{namespace="shop",pod="web-1",container="c0"} 2
 # HELP pods_per_node Pods per node and phase.
 # TYPE pods_per_node gauge
 pods_per_node{node="n1",phase="Running"} 1
