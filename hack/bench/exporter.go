@@ -540,18 +540,23 @@ func (c *churnResult) probeLags(u *updater, sc *scraper, rate int, d time.Durati
 
 // restarts returns the restart count of the first container ("app") of
 // each pod in the kube_pod_container_status_restarts_total series, by UID.
+// The labels may come in any order.
 func restarts(b []byte) map[string]int32 {
 	out := map[string]int32{}
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		rest, ok := bytes.CutPrefix(line, []byte(`kube_pod_container_status_restarts_total{container="app",`))
+		rest, ok := bytes.CutPrefix(line, []byte(`kube_pod_container_status_restarts_total{`))
 		if !ok {
 			continue
 		}
-		i := bytes.Index(rest, []byte(`uid="`))
+		rest = append([]byte{','}, rest...) // every label after a comma
+		if !bytes.Contains(rest, []byte(`,container="app"`)) {
+			continue
+		}
+		i := bytes.Index(rest, []byte(`,uid="`))
 		if i < 0 {
 			continue
 		}
-		uid := rest[i+5:]
+		uid := rest[i+6:]
 		j := bytes.IndexByte(uid, '"')
 		if j < 0 {
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -196,5 +197,22 @@ kube_b{pod="p"} 3
 	}
 	if got, want := c.summary(), "2 of 3 (1 series); differing: kube_b: 1 series only in the exporter's, 1 only in kube-state-metrics'"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
+	}
+}
+
+// TestRestarts reads the restart count of each pod's "app" container from
+// expositions whose labels come in any order, and nothing from other
+// containers or families.
+func TestRestarts(t *testing.T) {
+	body := []byte(`kube_pod_container_status_restarts_total{container="app",namespace="a",pod="p1",uid="1"} 3
+kube_pod_container_status_restarts_total{namespace="a",pod="p2",uid="2",container="app"} 5
+kube_pod_container_status_restarts_total{namespace="a",pod="p2",uid="2",container="sidecar"} 9
+kube_pod_container_status_restarts_total{namespace="a",pod="p3",container="apps",uid="3"} 4
+kube_pod_container_status_ready{namespace="a",pod="p4",uid="4",container="app"} 1
+`)
+	got := restarts(body)
+	want := map[string]int32{"1": 3, "2": 5}
+	if !maps.Equal(got, want) {
+		t.Errorf("restarts = %v, want %v", got, want)
 	}
 }

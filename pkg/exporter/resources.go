@@ -278,6 +278,9 @@ func duplicateMessage(r *CompiledResource, f *Family, namespaced bool) string {
 // (see Compiled.CheckResources): the errors are a *LoadError, the warnings
 // are logged.
 func (x *Exporter) checkResources(c *Compiled, resolved []factory.Resource) error {
+	// The schemas are read again at each load: their environments are
+	// not needed after it.
+	defer x.env.ForgetSchemas()
 	infos, schemaErrs := withSchemas(x.resolver, resolved)
 	for _, err := range schemaErrs {
 		x.log.Warn("expressions not checked against a resource's schema; they are checked on each object", "err", err)

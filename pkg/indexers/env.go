@@ -171,6 +171,17 @@ type Env struct {
 	schemaEnvs map[*spec.Schema]*schemaEnv
 }
 
+// ForgetSchemas drops the environments built for schemas so far, and the
+// schemas with them. The cache is keyed by the schema's address: a caller
+// that resolves schemas afresh for each batch of compilations (a config
+// load) calls it after each batch, so that the environments of old
+// schemas do not pile up.
+func (e *Env) ForgetSchemas() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	clear(e.schemaEnvs)
+}
+
 // NewEnv builds the CEL environment. Build one per process and compile
 // every expression with it; the environment of each schema is built once
 // and kept.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // TestKubernetesBaseEnvironmentParity checks that kubernetesEnvOptions
@@ -133,6 +134,44 @@ func TestCostTracking(t *testing.T) {
 		}
 		if p.tracked != want {
 			t.Errorf("%s: tracked = %v, want %v", expr, p.tracked, want)
+		}
+	}
+}
+
+// TestForgetSchemas checks that the environments built for schemas are
+// kept until ForgetSchemas, and that compiling against a schema works
+// again after it.
+func TestForgetSchemas(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := func() *spec.Schema {
+		s := spec.StringProperty()
+		return &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{"status": {SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{"phase": *s}}}}}}
+	}
+	cached := func() int {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		return len(env.schemaEnvs)
+	}
+	for load := range 3 {
+		// Each load resolves its schemas afresh, as the exporter does.
+		s := schema()
+		for range 2 {
+			if _, err := env.CompileWithSchema(`object.status.phase == "Running"`, KindPredicate, "test", s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := cached(); n != 1 {
+			t.Fatalf("load %d: %d schema environments cached, want the one of its schema", load, n)
+		}
+		if _, err := env.CompileWithSchema(`object.status.phaze == "Running"`, KindPredicate, "test", s); err == nil {
+			t.Fatalf("load %d: a field the schema lacks compiled", load)
+		}
+		env.ForgetSchemas()
+		if n := cached(); n != 0 {
+			t.Fatalf("load %d: %d schema environments left after ForgetSchemas", load, n)
 		}
 	}
 }
