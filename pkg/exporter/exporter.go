@@ -377,7 +377,7 @@ func (x *Exporter) switchTo(c *Compiled) (err error) {
 	start := time.Now()
 	resolved := make([]factory.Resource, len(c.Resources))
 	for i, r := range c.Resources {
-		res, err := x.resolveOne(r.Config.Resource)
+		res, err := x.resolver.ResolveOne(r.Config.Resource)
 		if err != nil {
 			return fmt.Errorf("%s: resource %q: %w", c.Path, r.Config.Resource, err)
 		}
@@ -670,17 +670,6 @@ func (x *Exporter) forgetIndexes(inf *factory.Informer) {
 	}
 }
 
-func (x *Exporter) resolveOne(name string) (factory.Resource, error) {
-	res, err := x.resolver.Resolve([]string{name})
-	if err != nil {
-		return factory.Resource{}, err
-	}
-	if len(res) != 1 {
-		return factory.Resource{}, fmt.Errorf("names %d resource types; name one", len(res))
-	}
-	return res[0], nil
-}
-
 // lookupNeed is a resource read by get() or byIndex(), with the indexes
 // byIndex() names and the namespaces it is read in (nil: every one).
 type lookupNeed struct {
@@ -710,7 +699,7 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 	var out []lookupNeed
 	looked := map[string]factory.Resource{}
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
-		res, err := x.resolveOne(name)
+		res, err := x.resolver.ResolveOne(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
 		}

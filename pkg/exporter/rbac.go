@@ -129,15 +129,12 @@ func ResolveRBACResources(c *Compiled, resolver resourceResolver) (map[string]fa
 	out := map[string]factory.Resource{}
 	var errs []error
 	for _, name := range RBACResourceNames(c) {
-		res, err := resolver.Resolve([]string{name})
-		if err == nil && len(res) != 1 {
-			err = fmt.Errorf("names %d resource types; name one", len(res))
-		}
+		res, err := factory.ResolveOne(resolver, name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: resource %q: %w", c.Path, name, err))
 			continue
 		}
-		out[name] = res[0]
+		out[name] = res
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -34,14 +34,11 @@ type ResourceInfo struct {
 func ResolveResources(c *Compiled, resolver *factory.Resolver) (infos []ResourceInfo, schemaErrs []error, err error) {
 	resolved := make([]factory.Resource, len(c.Resources))
 	for i, r := range c.Resources {
-		res, err := resolver.Resolve([]string{r.Config.Resource})
-		if err == nil && len(res) != 1 {
-			err = fmt.Errorf("names %d resource types; name one", len(res))
-		}
+		res, err := resolver.ResolveOne(r.Config.Resource)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: resource %q: %w", c.Path, r.Config.Resource, err)
 		}
-		resolved[i] = res[0]
+		resolved[i] = res
 	}
 	infos, schemaErrs = withSchemas(resolver, resolved)
 	return infos, schemaErrs, nil

@@ -94,6 +94,27 @@ func (r *Resolver) Resolve(args []string) ([]Resource, error) {
 	return out, nil
 }
 
+// NameResolver resolves resource names as kubectl does; *Resolver is one.
+type NameResolver interface {
+	Resolve(args []string) ([]Resource, error)
+}
+
+// ResolveOne resolves name with r to exactly one resource: a name that
+// stands for several (a category such as "all") is an error.
+func ResolveOne(r NameResolver, name string) (Resource, error) {
+	res, err := r.Resolve([]string{name})
+	if err != nil {
+		return Resource{}, err
+	}
+	if len(res) != 1 {
+		return Resource{}, fmt.Errorf("names %d resource types; name one", len(res))
+	}
+	return res[0], nil
+}
+
+// ResolveOne resolves name to exactly one resource (see ResolveOne).
+func (r *Resolver) ResolveOne(name string) (Resource, error) { return ResolveOne(r, name) }
+
 // resolveOne is kubectl's Builder.mappingFor.
 func (r *Resolver) resolveOne(arg string) (Resource, error) {
 	fullGVR, gr := schema.ParseResourceArg(arg)

@@ -919,22 +919,19 @@ func (s *synced) reach(progs []*indexers.Program, names Names) (*factory.Lookup,
 // with get() or byIndex(): those the lookup reads it through under another
 // name, or the queried resource's.
 func (s *synced) cached(name string) ([]*factory.Informer, error) {
-	res, err := s.conn.Resolver.Resolve([]string{name})
+	res, err := s.conn.Resolver.ResolveOne(name)
 	if err != nil {
 		return nil, fmt.Errorf("get()/byIndex() resource %q: %w", name, err)
 	}
-	if len(res) != 1 {
-		return nil, fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", name, len(res))
-	}
 	if s.lookup != nil {
-		if infs := s.lookup.InformersOf(res[0].GVR); infs != nil {
+		if infs := s.lookup.InformersOf(res.GVR); infs != nil {
 			return infs, nil
 		}
 	}
 	var held []string
 	for _, inf := range s.queried {
 		held = append(held, inf.Resource.String())
-		if inf.Resource.GVR != res[0].GVR {
+		if inf.Resource.GVR != res.GVR {
 			continue
 		}
 		if sel := selectors(inf.Scope); sel != "" {

@@ -969,21 +969,18 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 		return 1
 	})
 	for _, name := range names {
-		res, err := r.Resolve([]string{name})
-		if err != nil || len(res) != 1 {
-			if err == nil {
-				err = fmt.Errorf("names %d resource types", len(res))
-			}
+		res, err := r.ResolveOne(name)
+		if err != nil {
 			if !p.flagResources[name] {
 				_, _ = fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
 			}
 			continue
 		}
-		if out[res[0].GVR] == nil {
-			out[res[0].GVR] = map[string]*indexers.Program{}
+		if out[res.GVR] == nil {
+			out[res.GVR] = map[string]*indexers.Program{}
 		}
 		for n, prog := range p.resourceIndexes[name] {
-			out[res[0].GVR][n] = prog
+			out[res.GVR][n] = prog
 		}
 	}
 	return out
@@ -1003,22 +1000,20 @@ func (p *Plan) checkFlagResources(r *factory.Resolver, resources []factory.Resou
 			if len(ref.Indexes) == 0 {
 				continue
 			}
-			if rs, err := r.Resolve([]string{ref.Resource}); err == nil && len(rs) == 1 {
-				read[rs[0].GVR] = true
+			if res, err := r.ResolveOne(ref.Resource); err == nil {
+				read[res.GVR] = true
 			}
 		}
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(p.flagResources)) {
 		flag := fmt.Sprintf("--index %s:%s=…", name, strings.Join(slices.Sorted(maps.Keys(p.flagIndexNames(name))), ","))
-		res, err := r.Resolve([]string{name})
+		res, err := r.ResolveOne(name)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
-		case len(res) != 1:
-			errs = append(errs, fmt.Errorf("%s: %q names %d resource types: name one", flag, name, len(res)))
-		case !read[res[0].GVR]:
-			errs = append(errs, fmt.Errorf("%s: %s is neither queried nor read by byIndex(): query it, or leave the index out", flag, res[0]))
+		case !read[res.GVR]:
+			errs = append(errs, fmt.Errorf("%s: %s is neither queried nor read by byIndex(): query it, or leave the index out", flag, res))
 		}
 	}
 	if len(errs) > 0 {
@@ -1169,20 +1164,17 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
-		res, err := r.Resolve([]string{name})
+		res, err := r.ResolveOne(name)
 		if err != nil {
 			return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q: %w", name, err)}
 		}
-		if len(res) != 1 {
-			return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", name, len(res))}
-		}
-		if !res[0].Namespaced {
+		if !res.Namespaced {
 			if err := clusterScopedErrors(p.programs(), name); err != nil {
 				return err
 			}
 		}
 		available := map[string]*indexers.Program{}
-		for n, prog := range configIndexes[res[0].GVR] {
+		for n, prog := range configIndexes[res.GVR] {
 			available[n] = prog
 		}
 		for n, prog := range p.indexes {
@@ -1199,20 +1191,20 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 			ixs[idx] = prog
 		}
-		if err := p.checkSchema(newSchemaSet(r, res[:1]), res[0], mapValues(ixs)); err != nil {
+		if err := p.checkSchema(newSchemaSet(r, []factory.Resource{res}), res, mapValues(ixs)); err != nil {
 			return err
 		}
 		scope := factory.Scope{}
-		if res[0].Namespaced && p.namespaced(queried) {
+		if res.Namespaced && p.namespaced(queried) {
 			scope.Namespace = p.req.Namespace
 		}
-		inf, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull})
+		inf, err := f.Request(res, scope, factory.Needs{Mode: factory.ModeFull})
 		if err != nil {
 			return err
 		}
 		// A queried informer already has its queried indexes.
 		if slices.Contains(queried, inf) {
-			have := p.queriedIndexes(configIndexes[res[0].GVR])
+			have := p.queriedIndexes(configIndexes[res.GVR])
 			for n := range ixs {
 				if _, ok := have[n]; ok {
 					delete(ixs, n)
@@ -1220,7 +1212,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 		}
 		if len(ixs) > 0 {
-			if _, err := f.Request(res[0], scope, factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats)}); err != nil {
+			if _, err := f.Request(res, scope, factory.Needs{Mode: factory.ModeFull, Indexers: indexFuncs(ixs, stats)}); err != nil {
 				return err
 			}
 		}
