@@ -366,9 +366,9 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 
 // withCluster connects with the kubeconfig and flags and calls run with a
 // context that ends on Ctrl-C or SIGTERM. Errors are mapped to the exit
-// codes: a query.UsageError becomes a UsageError, an interruption an
-// InterruptedError, and a server that did not answer in time gets a
-// message that names the flag bounding the wait.
+// codes: a UsageError stays one, an unknown resource type becomes one, an
+// interruption an InterruptedError, and a server that did not answer in
+// time gets a message that names the flag bounding the wait.
 //
 // The requests of resource resolution (discovery, OpenAPI schemas) end
 // when the context does, and while a plan fills its caches, when its sync
@@ -419,8 +419,11 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 		}
 		return &InterruptedError{}
 	}
-	var qe *query.UsageError
-	if errors.As(err, &qe) || factory.IsUnknownResource(err) {
+	var usage *UsageError
+	if errors.As(err, &usage) {
+		return err
+	}
+	if factory.IsUnknownResource(err) {
 		// A resource type the server does not have is the input's
 		// mistake, for every verb and wherever it is named.
 		return &UsageError{Err: err}

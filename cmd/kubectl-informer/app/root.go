@@ -60,11 +60,10 @@ func (e *InterruptedError) ExitCode() int {
 	return ExitInterrupted
 }
 
-// UsageError marks an error as the user's input being wrong; it exits with ExitUsage.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError marks an error as the user's input being wrong; it exits with
+// ExitUsage. It is query.UsageError: one type, whether the mistake is found
+// by the flags' checks here or by the query's planner.
+type UsageError = query.UsageError
 
 // usageErrorf returns a *UsageError with a formatted message.
 func usageErrorf(format string, args ...any) error {
