@@ -69,7 +69,8 @@ type Options struct {
 // Server serves queries over HTTP; see the package documentation. Serve it
 // over TLS (see ServingTLS).
 type Server struct {
-	o  Options
+	o Options
+	// mu guards inflight.
 	mu sync.Mutex
 	// inflight counts the queries running per user.
 	inflight map[string]int

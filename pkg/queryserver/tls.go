@@ -94,6 +94,7 @@ func selfSigned(dir string, hosts []string) (certFile, keyFile string, err error
 type keyPair struct {
 	certFile, keyFile string
 
+	// mu guards cert, mtimes and checked.
 	mu      sync.Mutex
 	cert    *tls.Certificate
 	mtimes  [2]time.Time
