@@ -579,7 +579,8 @@ func newInformerPlan() *informerPlan {
 // add merges one entry's needs; nil fields means whole objects. readers
 // is how many of the engine's handlers read the objects only as events
 // deliver them (see factory.Needs.Readers); 0 when the entry reads the
-// cache afterwards, which keeps the objects for every entry.
+// cache afterwards (see readsCache), which keeps the objects for every
+// entry. Index functions keep them too: the factory sees to that.
 func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *jsonval.Paths, ix map[string]*indexers.Program, readers int) informerKey {
 	if !res.Namespaced {
 		scope.Namespace = ""
@@ -599,9 +600,6 @@ func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *js
 		} else {
 			w.readers += readers
 		}
-	}
-	if len(ix) > 0 {
-		w.readers = 0
 	}
 	for name, prog := range ix {
 		if _, dup := w.indexes[name]; !dup {

@@ -59,10 +59,7 @@ func Take(obj any) any {
 	if s.left--; s.left <= 0 {
 		s.obj = nil
 	}
-	if out == nil {
-		return nil
-	}
-	return out
+	return out // a nil runtime.Object is a nil any
 }
 
 // stubTransform stamps objects as transform does, then wraps them for
