@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
 // teamObject is a pod whose spec.teams the "team" index reads.
@@ -131,7 +132,7 @@ func startCounted(t *testing.T, src *fakeSource, wrap func(cache.SharedIndexInfo
 	if err != nil {
 		t.Fatal(err)
 	}
-	si := cache.NewSharedIndexInformer(src.listWatch(), &unstructured.Unstructured{}, 0, indexFuncs(c.Resources[0].Indexes, nil))
+	si := cache.NewSharedIndexInformer(src.listWatch(), &unstructured.Unstructured{}, 0, indexers.IndexFuncs(c.Resources[0].Indexes, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); si.Run(ctx.Done()) }()
@@ -222,7 +223,7 @@ func TestCacheCountTombstone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := newCacheCount(indexFuncs(c.Resources[0].Indexes, nil))
+	count := newCacheCount(indexers.IndexFuncs(c.Resources[0].Indexes, nil))
 	a, b := teamObject("a", "red", "blue"), teamObject("b", "red")
 	count.OnAdd(a, true)
 	count.OnAdd(b, true)

@@ -638,7 +638,7 @@ func (x *Exporter) ensure(next *activeConfig, w *informerWant, stats *indexers.S
 		}
 	}
 	if len(add) > 0 {
-		if _, err := x.factory.Request(w.res, w.scope, factory.Needs{Mode: factory.ModeFull, Fields: w.fields, Indexers: indexFuncs(add, stats)}); err != nil {
+		if _, err := x.factory.Request(w.res, w.scope, factory.Needs{Mode: factory.ModeFull, Fields: w.fields, Indexers: indexers.IndexFuncs(add, stats)}); err != nil {
 			return nil, err
 		}
 		if x.indexExprs[inf] == nil {
@@ -1228,14 +1228,6 @@ func bindLookup(r *CompiledResource, l indexers.Lookup) {
 			r.Indexes[name] = p.WithLookup(l)
 		}
 	}
-}
-
-func indexFuncs(ix map[string]*indexers.Program, stats *indexers.Stats) cache.Indexers {
-	out := cache.Indexers{}
-	for name, p := range ix {
-		out[name] = indexers.IndexFunc(name, p, stats)
-	}
-	return out
 }
 
 // getterOf reads an object by key from whichever of infs holds it.

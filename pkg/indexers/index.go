@@ -281,3 +281,13 @@ func (st *indexStats) snapshot(name string) IndexStat {
 	})
 	return snap
 }
+
+// IndexFuncs returns the index functions of the programs ixs, by index
+// name, as IndexFunc makes each; stats counts their failures.
+func IndexFuncs(ixs map[string]*Program, stats *Stats) cache.Indexers {
+	out := make(cache.Indexers, len(ixs))
+	for name, prog := range ixs {
+		out[name] = IndexFunc(name, prog, stats)
+	}
+	return out
+}

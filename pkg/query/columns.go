@@ -330,7 +330,7 @@ func podCells(pod *corev1.Pod, now time.Time) []any {
 	if len(pod.Status.PodIPs) > 0 {
 		ip = pod.Status.PodIPs[0].IP
 	}
-	gates := none
+	gates := None
 	if len(pod.Spec.ReadinessGates) > 0 {
 		trueConditions := 0
 		for _, gate := range pod.Spec.ReadinessGates {
@@ -369,7 +369,7 @@ func podReady(conditions []corev1.PodCondition) bool {
 
 func orNone(s string) string {
 	if s == "" {
-		return none
+		return None
 	}
 	return s
 }
@@ -464,7 +464,7 @@ func jobCells(job *batchv1.Job, now time.Time) []any {
 }
 
 func cronJobCells(cj *batchv1.CronJob, now time.Time) []any {
-	last := none
+	last := None
 	if cj.Status.LastScheduleTime != nil {
 		last = age(*cj.Status.LastScheduleTime, now)
 	}
@@ -482,7 +482,7 @@ func cronJobCells(cj *batchv1.CronJob, now time.Time) []any {
 }
 
 func serviceCells(svc *corev1.Service, now time.Time) []any {
-	clusterIP := none
+	clusterIP := None
 	if len(svc.Spec.ClusterIPs) > 0 {
 		clusterIP = svc.Spec.ClusterIPs[0]
 	}
@@ -506,7 +506,7 @@ func externalIP(svc *corev1.Service) string {
 		if len(svc.Spec.ExternalIPs) > 0 {
 			return strings.Join(svc.Spec.ExternalIPs, ",")
 		}
-		return none
+		return None
 	case corev1.ServiceTypeLoadBalancer:
 		ingress := svc.Status.LoadBalancer.Ingress
 		lb := loadBalancerAddresses(len(ingress), func(i int) (string, string) { return ingress[i].IP, ingress[i].Hostname })
@@ -592,7 +592,7 @@ func nodeCells(node *corev1.Node, now time.Time) []any {
 				return a.Address
 			}
 		}
-		return none
+		return None
 	}
 	return []any{node.Name, strings.Join(status, ","), orNone(strings.Join(roles, ",")), age(node.CreationTimestamp, now), info.KubeletVersion,
 		address(corev1.NodeInternalIP), address(corev1.NodeExternalIP), unknown(info.OSImage), kernel, unknown(info.ContainerRuntimeVersion)}
@@ -624,10 +624,10 @@ func pvcCells(pvc *corev1.PersistentVolumeClaim, now time.Time) []any {
 	return []any{pvc.Name, phase, pvc.Spec.VolumeName, capacity, modes, class, attributesClass, age(pvc.CreationTimestamp, now), volumeMode}
 }
 
-// printedFields returns the JSON paths, besides metadata, that the default
+// PrintedFields returns the JSON paths, besides metadata, that the default
 // table of gk reads (or, when columns are given, those columns' JSON
 // paths); nil when it needs whole objects.
-func printedFields(gk schema.GroupKind, columns []PrinterColumn) *jsonval.Paths {
+func PrintedFields(gk schema.GroupKind, columns []PrinterColumn) *jsonval.Paths {
 	out := &jsonval.Paths{}
 	if len(columns) > 0 {
 		for _, c := range columns {
@@ -689,7 +689,7 @@ func pvCells(pv *corev1.PersistentVolume, now time.Time) []any {
 }
 
 func ingressCells(in *networkingv1.Ingress, now time.Time) []any {
-	class := none
+	class := None
 	if in.Spec.IngressClassName != nil {
 		class = *in.Spec.IngressClassName
 	}
@@ -724,7 +724,7 @@ func ingressCells(in *networkingv1.Ingress, now time.Time) []any {
 }
 
 func ingressClassCells(ic *networkingv1.IngressClass, now time.Time) []any {
-	parameters := none
+	parameters := None
 	if p := ic.Spec.Parameters; p != nil {
 		parameters = p.Kind
 		if p.APIGroup != nil {

@@ -208,7 +208,7 @@ func horizontalPodAutoscalerCells(hpa *autoscalingv2.HorizontalPodAutoscaler, no
 // status, and "+ N more..." for the others.
 func hpaTargets(specs []autoscalingv2.MetricSpec, statuses []autoscalingv2.MetricStatus) string {
 	if len(specs) == 0 {
-		return none
+		return None
 	}
 	status := func(i int) *autoscalingv2.MetricStatus {
 		if i < len(statuses) {
@@ -318,7 +318,7 @@ func endpointSliceCells(es *discoveryv1.EndpointSlice, now time.Time) []any {
 // endpointsCells list the first three addresses, each with every port of
 // its subset (IP:port), and how many more there are.
 func endpointsCells(ep *corev1.Endpoints, now time.Time) []any { //nolint:staticcheck // printed as long as the API serves it
-	cell := none
+	cell := None
 	if len(ep.Subsets) > 0 {
 		var list []string
 		for _, ss := range ep.Subsets {
@@ -379,7 +379,7 @@ func certificateSigningRequestCells(csr *certificatesv1.CertificateSigningReques
 	if len(csr.Status.Certificate) > 0 {
 		status += ",Issued"
 	}
-	requested := none
+	requested := None
 	if s := csr.Spec.ExpirationSeconds; s != nil {
 		requested = duration.HumanDuration(time.Duration(*s) * time.Second)
 	}

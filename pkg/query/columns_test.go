@@ -230,8 +230,8 @@ func TestPrintedFields(t *testing.T) {
 		{gk: schema.GroupKind{Group: "example.com", Kind: "Widget"}, columns: []PrinterColumn{{JSONPath: "..name"}}, want: "<everything>"},
 	}
 	for _, tt := range tests {
-		if got := printedFields(tt.gk, tt.columns).String(); got != tt.want {
-			t.Errorf("printedFields(%v, %v) = %q, want %q", tt.gk, tt.columns, got, tt.want)
+		if got := PrintedFields(tt.gk, tt.columns).String(); got != tt.want {
+			t.Errorf("PrintedFields(%v, %v) = %q, want %q", tt.gk, tt.columns, got, tt.want)
 		}
 	}
 }

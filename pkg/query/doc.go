@@ -1,25 +1,30 @@
-// Package query answers ad-hoc queries from one resource's informer cache and
-// prints the answers the way kubectl get does.
+// Package query is the query engine: it answers one query from one
+// resource's cache and prints answers the way kubectl get does.
 //
 // A query is a [Spec]: optional index selectors (--by NAME=VALUE), a
 // predicate (--where), a sort key (--sort-by), a limit, extra columns, or a
 // count with an optional grouping key. Expressions arrive as plain Go function
 // values ([ValueFunc], [PredicateFunc]); this package knows nothing about the
 // language they were written in. [Run] evaluates a Spec against a
-// cache.Indexer and returns a [Result]; a [Printer] made by [NewPrinter]
-// writes that Result in any of kubectl get's output formats, using the
-// printers of k8s.io/cli-runtime and k8s.io/kubectl.
+// cache.Indexer and returns a [Result]; [RunAll] answers one query over
+// several resources, the limit applying to the answer they make together. A
+// [Printer] made by [NewPrinter] writes a Result in any of kubectl get's
+// output formats, using the printers of k8s.io/cli-runtime and
+// k8s.io/kubectl (and the copies in internal/getprint of those that are not
+// importable).
 //
-// Above the engine, [Compile] turns a whole command-line [Request] into a
-// [Plan]: every CEL expression compiled (with package indexers) and every
-// flag checked before any contact with the cluster. [Plan.Execute] then
-// resolves the resources, checks the expressions against their OpenAPI
-// schemas, creates the informers (package factory) with their indexes —
-// metadata-only ones when nothing reads more than metadata — adds informers
-// for the resources get() and byIndex() read, waits for the caches and
-// prints the answer. A [Config] file names indexes per resource. A
-// [Session] answers queries typed one line at a time from caches filled
-// once ([Plan.With] and [Plan.Answer] reuse a plan's synced caches).
+// The packages above it:
+//
+//	query/plan         Request → Plan: flags checked, CEL compiled, caches
+//	                   filled (Plan.Fill), answers printed
+//	query/watch        watch: one line or JSON object per event
+//	query/interactive  the interactive session on warm caches
+//	queryserver        answers over HTTPS from a server's caches
+//
+// This package imports no other query package, no package factory and no
+// CEL: it is the bottom of the query side. [UsageError] is the one type of
+// the user's mistakes for all of them, and [Names] the words their messages
+// use for the parts of a query.
 //
 // What the package promises:
 //

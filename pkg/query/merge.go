@@ -2,21 +2,22 @@ package query
 
 import (
 	"slices"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
 
-// runAll answers one query over several resources: specs[i] over the
+// RunAll answers one query over several resources: specs[i] over the
 // objects of idxs[i], one Result each, in the same order. The limit applies
 // to the answer the resources make together, as it is printed, never to
 // each resource alone: groups are counted over every resource (uncut here;
-// mergeGroups adds them up and keeps the largest), and objects are put in
-// the order of the merged answer (see mergedOrder) before the first
+// MergeGroups adds them up and keeps the largest), and objects are put in
+// the order of the merged answer (see MergedOrder) before the first
 // Spec.Limit of them are kept. Columns are evaluated, and their failures
 // counted, only for the objects kept. With one resource it is Run.
-func runAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
+func RunAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 	if len(idxs) == 1 {
 		res, err := Run(idxs[0], specs[0])
 		if err != nil {
@@ -41,14 +42,14 @@ func runAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 		return results, nil
 	}
 	if limit := specs[0].Limit; limit > 0 {
-		refs := mergedOrder(results, specs[0].SortBy != nil, specs[0].Descending)
+		refs := MergedOrder(results, specs[0].SortBy != nil, specs[0].Descending)
 		if len(refs) > limit {
 			keep := make([][]bool, len(results))
 			for i, r := range results {
 				keep[i] = make([]bool, len(r.Items))
 			}
 			for _, ref := range refs[:limit] {
-				keep[ref.result][ref.item] = true
+				keep[ref.Result][ref.Item] = true
 			}
 			for i, r := range results {
 				kept := r.Items[:0:0]
@@ -69,21 +70,21 @@ func runAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 	return results, nil
 }
 
-// itemRef is the item-th item of the result-th Result.
-type itemRef struct{ result, item int }
+// ItemRef is the item-th item of the result-th Result.
+type ItemRef struct{ Result, Item int }
 
-// mergedOrder returns the items of results (each in Run's order) in the
+// MergedOrder returns the items of results (each in Run's order) in the
 // order of the answer they make together: with sorted (a --sort-by), by
 // sort key across the resources, ties broken by namespace, then name, then
 // the order of the resources, as kubectl get --sort-by orders a list of
 // several kinds; else resource by resource, as kubectl get prints several
 // resource types. With descending, sort keys go from the largest to the
 // smallest, ties in the same order as ascending ones.
-func mergedOrder(results []*Result, sorted, descending bool) []itemRef {
-	var refs []itemRef
+func MergedOrder(results []*Result, sorted, descending bool) []ItemRef {
+	var refs []ItemRef
 	for r, res := range results {
 		for i := range res.Items {
-			refs = append(refs, itemRef{r, i})
+			refs = append(refs, ItemRef{r, i})
 		}
 	}
 	if !sorted {
@@ -99,18 +100,45 @@ func mergedOrder(results []*Result, sorted, descending bool) []itemRef {
 			}
 		}
 	}
-	slices.SortStableFunc(refs, func(a, b itemRef) int {
-		if c := Compare(results[a.result].Items[a.item].key, results[b.result].Items[b.item].key); c != 0 {
+	slices.SortStableFunc(refs, func(a, b ItemRef) int {
+		if c := Compare(results[a.Result].Items[a.Item].key, results[b.Result].Items[b.Item].key); c != 0 {
 			if descending {
 				return -c
 			}
 			return c
 		}
-		na, nb := keys[a.result][a.item], keys[b.result][b.item]
+		na, nb := keys[a.Result][a.Item], keys[b.Result][b.Item]
 		if c := strings.Compare(na.namespace, nb.namespace); c != 0 {
 			return c
 		}
 		return strings.Compare(na.name, nb.name)
 	})
 	return refs
+}
+
+// MergeGroups adds up the groups of results, the answers of RunAll for
+// several resources, and keeps the limit largest (all for 0), ordered as
+// Run orders groups.
+func MergeGroups(results []*Result, limit int) *Result {
+	counts := map[string]int{}
+	for _, r := range results {
+		for _, g := range r.Groups {
+			counts[g.Value] += g.Count
+		}
+	}
+	merged := &Result{Mode: ModeGroups}
+	for v, n := range counts {
+		merged.Groups = append(merged.Groups, Group{Value: v, Count: n})
+	}
+	sort.Slice(merged.Groups, func(i, j int) bool {
+		a, b := merged.Groups[i], merged.Groups[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Value < b.Value
+	})
+	if limit > 0 && len(merged.Groups) > limit {
+		merged.Groups = merged.Groups[:limit]
+	}
+	return merged
 }

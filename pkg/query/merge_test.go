@@ -65,8 +65,8 @@ func twoResources(t *testing.T, pods, deploys []string) []cache.Indexer {
 
 func mergedKeys(results []*Result, sorted bool) []string {
 	var out []string
-	for _, ref := range mergedOrder(results, sorted, false) {
-		out = append(out, indexers.ObjectName(results[ref.result].Items[ref.item].Object))
+	for _, ref := range MergedOrder(results, sorted, false) {
+		out = append(out, indexers.ObjectName(results[ref.Result].Items[ref.Item].Object))
 	}
 	return out
 }
@@ -81,7 +81,7 @@ func TestRunAllLimitsTheMergedAnswer(t *testing.T) {
 	both := func(s Spec) []Spec { return []Spec{s, s} }
 
 	t.Run("resource by resource", func(t *testing.T) {
-		results, err := runAll(idxs, both(Spec{Limit: 4}))
+		results, err := RunAll(idxs, both(Spec{Limit: 4}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestRunAllLimitsTheMergedAnswer(t *testing.T) {
 
 	t.Run("sorted across resources, columns of the kept objects only", func(t *testing.T) {
 		spec := Spec{SortBy: rankLabel, Limit: 3, Columns: []Column{{Name: "rank", Value: rankLabel}}}
-		results, err := runAll(idxs, both(spec))
+		results, err := RunAll(idxs, both(spec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,14 +133,23 @@ func TestRunAllLimitsTheMergedAnswer(t *testing.T) {
 		idxs := twoResources(t,
 			[]string{"a::p", "b::p", "c::p", "d::q", "e::q", "f::q", "g::z", "h::z"},
 			[]string{"i::r", "j::r", "k::r", "l::s", "m::s", "n::s", "o::z", "q::z"})
-		results, err := runAll(idxs, both(Spec{Count: true, GroupBy: teamLabel, Limit: 2}))
+		results, err := RunAll(idxs, both(Spec{Count: true, GroupBy: teamLabel, Limit: 2}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := mergeGroups(results, 2).Groups
+		got := MergeGroups(results, 2).Groups
 		want := []Group{{"z", 4}, {"p", 3}}
 		if !slices.Equal(got, want) {
 			t.Errorf("groups %v, want %v", got, want)
 		}
 	})
+}
+
+func TestMergeGroups(t *testing.T) {
+	a := &Result{Mode: ModeGroups, Groups: []Group{{"x", 3}, {"y", 1}}}
+	b := &Result{Mode: ModeGroups, Groups: []Group{{"y", 3}, {"z", 2}}}
+	got := MergeGroups([]*Result{a, b}, 2)
+	if len(got.Groups) != 2 || got.Groups[0] != (Group{"y", 4}) || got.Groups[1] != (Group{"x", 3}) {
+		t.Fatalf("merged %v, want y=4, x=3", got.Groups)
+	}
 }

@@ -314,7 +314,7 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 			table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string", Priority: 1})
 		}
 	}
-	indexFails := make([]failures, len(indexes))
+	indexFails := make([]Failures, len(indexes))
 
 	for i, item := range res.Items {
 		cells := slices.Grow(kindRows[i], len(table.ColumnDefinitions)-len(kindRows[i]))
@@ -329,10 +329,10 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 			values, err := f(item.Object)
 			switch {
 			case err != nil:
-				indexFails[x].add(item.Object, err)
+				indexFails[x].Add(item.Object, err)
 				cells = append(cells, "<error>")
 			case len(values) == 0:
-				cells = append(cells, none)
+				cells = append(cells, None)
 			default:
 				cells = append(cells, strings.Join(values, ","))
 			}
@@ -341,7 +341,7 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 	}
 	for x, name := range indexes {
 		indexFails[x].w.Source = "index " + name
-		if w, ok := indexFails[x].warning(len(res.Items)); ok {
+		if w, ok := indexFails[x].Warning(len(res.Items)); ok {
 			_, _ = fmt.Fprintf(p.opts.ErrOut, "warning: %s\n", w)
 		}
 	}

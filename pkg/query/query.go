@@ -282,16 +282,17 @@ func (w Warning) String() string {
 // maxDistinctErrors bounds the memory spent on counting distinct messages.
 const maxDistinctErrors = 100
 
-// failures accumulates the evaluation failures of one expression. The
+// Failures accumulates the evaluation failures of one expression. The
 // example kept is the failure of the object with the smallest
 // namespace/name, so that warnings do not depend on the cache's iteration
 // order.
-type failures struct {
+type Failures struct {
 	w        Warning
 	messages map[string]struct{}
 }
 
-func (f *failures) add(obj any, err error) {
+// Add counts the failure err of the expression on obj.
+func (f *Failures) Add(obj any, err error) {
 	f.w.Failed++
 	if f.messages == nil {
 		f.messages = make(map[string]struct{})
@@ -305,7 +306,7 @@ func (f *failures) add(obj any, err error) {
 }
 
 // merge adds the failures of o, counted over other objects, to f.
-func (f *failures) merge(o *failures) {
+func (f *Failures) merge(o *Failures) {
 	if o.w.Failed == 0 {
 		return
 	}
@@ -324,7 +325,10 @@ func (f *failures) merge(o *failures) {
 	}
 }
 
-func (f *failures) warning(total int) (Warning, bool) {
+// Warning returns the summary of the failures counted, total being the
+// number of objects the expression was evaluated on, and whether there
+// were any.
+func (f *Failures) Warning(total int) (Warning, bool) {
 	f.w.Total = total
 	f.w.OtherErrors = max(len(f.messages)-1, 0)
 	return f.w, f.w.Failed > 0
@@ -388,13 +392,13 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	res := &Result{Indexers: indexers, Missing: missing}
 	matched := candidates
 	if spec.Where != nil {
-		var fails failures
+		var fails Failures
 		matched, fails, err = filterObjects(candidates, spec.Where, stop)
 		if err != nil {
 			return nil, err
 		}
 		fails.w.Source = spec.Names.Of(PartWhere)
-		if w, ok := fails.warning(len(candidates)); ok {
+		if w, ok := fails.Warning(len(candidates)); ok {
 			res.Warnings = append(res.Warnings, w)
 		}
 	}
@@ -421,7 +425,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	}
 
 	entries := make([]entry, len(matched))
-	var sortFails failures
+	var sortFails Failures
 	for i, obj := range matched {
 		e := entry{obj: obj}
 		if m, err := meta.Accessor(obj); err == nil {
@@ -433,7 +437,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 				if stop(err) {
 					return nil, err
 				}
-				sortFails.add(obj, err)
+				sortFails.Add(obj, err)
 				v = nil
 			}
 			e.key = v
@@ -441,7 +445,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		entries[i] = e
 	}
 	sortFails.w.Source = spec.Names.Of(PartSortBy)
-	if w, ok := sortFails.warning(len(matched)); ok {
+	if w, ok := sortFails.Warning(len(matched)); ok {
 		res.Warnings = append(res.Warnings, w)
 	}
 	compare := func(i, j int32) int {
@@ -491,7 +495,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 func evalColumns(res *Result, spec Spec) error {
 	for c, col := range spec.Columns {
 		res.ColumnNames = append(res.ColumnNames, col.Name)
-		fails := failures{w: Warning{Source: spec.Names.Of(PartColumns) + " " + col.Name}}
+		fails := Failures{w: Warning{Source: spec.Names.Of(PartColumns) + " " + col.Name}}
 		for i := range res.Items {
 			if c == 0 {
 				res.Items[i].Values = make([]any, len(spec.Columns))
@@ -501,12 +505,12 @@ func evalColumns(res *Result, spec Spec) error {
 				if spec.Stop != nil && spec.Stop(err) {
 					return err
 				}
-				fails.add(res.Items[i].Object, err)
+				fails.Add(res.Items[i].Object, err)
 				v = &EvalError{Err: err}
 			}
 			res.Items[i].Values[c] = v
 		}
-		if w, ok := fails.warning(len(res.Items)); ok {
+		if w, ok := fails.Warning(len(res.Items)); ok {
 			res.Warnings = append(res.Warnings, w)
 		}
 	}
@@ -765,19 +769,19 @@ func forParts(n, parts int, fn func(part, lo, hi int)) {
 
 // evalParts calls eval for each part of n objects (see forParts), with the
 // part's own failures and a flag that a part sets when an error ends the
-// evaluation, and returns the parts' results in order with their failures
+// evaluation, and returns the parts' results in order with their Failures
 // merged, or the first error that ended it.
-func evalParts[T any](n int, eval func(lo, hi int, fails *failures, stopped *atomic.Bool) (T, error)) ([]T, failures, error) {
+func evalParts[T any](n int, eval func(lo, hi int, fails *Failures, stopped *atomic.Bool) (T, error)) ([]T, Failures, error) {
 	parts := partsOf(n)
-	results, fails, errs := make([]T, parts), make([]failures, parts), make([]error, parts)
+	results, fails, errs := make([]T, parts), make([]Failures, parts), make([]error, parts)
 	var stopped atomic.Bool
 	forParts(n, parts, func(i, lo, hi int) {
 		results[i], errs[i] = eval(lo, hi, &fails[i], &stopped)
 	})
-	var merged failures
+	var merged Failures
 	for i := range parts {
 		if errs[i] != nil {
-			return nil, failures{}, errs[i]
+			return nil, Failures{}, errs[i]
 		}
 		merged.merge(&fails[i])
 	}
@@ -786,8 +790,8 @@ func evalParts[T any](n int, eval func(lo, hi int, fails *failures, stopped *ato
 
 // filterObjects returns the objects where keeps, in their order, and the
 // failures it counted. An error that stop accepts ends it and is returned.
-func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]any, failures, error) {
-	parts, fails, err := evalParts(len(objs), func(lo, hi int, fails *failures, stopped *atomic.Bool) ([]any, error) {
+func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]any, Failures, error) {
+	parts, fails, err := evalParts(len(objs), func(lo, hi int, fails *Failures, stopped *atomic.Bool) ([]any, error) {
 		kept := make([]any, 0, hi-lo)
 		for _, obj := range objs[lo:hi] {
 			if stopped.Load() {
@@ -799,7 +803,7 @@ func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]an
 					stopped.Store(true)
 					return nil, err
 				}
-				fails.add(obj, err)
+				fails.Add(obj, err)
 				continue
 			}
 			if ok {
@@ -810,7 +814,7 @@ func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]an
 	})
 	switch {
 	case err != nil:
-		return nil, failures{}, err
+		return nil, Failures{}, err
 	case len(parts) == 1:
 		return parts[0], fails, nil
 	}
@@ -826,7 +830,7 @@ type group struct {
 // groupObjects counts objs per formatted GroupBy value and orders the groups.
 // An error that stop accepts ends it and is returned.
 func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error) bool) ([]Group, Warning, bool, error) {
-	parts, fails, err := evalParts(len(objs), func(lo, hi int, fails *failures, stopped *atomic.Bool) (map[string]*group, error) {
+	parts, fails, err := evalParts(len(objs), func(lo, hi int, fails *Failures, stopped *atomic.Bool) (map[string]*group, error) {
 		return countGroups(objs[lo:hi], groupBy, stop, fails, stopped)
 	})
 	if err != nil {
@@ -856,14 +860,14 @@ func groupObjects(objs []any, groupBy ValueFunc, source string, stop func(error)
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
-	w, failed := fails.warning(len(objs))
+	w, failed := fails.Warning(len(objs))
 	return groups, w, failed, nil
 }
 
 // countGroups counts objs per formatted GroupBy value, adding failures to
 // fails, until stopped is set. An error that stop accepts sets stopped and
 // is returned.
-func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *failures, stopped *atomic.Bool) (map[string]*group, error) {
+func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *Failures, stopped *atomic.Bool) (map[string]*group, error) {
 	counts := make(map[string]*group)
 	bump := func(key string, v any) {
 		if g, ok := counts[key]; ok {
@@ -883,7 +887,7 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *fa
 				stopped.Store(true)
 				return nil, err
 			}
-			fails.add(obj, err)
+			fails.Add(obj, err)
 			continue
 		}
 		elems, isList := listElements(v)
@@ -891,7 +895,7 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *fa
 		case !isList:
 			bump(FormatValue(v), v)
 		case len(elems) == 0:
-			bump(none, nil)
+			bump(None, nil)
 		case len(elems) == 1:
 			bump(FormatValue(elems[0]), elems[0])
 		default:
@@ -910,3 +914,7 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *fa
 	}
 	return counts, nil
 }
+
+// NewFailures returns the Failures of the expression that source names
+// (a flag and its argument, as Warning.Source).
+func NewFailures(source string) Failures { return Failures{w: Warning{Source: source}} }

@@ -500,3 +500,20 @@ func TestRunWhileUpdating(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNamedObjectsMissing: names of Spec.Objects that the indexer does
+// not hold in the namespace are Missing; one held but not matched is not.
+func TestRunNamedObjectsMissing(t *testing.T) {
+	res, err := Run(podIndexer(t), Spec{Namespace: "default", Objects: []string{"web-9", "web-0", "dns-0"}, Where: phaseIs(corev1.PodPending)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// dns-0 is in kube-system; web-0 exists but is not Pending: it is
+	// not missing, only not matched.
+	if got, want := res.Missing, []string{"web-9", "dns-0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Missing = %q, want %q", got, want)
+	}
+	if len(res.Items) != 0 || res.Matched != 0 {
+		t.Errorf("items %q, matched %d; want none", keys(res), res.Matched)
+	}
+}

@@ -9,10 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// none is how null and missing values are printed, as kubectl prints them.
-const none = "<none>"
+// None is how null and missing values are printed, as kubectl prints them.
+const None = "<none>"
 
 // Value classes, in their sort order.
 const (
@@ -244,7 +247,7 @@ func listElements(v any) ([]any, bool) {
 func FormatValue(v any) string {
 	switch x := v.(type) {
 	case nil:
-		return none
+		return None
 	case string:
 		return x
 	case bool:
@@ -273,7 +276,7 @@ func FormatValue(v any) string {
 	}
 	if elems, ok := listElements(v); ok {
 		if len(elems) == 0 {
-			return none
+			return None
 		}
 		parts := make([]string, len(elems))
 		for i, e := range elems {
@@ -297,4 +300,20 @@ func formatFloat(f float64, bits int) string {
 		return strconv.FormatFloat(f, 'g', -1, bits)
 	}
 	return strconv.FormatFloat(f, 'f', -1, bits)
+}
+
+// JSONMap returns obj as its JSON map: unstructured content as it is (it
+// is only read), typed objects converted.
+func JSONMap(obj any) (map[string]any, error) {
+	switch o := obj.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return o, nil
+	case *unstructured.Unstructured:
+		return o.Object, nil
+	case runtime.Unstructured:
+		return o.UnstructuredContent(), nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }

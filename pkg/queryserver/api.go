@@ -1,29 +1,9 @@
-// Package queryserver answers queries over HTTPS from the warm caches of
-// one long-running process (kubectl informer serve), for many users, with
-// the authentication and authorization of the Kubernetes API server they
-// query: each request's bearer token is validated with a TokenReview (its
-// client certificate against the cluster's client CA), and what it may read
-// is decided with SubjectAccessReviews, both through k8s.io/apiserver's
-// delegating authenticator and authorizer, which cache their decisions
-// briefly. A request that impersonates (the Impersonate-User,
-// Impersonate-Group, Impersonate-Uid and Impersonate-Extra-* headers that
-// kubectl's --as, --as-group and --as-uid send) is answered as the user it
-// impersonates, once SubjectAccessReviews have allowed its caller to
-// "impersonate" each part of it, as the API server decides; else 403.
-//
-// The protocol is one endpoint, POST /v1/query, whose body is a [Query] (a
-// query as the command line states it) and whose answer is the text the
-// command line would print (a v1 List for -o json), streamed; what the
-// command line prints on standard error (warnings, "No resources found")
-// follows in the trailer [StderrTrailer]. A request refused before its
-// answer starts gets a JSON metav1.Status: 400 for a mistake in the query,
-// 401 when the caller is not authenticated, 403 when it may not list what
-// the query reads, 429 over a per-user limit, 503 until the caches have
-// synced.
 package queryserver
 
 import (
 	"slices"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
@@ -51,15 +31,15 @@ type Query struct {
 	// Indexes and ResourceIndexes are the caller's index definitions
 	// (--index NAME=CEL; its config file and --index RESOURCE:NAME=CEL):
 	// --by on an index the server lacks evaluates the definition instead.
-	Indexes         []query.NamedExpr            `json:"indexes,omitempty"`
-	ResourceIndexes map[string][]query.NamedExpr `json:"resourceIndexes,omitempty"`
-	By              []Selector                   `json:"by,omitempty"`
-	Where           string                       `json:"where,omitempty"`
-	SortBy          string                       `json:"sortBy,omitempty"`
-	GroupBy         string                       `json:"groupBy,omitempty"`
-	Columns         []query.NamedExpr            `json:"columns,omitempty"`
-	Count           bool                         `json:"count,omitempty"`
-	Limit           int                          `json:"limit,omitempty"`
+	Indexes         []plan.NamedExpr            `json:"indexes,omitempty"`
+	ResourceIndexes map[string][]plan.NamedExpr `json:"resourceIndexes,omitempty"`
+	By              []Selector                  `json:"by,omitempty"`
+	Where           string                      `json:"where,omitempty"`
+	SortBy          string                      `json:"sortBy,omitempty"`
+	GroupBy         string                      `json:"groupBy,omitempty"`
+	Columns         []plan.NamedExpr            `json:"columns,omitempty"`
+	Count           bool                        `json:"count,omitempty"`
+	Limit           int                         `json:"limit,omitempty"`
 	// Output is the -o value; "" prints a table.
 	Output string `json:"output,omitempty"`
 	Print  Print  `json:"print,omitzero"`
@@ -85,7 +65,7 @@ type Print struct {
 }
 
 // FromRequest returns the Query of a request of the command line.
-func FromRequest(r query.Request) Query {
+func FromRequest(r plan.Request) Query {
 	q := Query{
 		Resources: r.Resources, Namespace: r.Namespace,
 		LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
@@ -106,14 +86,14 @@ func FromRequest(r query.Request) Query {
 // mergeIndexes returns the indexes of config and those of flags, by
 // resource as written; an index of flags wins over one of config with the
 // same resource and name.
-func mergeIndexes(config, flags map[string][]query.NamedExpr) map[string][]query.NamedExpr {
+func mergeIndexes(config, flags map[string][]plan.NamedExpr) map[string][]plan.NamedExpr {
 	if len(flags) == 0 {
 		return config
 	}
-	out := map[string][]query.NamedExpr{}
+	out := map[string][]plan.NamedExpr{}
 	for res, ixs := range config {
 		for _, ix := range ixs {
-			if !slices.ContainsFunc(flags[res], func(f query.NamedExpr) bool { return f.Name == ix.Name }) {
+			if !slices.ContainsFunc(flags[res], func(f plan.NamedExpr) bool { return f.Name == ix.Name }) {
 				out[res] = append(out[res], ix)
 			}
 		}
@@ -125,8 +105,8 @@ func mergeIndexes(config, flags map[string][]query.NamedExpr) map[string][]query
 }
 
 // Request returns the request of the command line that q states.
-func (q Query) Request() query.Request {
-	r := query.Request{
+func (q Query) Request() plan.Request {
+	r := plan.Request{
 		Resources: q.Resources, Namespace: q.Namespace,
 		LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector,
 		Indexes: q.Indexes, ResourceIndexes: q.ResourceIndexes,

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -37,9 +39,9 @@ const (
 	maxBodyBytes = 1 << 20
 )
 
-// Answerer answers a query from warm caches; *query.Served is one.
+// Answerer answers a query from warm caches; *Served is one.
 type Answerer interface {
-	Answer(req query.Request, may query.Access, budget *indexers.Budget, out, errOut io.Writer) error
+	Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error
 	Synced() bool
 }
 
@@ -219,7 +221,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 func (s *Server) refuse(w http.ResponseWriter, u user.Info, err error) int {
 	var (
 		usage     *query.UsageError
-		forbidden *query.ForbiddenError
+		forbidden *ForbiddenError
 	)
 	switch {
 	case errors.Is(err, indexers.ErrBudgetExceeded):

@@ -27,6 +27,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // tokens authenticates the bearer tokens it maps to user names.
@@ -64,10 +65,10 @@ func (r *rules) authorizer() authorizer.Authorizer { return authorizer.Authorize
 // answerer answers with answer, and reports itself synced when synced is.
 type answerer struct {
 	synced bool
-	answer func(req query.Request, may query.Access, budget *indexers.Budget, out, errOut io.Writer) error
+	answer func(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error
 }
 
-func (a *answerer) Answer(req query.Request, may query.Access, budget *indexers.Budget, out, errOut io.Writer) error {
+func (a *answerer) Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
 	return a.answer(req, may, budget, out, errOut)
 }
 func (a *answerer) Synced() bool { return a.synced }
@@ -76,14 +77,14 @@ var pods = factory.Resource{GVR: schema.GroupVersionResource{Version: "v1", Reso
 
 // podsIn answers with the names of the request's resources, after asking
 // whether the caller may list pods in namespace ns.
-func podsIn(ns string) func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
-	return func(req query.Request, may query.Access, budget *indexers.Budget, out, errOut io.Writer) error {
+func podsIn(ns string) func(plan.Request, Access, *indexers.Budget, io.Writer, io.Writer) error {
+	return func(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
 		ok, err := may(budget.Context(), pods, ns)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &query.ForbiddenError{Resource: pods, Namespace: ns}
+			return &ForbiddenError{Resource: pods, Namespace: ns}
 		}
 		_, _ = fmt.Fprintf(out, "NAME\n%s\n", strings.Join(req.Resources, ","))
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", req.Where)
@@ -139,7 +140,7 @@ func TestQueryRefused(t *testing.T) {
 	az := &rules{allow: map[string]bool{"alice list pods shop": true, "bob list pods shop": true}}
 	tests := []struct {
 		name    string
-		answer  func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error
+		answer  func(plan.Request, Access, *indexers.Budget, io.Writer, io.Writer) error
 		token   string
 		code    int
 		message string
@@ -147,13 +148,13 @@ func TestQueryRefused(t *testing.T) {
 		{"no credentials", podsIn("shop"), "", http.StatusUnauthorized, "Unauthorized: the request has no valid credentials"},
 		{"an unknown token", podsIn("shop"), "t-nobody", http.StatusUnauthorized, "Unauthorized"},
 		{"forbidden", podsIn("bank"), "t-alice", http.StatusForbidden, `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "bank"`},
-		{"a mistake in the query", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
+		{"a mistake in the query", func(plan.Request, Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return &query.UsageError{Err: errors.New(`unknown index "x"`)}
 		}, "t-alice", http.StatusBadRequest, `unknown index "x"`},
-		{"over the cost budget", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
+		{"over the cost budget", func(plan.Request, Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return fmt.Errorf("--where: %w: the expressions cost 12 units", indexers.ErrBudgetExceeded)
 		}, "t-alice", http.StatusTooManyRequests, "CEL cost budget exceeded: the expressions cost 12 units: narrow the query"},
-		{"a server error", func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
+		{"a server error", func(plan.Request, Access, *indexers.Budget, io.Writer, io.Writer) error {
 			return errors.New("broken")
 		}, "t-alice", http.StatusInternalServerError, "broken"},
 	}
@@ -174,7 +175,7 @@ func TestQueryRefused(t *testing.T) {
 
 	t.Run("over the concurrency limit", func(t *testing.T) {
 		block := make(chan struct{})
-		blocking := func(query.Request, query.Access, *indexers.Budget, io.Writer, io.Writer) error {
+		blocking := func(plan.Request, Access, *indexers.Budget, io.Writer, io.Writer) error {
 			running <- struct{}{}
 			<-block
 			return nil
@@ -215,7 +216,7 @@ func TestQueryRefused(t *testing.T) {
 // list on the resource, in the namespace, for the authenticated user.
 func TestAuthorizationAttributes(t *testing.T) {
 	az := &rules{allow: map[string]bool{}}
-	answer := func(_ query.Request, may query.Access, b *indexers.Budget, _, _ io.Writer) error {
+	answer := func(_ plan.Request, may Access, b *indexers.Budget, _, _ io.Writer) error {
 		for _, ns := range []string{"", "shop"} {
 			if _, err := may(b.Context(), pods, ns); err != nil {
 				return err
@@ -235,7 +236,7 @@ func TestAuthorizationAttributes(t *testing.T) {
 }
 
 func TestErrorAfterTheAnswerStarted(t *testing.T) {
-	answer := func(_ query.Request, _ query.Access, _ *indexers.Budget, out, errOut io.Writer) error {
+	answer := func(_ plan.Request, _ Access, _ *indexers.Budget, out, errOut io.Writer) error {
 		_, _ = fmt.Fprintln(out, "first line")
 		_, _ = fmt.Fprintln(errOut, "a note")
 		return errors.New("template: missing key")

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -21,7 +23,6 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // ExportOptions runs the Prometheus exporter.
@@ -337,7 +338,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	}
 	// Resolving the config's resources (discovery) ends with Ctrl-C too, as
 	// in query; once serving, Ctrl-C or SIGTERM stops the exporter with 0.
-	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		log := o.logger()
 		startupGC, steadyGC := gcPercents()
 		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
@@ -480,7 +481,7 @@ func (o *ExportOptions) checkCluster(ctx context.Context, env *indexers.Env, c *
 		o.ConfigFlags.Timeout = &timeout
 	}
 	var warnings []string
-	err = withCluster(ctx, o.ConfigFlags, func(_ context.Context, conn query.Conn) error {
+	err = withCluster(ctx, o.ConfigFlags, func(_ context.Context, conn plan.Conn) error {
 		infos, schemaErrs, err := exporter.ResolveResources(c, conn.Resolver)
 		var serverErr *factory.ServerError
 		switch {

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // namespaceOf returns the namespace a command works in: "" with -A, else
@@ -78,7 +78,7 @@ func emptyValueErrors(fs *pflag.FlagSet, names ...string) error {
 // parseIndexes parses --index [RESOURCE:]NAME=CEL values into one list,
 // those for one resource after those for every resource, for what needs
 // only their names and expressions.
-func parseIndexes(values []string) ([]query.NamedExpr, []error) {
+func parseIndexes(values []string) ([]plan.NamedExpr, []error) {
 	every, byResource, errs := parseIndexFlags(values)
 	for _, res := range slices.Sorted(maps.Keys(byResource)) {
 		every = append(every, byResource[res]...)
@@ -89,7 +89,7 @@ func parseIndexes(values []string) ([]query.NamedExpr, []error) {
 // parseIndexFlags parses --index values: NAME=CEL defines an index of every
 // queried resource, RESOURCE:NAME=CEL one of that resource only (as
 // written, "pods" or "deploy"), returned by resource.
-func parseIndexFlags(values []string) (every []query.NamedExpr, byResource map[string][]query.NamedExpr, errs []error) {
+func parseIndexFlags(values []string) (every []plan.NamedExpr, byResource map[string][]plan.NamedExpr, errs []error) {
 	for _, s := range values {
 		name, expr, err := splitNamed(s, "--index", "[RESOURCE:]NAME=CEL")
 		if err != nil {
@@ -98,7 +98,7 @@ func parseIndexFlags(values []string) (every []query.NamedExpr, byResource map[s
 		}
 		res, ixName, qualified := strings.Cut(name, ":")
 		if !qualified {
-			every = append(every, query.NamedExpr{Name: name, Expr: expr})
+			every = append(every, plan.NamedExpr{Name: name, Expr: expr})
 			continue
 		}
 		res, ixName = strings.TrimSpace(res), strings.TrimSpace(ixName)
@@ -107,25 +107,25 @@ func parseIndexFlags(values []string) (every []query.NamedExpr, byResource map[s
 			continue
 		}
 		if byResource == nil {
-			byResource = map[string][]query.NamedExpr{}
+			byResource = map[string][]plan.NamedExpr{}
 		}
-		byResource[res] = append(byResource[res], query.NamedExpr{Name: ixName, Expr: expr})
+		byResource[res] = append(byResource[res], plan.NamedExpr{Name: ixName, Expr: expr})
 	}
 	return every, byResource, errs
 }
 
 // parseColumns parses --columns NAME=CEL[,NAME=CEL…] values.
-func parseColumns(values []string) ([]query.NamedExpr, []error) {
-	var out []query.NamedExpr
+func parseColumns(values []string) ([]plan.NamedExpr, []error) {
+	var out []plan.NamedExpr
 	var errs []error
 	for _, s := range values {
-		for _, part := range query.SplitColumns(s) {
+		for _, part := range plan.SplitColumns(s) {
 			name, expr, err := splitNamed(part, "--columns", "NAME=CEL")
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			out = append(out, query.NamedExpr{Name: name, Expr: expr})
+			out = append(out, plan.NamedExpr{Name: name, Expr: expr})
 		}
 	}
 	return out, errs

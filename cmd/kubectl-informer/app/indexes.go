@@ -10,13 +10,13 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // IndexesOptions lists the known indexes and, against a cluster, how many
@@ -35,8 +35,8 @@ type IndexesOptions struct {
 
 	resources []string
 	namespace string
-	config    *query.Config
-	plan      *query.Plan
+	config    *plan.Config
+	plan      *plan.Plan
 }
 
 // NewIndexesCommand returns the "indexes" verb.
@@ -92,7 +92,7 @@ func (o *IndexesOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate compiles every index expression.
 func (o *IndexesOptions) Validate() error {
-	req := query.Request{
+	req := plan.Request{
 		Resources:       o.resources,
 		Namespace:       o.namespace,
 		LabelSelector:   o.LabelSelector,
@@ -135,7 +135,7 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 	var rows []indexRow
 	if len(o.resources) == 0 {
 		if o.config == nil && len(o.Indexes) == 0 {
-			_, _ = fmt.Fprintf(o.ErrOut, "No indexes: no config file at %s; define indexes with --index NAME=CEL or in a config (see --help)\n", query.DefaultConfigPath())
+			_, _ = fmt.Fprintf(o.ErrOut, "No indexes: no config file at %s; define indexes with --index NAME=CEL or in a config (see --help)\n", plan.DefaultConfigPath())
 			if o.Output != "" {
 				return o.print(nil, false)
 			}
@@ -163,8 +163,8 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 		}
 		return o.print(rows, false)
 	}
-	var infos []query.IndexInfo
-	err := withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+	var infos []plan.IndexInfo
+	err := withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		var err error
 		infos, err = o.plan.DescribeIndexes(ctx, conn, o.ErrOut)
 		return err

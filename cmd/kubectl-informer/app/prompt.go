@@ -9,29 +9,30 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/interactive"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/peterh/liner"
 	"golang.org/x/term"
-
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // runInteractive fills the caches, then answers the lines of o.In: typed at
 // a terminal with line editing, history and completion, or read as they are
 // from a pipe or file. At a terminal, Ctrl-C stops the answer under way and
 // the session goes on; elsewhere it ends the session as it ends a query.
-func (o *QueryOptions) runInteractive(ctx context.Context, conn query.Conn) error {
+func (o *QueryOptions) runInteractive(ctx context.Context, conn plan.Conn) error {
 	f, ok := o.In.(*os.File)
 	tty := ok && f == os.Stdin && term.IsTerminal(int(f.Fd())) && isTerminal(o.Out)
-	opts := query.SessionOptions{}
+	opts := interactive.Options{}
 	if tty {
 		opts.Prompt = strings.Join(o.resources, ",") + "> "
 	}
-	s, err := query.NewSession(ctx, conn, o.plan, o.Out, o.ErrOut, opts)
+	s, err := interactive.NewSession(ctx, conn, o.plan, o.Out, o.ErrOut, opts)
 	if err != nil {
 		return err
 	}
 	if !tty {
-		return s.Run(ctx, query.NewLineReader(o.In))
+		return s.Run(ctx, interactive.NewLineReader(o.In))
 	}
 	// Ctrl-C at the prompt is a key that liner reads (it clears the line);
 	// once a line is entered it is a signal, which stops the work on that

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -87,12 +89,12 @@ type QueryOptions struct {
 	// Set by Complete.
 	resources []string
 	namespace string
-	config    *query.Config
+	config    *plan.Config
 	// costLimitSet: --cost-limit was given.
 	costLimitSet bool
 	// Set by Validate.
-	request query.Request
-	plan    *query.Plan
+	request plan.Request
+	plan    *plan.Plan
 }
 
 // NewQueryCommand returns the "query" verb.
@@ -166,15 +168,15 @@ func configDefaultHelp() string {
 }
 
 // loadConfig reads --config, or the default config file when it exists.
-func loadConfig(path string) (*query.Config, error) {
+func loadConfig(path string) (*plan.Config, error) {
 	optional := path == ""
 	if optional {
-		path = query.DefaultConfigPath()
+		path = plan.DefaultConfigPath()
 		if path == "" {
 			return nil, nil
 		}
 	}
-	cfg, err := query.LoadConfig(path, optional)
+	cfg, err := plan.LoadConfig(path, optional)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -212,7 +214,7 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 // contact with the cluster.
 func (o *QueryOptions) Validate() error {
 	var errs []error
-	req := query.Request{
+	req := plan.Request{
 		Resources:     o.resources,
 		Namespace:     o.namespace,
 		LabelSelector: o.LabelSelector,
@@ -296,7 +298,7 @@ func costLimitOptions(limit uint64) []indexers.Option {
 // compilePlan compiles req with a new CEL environment made with opts;
 // progress goes to errOut when it is a terminal. Expression errors are
 // usage errors.
-func compilePlan(req query.Request, errOut io.Writer, opts ...indexers.Option) (*query.Plan, error) {
+func compilePlan(req plan.Request, errOut io.Writer, opts ...indexers.Option) (*plan.Plan, error) {
 	env, err := indexers.NewEnv(opts...)
 	if err != nil {
 		return nil, err
@@ -304,7 +306,7 @@ func compilePlan(req query.Request, errOut io.Writer, opts ...indexers.Option) (
 	if isTerminal(errOut) {
 		req.Progress = errOut
 	}
-	plan, err := query.Compile(env, req)
+	plan, err := plan.Compile(env, req)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -317,7 +319,7 @@ func (o *QueryOptions) Run(ctx context.Context) error {
 	if o.QueryServer != "" {
 		return o.runRemote(ctx)
 	}
-	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		if o.Interactive {
 			return o.runInteractive(ctx, conn)
 		}
@@ -372,10 +374,10 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 //
 // The requests of resource resolution (discovery, OpenAPI schemas) end
 // when the context does, and while a plan fills its caches, when its sync
-// timeout runs out (see query.Conn.Bound): they take no context of their
+// timeout runs out (see plan.Conn.Bound): they take no context of their
 // own, so a silent server would otherwise hold the command for as long as
 // client-go's timeouts allow, and Ctrl-C could not stop it.
-func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run func(context.Context, query.Conn) error) error {
+func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run func(context.Context, plan.Conn) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -399,7 +401,7 @@ func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run 
 	if err != nil {
 		return err
 	}
-	err = run(ctx, query.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound, KubectlFlags: kubectlFlags(flags)})
+	err = run(ctx, plan.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound, KubectlFlags: kubectlFlags(flags)})
 	if hinted := impersonationHint(flags, err); hinted != nil && ctx.Err() == nil {
 		err = hinted
 	}
@@ -568,7 +570,7 @@ type boundRequests struct {
 }
 
 // bound opens a contact phase bounded by ctx, which ends limit after the
-// phase began (query.Conn.Bound); the function returned closes it.
+// phase began (plan.Conn.Bound); the function returned closes it.
 func (b *boundRequests) bound(ctx context.Context, limit time.Duration) func() {
 	b.mu.Lock()
 	b.phase, b.limit, b.failed = ctx, limit, nil

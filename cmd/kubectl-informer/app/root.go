@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -124,7 +126,7 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 	if err == nil {
 		return ExitOK
 	}
-	var notFound *query.NotFoundError
+	var notFound *plan.NotFoundError
 	if errors.As(err, &notFound) {
 		// kubectl get's own words, one line per object, unprefixed.
 		_, _ = fmt.Fprintln(streams.ErrOut, notFound)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -19,7 +21,6 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/internal/serving"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
 )
 
@@ -51,8 +52,8 @@ type ServeOptions struct {
 	// Set by Complete.
 	resources []string
 	namespace string
-	config    *query.Config
-	request   query.Request
+	config    *plan.Config
+	request   plan.Request
 	// ready, when not nil, is called with the address served once the
 	// caches have synced (for tests).
 	ready func(addr string)
@@ -168,7 +169,7 @@ func (o *ServeOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	o.request = query.Request{
+	o.request = plan.Request{
 		Resources: o.resources, Namespace: o.namespace,
 		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
 		Indexes: indexes, ResourceFlagIndexes: flagIndexes,
@@ -207,7 +208,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("--listen-address %s: %w", o.ListenAddress, err)
 	}
 	defer func() { _ = ln.Close() }()
-	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		client, err := kubernetes.NewForConfig(conn.Config)
 		if err != nil {
 			return err
@@ -230,7 +231,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		if isTerminal(o.ErrOut) {
 			req.Progress = o.ErrOut
 		}
-		served, err := query.Serve(ctx, env, conn, req, o.ErrOut)
+		served, err := queryserver.Serve(ctx, env, conn, req, o.ErrOut)
 		if err != nil {
 			return err
 		}

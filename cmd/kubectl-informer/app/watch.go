@@ -5,12 +5,14 @@ import (
 	"errors"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/watch"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 const watchExample = `  # Every pod event in the current namespace
@@ -43,7 +45,7 @@ type WatchOptions struct {
 	// Set by Complete.
 	resources []string
 	namespace string
-	watcher   *query.Watcher
+	watcher   *watch.Watcher
 }
 
 // NewWatchCommand returns the "watch" verb.
@@ -104,7 +106,7 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 // contact with the cluster.
 func (o *WatchOptions) Validate() error {
 	var errs []error
-	req := query.WatchRequest{
+	req := watch.Request{
 		Resources:     o.resources,
 		Namespace:     o.namespace,
 		LabelSelector: o.LabelSelector,
@@ -131,7 +133,7 @@ func (o *WatchOptions) Validate() error {
 	if isTerminal(o.ErrOut) {
 		req.Progress = o.ErrOut
 	}
-	w, err := query.CompileWatch(env, req)
+	w, err := watch.Compile(env, req)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -141,7 +143,7 @@ func (o *WatchOptions) Validate() error {
 
 // Run connects to the cluster and prints events until Ctrl-C or SIGTERM.
 func (o *WatchOptions) Run(ctx context.Context) error {
-	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn query.Conn) error {
+	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		return o.watcher.Run(ctx, conn, o.Out, o.ErrOut)
 	})
 }

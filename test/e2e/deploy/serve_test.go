@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,7 +28,6 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -258,7 +259,7 @@ func checkQueryConfig(t *testing.T, cm *corev1.ConfigMap, served []string) {
 	if !ok {
 		t.Fatalf("ConfigMap %s has no %s", cm.Name, filepath.Base(queryConfigFile))
 	}
-	cfg, err := query.ParseConfig(cm.Name, []byte(text))
+	cfg, err := plan.ParseConfig(cm.Name, []byte(text))
 	if err != nil {
 		t.Fatalf("ConfigMap %s: %v", cm.Name, err)
 	}

@@ -1,4 +1,4 @@
-package query
+package queryserver
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -27,9 +30,9 @@ import (
 type Served struct {
 	// env compiles the requests' expressions: it tracks the cost of every
 	// evaluation so that a Budget bounds a request.
-	env  *indexers.Env
-	base *Plan
-	conn Conn
+	env    *indexers.Env
+	caches *plan.Caches
+	conn   plan.Conn
 	// infs are the served informers, in the order of the resources served.
 	infs  []*factory.Informer
 	byGVR map[schema.GroupVersionResource]*factory.Informer
@@ -54,31 +57,32 @@ type Served struct {
 // errOut. Request expressions are compiled with env, which should track
 // cost ([indexers.WithCostTracking]); req's own with an Env of their own,
 // with env's cost limit.
-func Serve(ctx context.Context, env *indexers.Env, conn Conn, req Request, errOut io.Writer) (*Served, error) {
+func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Request, errOut io.Writer) (*Served, error) {
 	indexEnv, err := indexers.NewEnv(indexers.WithCostLimit(env.CostLimit()))
 	if err != nil {
 		return nil, err
 	}
-	base := Request{
+	base := plan.Request{
 		Resources: req.Resources, Namespace: req.Namespace,
 		LabelSelector: req.LabelSelector, FieldSelector: req.FieldSelector,
 		Indexes: req.Indexes, ResourceIndexes: req.ResourceIndexes, ConfigPath: req.ConfigPath,
 		ConfigLine: req.ConfigLine, ResourceFlagIndexes: req.ResourceFlagIndexes,
 		SyncTimeout: req.SyncTimeout, Progress: req.Progress, WholeObjects: true,
 	}
-	p, err := Compile(indexEnv, base)
+	p, err := plan.Compile(indexEnv, base)
 	if err != nil {
 		return nil, err
 	}
-	if p.objects != nil {
-		return nil, &UsageError{Err: errors.New("a query server serves whole resource types: give types, not TYPE NAME or TYPE/NAME")}
+	if plan.NamesObjects(req.Resources) {
+		return nil, &query.UsageError{Err: errors.New("a query server serves whole resource types: give types, not TYPE NAME or TYPE/NAME")}
 	}
-	queried, _, err := p.sync(ctx, conn, errOut)
+	c, err := p.Fill(ctx, conn, errOut, plan.FillOptions{})
 	if err != nil {
 		return nil, err
 	}
+	queried := c.Queried()
 	s := &Served{
-		env: env, base: p, conn: conn, infs: queried,
+		env: env, caches: c, conn: conn, infs: queried,
 		byGVR:   map[schema.GroupVersionResource]*factory.Informer{},
 		exprs:   map[schema.GroupVersionResource]map[string]string{},
 		schemas: map[schema.GroupVersionKind]*spec.Schema{},
@@ -86,11 +90,7 @@ func Serve(ctx context.Context, env *indexers.Env, conn Conn, req Request, errOu
 	}
 	for _, inf := range queried {
 		s.byGVR[inf.Resource.GVR] = inf
-		exprs := map[string]string{}
-		for name, prog := range p.queriedIndexes(p.configIndexesFor(conn.Resolver, inf.Resource)) {
-			exprs[name] = prog.Expr()
-		}
-		s.exprs[inf.Resource.GVR] = exprs
+		s.exprs[inf.Resource.GVR] = c.IndexExprs(inf.Resource)
 		if _, done := s.schemas[inf.Resource.GVK]; !done {
 			sch, err := indexers.ResolveSchema(conn.Resolver.Discovery(), inf.Resource.GVK)
 			if err != nil {
@@ -159,7 +159,7 @@ func (e *ForbiddenError) Error() string {
 	return what
 }
 
-// Answer answers req from the served caches as [Plan.Execute] would answer
+// Answer answers req from the served caches as [plan.Plan.Execute] would answer
 // it with its own caches, and prints the answer on out exactly as the
 // command line prints it; warnings and notes ("No resources found") go to
 // errOut.
@@ -181,14 +181,14 @@ func (e *ForbiddenError) Error() string {
 // Every evaluation is charged to budget (which may be nil); once it is
 // spent, or its context ends, Answer returns an error for which
 // indexers.IsBudgetStop is true, before printing anything. Mistakes in the
-// request are *UsageError.
-func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
+// request are *query.UsageError.
+func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
 	ctx := context.Background()
 	if budget != nil {
 		ctx = budget.Context()
 	}
-	if _, objects, err := splitArgs(req.Resources); err == nil && objects != nil {
-		return &UsageError{Err: errors.New(`a query server answers for resource types, not named objects: query without --server, or select them with --where 'object.metadata.name in ["NAME", ...]'`)}
+	if plan.NamesObjects(req.Resources) {
+		return &query.UsageError{Err: errors.New(`a query server answers for resource types, not named objects: query without --server, or select them with --where 'object.metadata.name in ["NAME", ...]'`)}
 	}
 	queried, err := s.resolve(req.Resources, "")
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 					fallback[sel.Index] = prog
 				}
 			default:
-				err := unknownIndex(sel.Index, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), FlagNames)
+				err := query.UnknownIndex(sel.Index, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), query.FlagNames)
 				if len(queried) > 1 {
 					err = fmt.Errorf("for %s: %w", inf.Resource, err)
 				}
@@ -237,12 +237,12 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 		}
 	}
 	if len(errs) > 0 {
-		return &UsageError{Err: errors.Join(errs...)}
+		return &query.UsageError{Err: errors.Join(errs...)}
 	}
 	// The checks of --by above replace Compile's.
 	selectors := served.By
 	served.By, served.Indexes, served.ResourceIndexes, served.ResourceFlagIndexes = nil, nil, nil, nil
-	np, err := Compile(s.env, served)
+	np, err := plan.Compile(s.env, served)
 	if err != nil {
 		return err
 	}
@@ -250,25 +250,25 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}}
 	scopeOf := map[schema.GroupVersionResource]*nsScope{} // one decision per resource
 	namespaced := req.Namespace != "" && slices.ContainsFunc(queried, func(inf *factory.Informer) bool { return inf.Resource.Namespaced })
-	for _, prog := range np.queryPrograms() {
+	for _, prog := range np.QueryPrograms() {
 		for _, ref := range prog.References() {
 			res, err := s.resolve([]string{ref.Resource}, fmt.Sprintf("%s: get()/byIndex() resource %q", prog.Context(), ref.Resource))
 			if err != nil {
 				return err
 			}
 			if len(res) != 1 {
-				return &UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
+				return &query.UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
 			}
 			inf := res[0]
 			if !inf.Resource.Namespaced {
-				if err := clusterScopedErrors([]*indexers.Program{prog}, ref.Resource); err != nil {
-					return err
+				if err := prog.CheckClusterScoped(ref.Resource); err != nil {
+					return &query.UsageError{Err: err}
 				}
 			}
 			idx := inf.Informer.GetIndexer().GetIndexers()
 			for _, ix := range ref.Indexes {
 				if _, ok := idx[ix]; !ok && ix != cache.NamespaceIndex {
-					return &UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", ref.Resource, ix, factory.UnknownIndexError(inf.Resource, ix, idx))}
+					return &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", ref.Resource, ix, factory.UnknownIndexError(inf.Resource, ix, idx))}
 				}
 			}
 			scope, done := scopeOf[inf.Resource.GVR]
@@ -301,11 +301,11 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 			return err
 		}
 	}
-	if np.readsOtherResources() {
-		np.bind(lookup)
+	if np.ReadsOtherResources() {
+		np.Bind(lookup)
 	}
 	if budget != nil {
-		np.withBudget(budget)
+		np.ChargeTo(budget)
 		for n, prog := range fallback {
 			fallback[n] = prog.WithBudget(budget)
 		}
@@ -317,12 +317,12 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	if err != nil {
 		return err
 	}
-	spec := np.spec()
+	spec := np.Spec()
 	spec.Selectors = selectors
 	spec.Filter = filter
 	spec.Stop = indexers.IsBudgetStop
 	idxs := make([]cache.Indexer, len(queried))
-	specs := make([]Spec, len(queried))
+	specs := make([]query.Spec, len(queried))
 	for i, inf := range queried {
 		sp := spec
 		sp.Namespace = ""
@@ -334,11 +334,11 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 		}
 		idxs[i], specs[i] = inf.Informer.GetIndexer(), sp
 	}
-	results, err := runAll(idxs, specs)
+	results, err := query.RunAll(idxs, specs)
 	if err != nil {
 		return err
 	}
-	warnings := warningLines(queried, results)
+	warnings := plan.WarningLines(queried, results)
 	if budget != nil {
 		if err := budget.Err(); err != nil {
 			return err
@@ -347,12 +347,11 @@ func (s *Served) Answer(req Request, may Access, budget *indexers.Budget, out, e
 	for _, w := range warnings {
 		_, _ = fmt.Fprintln(errOut, w)
 	}
-	np.crdColumns = s.base.crdColumns
-	return np.print(out, errOut, queried, results)
+	return np.Print(out, errOut, s.caches, queried, results)
 }
 
 // resolve maps resource names to the served informers. A name the server
-// does not serve is a *UsageError naming those it does; context prefixes
+// does not serve is a *query.UsageError naming those it does; context prefixes
 // it for names read by expressions.
 func (s *Served) resolve(args []string, context string) ([]*factory.Informer, error) {
 	var out []*factory.Informer
@@ -367,7 +366,7 @@ func (s *Served) resolve(args []string, context string) ([]*factory.Informer, er
 				if context != "" {
 					err = fmt.Errorf("%s: %w", context, err)
 				}
-				return nil, &UsageError{Err: err}
+				return nil, &query.UsageError{Err: err}
 			}
 			s.mu.Lock()
 			s.names[arg] = res
@@ -384,7 +383,7 @@ func (s *Served) resolve(args []string, context string) ([]*factory.Informer, er
 				if context != "" {
 					msg = context + ": " + msg
 				}
-				return nil, &UsageError{Err: errors.New(msg)}
+				return nil, &query.UsageError{Err: errors.New(msg)}
 			}
 			out = append(out, inf)
 		}
@@ -395,8 +394,8 @@ func (s *Served) resolve(args []string, context string) ([]*factory.Informer, er
 // configIndex returns the expression of index name for res in the
 // request's indexes of one resource, those of --index RESOURCE:NAME=CEL
 // first, then the config's; or "".
-func (s *Served) configIndex(req Request, res factory.Resource, name string) string {
-	for _, byResource := range []map[string][]NamedExpr{req.ResourceFlagIndexes, req.ResourceIndexes} {
+func (s *Served) configIndex(req plan.Request, res factory.Resource, name string) string {
+	for _, byResource := range []map[string][]plan.NamedExpr{req.ResourceFlagIndexes, req.ResourceIndexes} {
 		for arg, ixs := range byResource {
 			rs, err := s.resolve([]string{arg}, "")
 			if err != nil || !slices.ContainsFunc(rs, func(inf *factory.Informer) bool { return inf.Resource.GVR == res.GVR }) {
@@ -472,7 +471,7 @@ func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, n
 // checkSchema checks the request's expressions against the schema of res,
 // one of the queried resources, as a local query does, with the schemas
 // resolved when the server started.
-func (s *Served) checkSchema(np *Plan, res factory.Resource, queried []*factory.Informer) error {
+func (s *Served) checkSchema(np *plan.Plan, res factory.Resource, queried []*factory.Informer) error {
 	sch := s.schemas[res.GVK]
 	if sch == nil {
 		return nil
@@ -483,19 +482,19 @@ func (s *Served) checkSchema(np *Plan, res factory.Resource, queried []*factory.
 			others = append(others, o)
 		}
 	}
-	return checkAgainst(s.env, sch, res, len(queried) > 1, np.queryPrograms(), others)
+	return plan.CheckSchema(s.env, sch, res, len(queried) > 1, np.QueryPrograms(), others)
 }
 
 // filter returns the predicate that applies from the cache what a local
 // query asks the API server for (label and field selectors) and the --by
 // selectors on indexes the server lacks (fallback); nil when there is
 // none.
-func (s *Served) filter(req Request, by []Selector, fallback map[string]*indexers.Program) (func(any) bool, error) {
+func (s *Served) filter(req plan.Request, by []query.Selector, fallback map[string]*indexers.Program) (func(any) bool, error) {
 	var checks []func(obj any) bool
 	if req.LabelSelector != "" {
 		sel, err := labels.Parse(req.LabelSelector)
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("label selector %q: %w", req.LabelSelector, err)}
+			return nil, &query.UsageError{Err: fmt.Errorf("label selector %q: %w", req.LabelSelector, err)}
 		}
 		checks = append(checks, func(obj any) bool {
 			m, err := meta.Accessor(obj)
@@ -505,7 +504,7 @@ func (s *Served) filter(req Request, by []Selector, fallback map[string]*indexer
 	if req.FieldSelector != "" {
 		sel, err := fields.ParseSelector(req.FieldSelector)
 		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("field selector %q: %w", req.FieldSelector, err)}
+			return nil, &query.UsageError{Err: fmt.Errorf("field selector %q: %w", req.FieldSelector, err)}
 		}
 		var conds []string
 		for _, r := range sel.Requirements() {
@@ -522,7 +521,7 @@ func (s *Served) filter(req Request, by []Selector, fallback map[string]*indexer
 		if len(conds) > 0 {
 			prog, err := s.env.Compile(strings.Join(conds, " && "), indexers.KindPredicate, "field selector "+req.FieldSelector)
 			if err != nil {
-				return nil, &UsageError{Err: fmt.Errorf("field selector %q: %w", req.FieldSelector, err)}
+				return nil, &query.UsageError{Err: fmt.Errorf("field selector %q: %w", req.FieldSelector, err)}
 			}
 			checks = append(checks, func(obj any) bool {
 				ok, err := prog.Match(obj)
@@ -585,9 +584,4 @@ func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
 		}
 	}
 	return kept, nil
-}
-
-// withBudget charges every evaluation of p's request programs to b.
-func (p *Plan) withBudget(b *indexers.Budget) {
-	p.eachQueryProgram(func(prog *indexers.Program) *indexers.Program { return prog.WithBudget(b) })
 }

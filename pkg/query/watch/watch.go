@@ -1,10 +1,12 @@
-package query
+package watch
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"io"
 	"reflect"
 	"regexp"
@@ -17,8 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -27,38 +27,38 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
-// WatchRequest is a whole watch as the command line states it.
-type WatchRequest struct {
+// Request is a whole watch as the command line states it.
+type Request struct {
 	// Resources are the resource arguments as typed ("pods", "po,nodes").
-	Resources []string `json:"resources" yaml:"resources"`
+	Resources []string
 	// Namespace scopes namespaced resources; "" means all namespaces.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Namespace string
 	// LabelSelector and FieldSelector are sent to the server.
-	LabelSelector string `json:"labelSelector,omitempty" yaml:"labelSelector,omitempty"`
-	FieldSelector string `json:"fieldSelector,omitempty" yaml:"fieldSelector,omitempty"`
+	LabelSelector string
+	FieldSelector string
 	// Where is a CEL predicate; "" shows every object. An object that stops
 	// matching on an update is shown as LEFT, one that starts matching as
 	// ENTERED. So is one that an update takes out of the label or field
 	// selector, and one that comes back into it.
-	Where string `json:"where,omitempty" yaml:"where,omitempty"`
+	Where string
 	// Columns are values printed after each event line (NAME=value) or, with
 	// Output "json", in its "columns" object.
-	Columns []NamedExpr `json:"columns,omitempty" yaml:"columns,omitempty"`
+	Columns []plan.NamedExpr
 	// Diff shows, for every update, the fields that changed (see [Diff])
 	// instead of the old object.
-	Diff bool `json:"diff,omitempty" yaml:"diff,omitempty"`
+	Diff bool
 	// Output is "" for one line per event or "json" for one JSON object per
 	// line. Default "".
-	Output string `json:"output,omitempty" yaml:"output,omitempty"`
+	Output string
 	// SkipInitial hides the ADDED events of the initial list. Default false.
-	SkipInitial bool `json:"skipInitial,omitempty" yaml:"skipInitial,omitempty"`
+	SkipInitial bool
 	// ResyncPeriod makes the informers replay their caches as RESYNC events
 	// this often; 0 (the default) never.
-	ResyncPeriod time.Duration `json:"resyncPeriod,omitempty" yaml:"resyncPeriod,omitempty"`
+	ResyncPeriod time.Duration
 	// SyncTimeout bounds the wait for the initial lists. Default 2m.
-	SyncTimeout time.Duration `json:"syncTimeout,omitempty" yaml:"syncTimeout,omitempty"`
+	SyncTimeout time.Duration
 	// Progress, when not nil, receives a progress line while caches fill.
-	Progress io.Writer `json:"-" yaml:"-"`
+	Progress io.Writer
 }
 
 // EventType is what happened to an object, as a watch prints it.
@@ -111,8 +111,8 @@ type Change struct {
 	New  any    `json:"new"`
 }
 
-// WatchEvent is one event as printed.
-type WatchEvent struct {
+// Event is one event as printed.
+type Event struct {
 	Time time.Time
 	Type EventType
 	// Missed marks a DELETED that the informer saw only through a relist.
@@ -145,7 +145,7 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 // A RELIST event names the resource's kind and what the list found:
 //
 //	2025-03-01T10:05:00.000Z RELIST  pod listed=300 added=1 changed=2 removed=1
-func FormatLine(ev *WatchEvent) string {
+func FormatLine(ev *Event) string {
 	var b strings.Builder
 	b.WriteString(ev.Time.UTC().Format(timeFormat))
 	b.WriteByte(' ')
@@ -159,7 +159,7 @@ func FormatLine(ev *WatchEvent) string {
 	}
 	fmt.Fprintf(&b, "%-7s %s %s %s", typ, ev.Kind, objectName(ev.Namespace, ev.Name), ev.ResourceVersion)
 	for i, name := range ev.ColumnNames {
-		fmt.Fprintf(&b, " %s=%s", name, FormatValue(ev.Values[i]))
+		fmt.Fprintf(&b, " %s=%s", name, query.FormatValue(ev.Values[i]))
 	}
 	b.WriteByte('\n')
 	for _, c := range ev.Diff {
@@ -180,7 +180,7 @@ func objectName(namespace, name string) string {
 func formatDiffValue(v any) string {
 	switch x := v.(type) {
 	case nil:
-		return none
+		return query.None
 	case string:
 		if x == "" {
 			return `""`
@@ -194,7 +194,7 @@ func formatDiffValue(v any) string {
 	return string(data)
 }
 
-// jsonEvent is the -o json form of a WatchEvent; fields in this order.
+// jsonEvent is the -o json form of a Event; fields in this order.
 type jsonEvent struct {
 	Time            string         `json:"time"`
 	Type            EventType      `json:"type"`
@@ -224,7 +224,7 @@ type jsonRelist struct {
 // state before is not known). A missed
 // deletion is type DELETED with "missed": true. A RELIST event has time,
 // type, kind, and the counts listed, added, changed and removed.
-func FormatJSON(ev *WatchEvent, withDiff bool) ([]byte, error) {
+func FormatJSON(ev *Event, withDiff bool) ([]byte, error) {
 	if ev.Relist != nil {
 		data, err := json.Marshal(jsonRelist{Time: ev.Time.UTC().Format(timeFormat), Type: ev.Type, Kind: ev.Kind, RelistCounts: *ev.Relist})
 		if err != nil {
@@ -240,7 +240,7 @@ func FormatJSON(ev *WatchEvent, withDiff bool) ([]byte, error) {
 		j.Columns = make(map[string]any, len(ev.ColumnNames))
 		for i, name := range ev.ColumnNames {
 			v := ev.Values[i]
-			if _, failed := v.(*EvalError); failed {
+			if _, failed := v.(*query.EvalError); failed {
 				v = nil
 			}
 			j.Columns[name] = v
@@ -312,33 +312,17 @@ type pathSeg struct {
 // side only is one change whose other side is nil, however deep its value.
 // The objects are only read.
 func Diff(oldObj, newObj any) ([]Change, error) {
-	a, err := toJSONMap(oldObj)
+	a, err := query.JSONMap(oldObj)
 	if err != nil {
 		return nil, err
 	}
-	b, err := toJSONMap(newObj)
+	b, err := query.JSONMap(newObj)
 	if err != nil {
 		return nil, err
 	}
 	var out []Change
 	diffValues(nil, a, b, true, true, &out)
 	return out, nil
-}
-
-// toJSONMap returns obj as its JSON map: unstructured content as it is (it
-// is only read), typed objects converted.
-func toJSONMap(obj any) (map[string]any, error) {
-	switch o := obj.(type) {
-	case nil:
-		return nil, nil
-	case map[string]any:
-		return o, nil
-	case *unstructured.Unstructured:
-		return o.Object, nil
-	case runtime.Unstructured:
-		return o.UnstructuredContent(), nil
-	}
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }
 
 func diffValues(path []pathSeg, a, b any, hasA, hasB bool, out *[]Change) {
@@ -452,18 +436,18 @@ func KindName(res factory.Resource) string {
 	return kind + "." + res.GVK.Group
 }
 
-// Watcher is a compiled WatchRequest: every expression compiled and every
+// Watcher is a compiled Request: every expression compiled and every
 // flag checked, before any contact with the cluster.
 type Watcher struct {
-	req  WatchRequest
-	plan *Plan
+	req  Request
+	plan *plan.Plan
 	// now returns the time stamped on events; time.Now outside tests.
 	now func() time.Time
 }
 
-// CompileWatch checks req and compiles its expressions with env. Errors
-// are *UsageError.
-func CompileWatch(env *indexers.Env, req WatchRequest) (*Watcher, error) {
+// Compile checks req and compiles its expressions with env. Errors
+// are *query.UsageError.
+func Compile(env *indexers.Env, req Request) (*Watcher, error) {
 	if req.SyncTimeout <= 0 {
 		req.SyncTimeout = 2 * time.Minute
 	}
@@ -474,50 +458,36 @@ func CompileWatch(env *indexers.Env, req WatchRequest) (*Watcher, error) {
 	if req.ResyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %s", req.ResyncPeriod))
 	}
-	plan, err := Compile(env, Request{
+	p, err := plan.Compile(env, plan.Request{
 		Resources: req.Resources, Namespace: req.Namespace,
 		LabelSelector: req.LabelSelector, FieldSelector: req.FieldSelector,
 		Where: req.Where, Columns: req.Columns, SyncTimeout: req.SyncTimeout, Progress: req.Progress,
 	})
 	if err != nil {
-		var ue *UsageError
+		var ue *query.UsageError
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return nil, &UsageError{Err: errors.Join(errs...)}
+		return nil, &query.UsageError{Err: errors.Join(errs...)}
 	}
-	return &Watcher{req: req, plan: plan, now: time.Now}, nil
-}
-
-// Watch compiles req with a new CEL environment and runs it: see
-// [Watcher.Run].
-func Watch(ctx context.Context, conn Conn, req WatchRequest, out, errOut io.Writer) error {
-	env, err := indexers.NewEnv()
-	if err != nil {
-		return err
-	}
-	w, err := CompileWatch(env, req)
-	if err != nil {
-		return err
-	}
-	return w.Run(ctx, conn, out, errOut)
+	return &Watcher{req: req, plan: p, now: time.Now}, nil
 }
 
 // Run resolves the resources, starts informers holding whole objects
 // (without managedFields) and prints one event per handler call on out
 // until ctx ends; then it returns nil, after summarising on errOut the
 // expressions that failed on some objects. Nothing is written to out once
-// ctx has ended. A resource the server does not have is a *UsageError; a
+// ctx has ended. A resource the server does not have is a *query.UsageError; a
 // cache that does not sync (forbidden, unreachable, timeout) is an error,
 // as for a query. Run may be called once.
 //
 // Everything it asks the server until the initial lists are complete is
 // bounded by Request.SyncTimeout, as for a query. When ctx ends before
 // then, Run returns nil too: Ctrl-C ends a watch at any time.
-func (w *Watcher) Run(ctx context.Context, conn Conn, out, errOut io.Writer) error {
+func (w *Watcher) Run(ctx context.Context, conn plan.Conn, out, errOut io.Writer) error {
 	err := w.run(ctx, conn, out, errOut)
 	if err != nil && ctx.Err() != nil {
 		return nil
@@ -525,84 +495,44 @@ func (w *Watcher) Run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	return err
 }
 
-func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) error {
-	p := w.plan
-	syncCtx, release := conn.bound(ctx, p.req.SyncTimeout)
-	defer release()
-	resources, err := conn.Resolver.Resolve(p.req.Resources)
-	if err != nil {
-		if factory.IsUnknownResource(err) {
-			return &UsageError{Err: err}
-		}
-		return err
-	}
-	lookup := factory.NewLookup()
-	if p.readsOtherResources() {
-		p.bind(lookup)
-	}
-	if ctx.Done() != nil {
-		// An evaluation under way when ctx ends stops, so that the watch
-		// ends at once; it counts as no failure.
-		b := indexers.NewBudget(ctx, 0)
-		p.withBudget(b)
-		p.indexesStopWith(b)
-	}
-	f, err := factory.New(conn.Config, factory.Config{ResyncPeriod: w.req.ResyncPeriod})
-	if err != nil {
-		return err
-	}
-	stats := &indexers.Stats{}
-	scope := factory.Scope{Namespace: p.req.Namespace, LabelSelector: p.req.LabelSelector, FieldSelector: p.req.FieldSelector}
-	var watched []*factory.Informer
-	set := newSchemaSet(conn.Resolver, resources)
-	for _, res := range resources {
-		if err := p.checkSchema(set, res, p.queryPrograms()); err != nil {
-			return err
-		}
-		// -o json prints whole objects: no pruning, no metadata-only mode.
-		inf, err := f.Request(res, scope, factory.Needs{Mode: factory.ModeFull})
-		if err != nil {
-			return err
-		}
-		watched = append(watched, inf)
-	}
-	if err := p.lookups(f, conn.Resolver, lookup, stats, watched, nil); err != nil {
-		return err
-	}
-
+func (w *Watcher) run(ctx context.Context, conn plan.Conn, out, errOut io.Writer) error {
 	em := w.emitter(out)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer em.stop()
-	if scope.LabelSelector != "" || scope.FieldSelector != "" {
+	if w.req.LabelSelector != "" || w.req.FieldSelector != "" {
+		var err error
 		if em.current, err = currentObject(runCtx, conn); err != nil {
 			return err
 		}
 	}
-	if err := f.Start(runCtx); err != nil {
-		return err
-	}
 	// Handlers added to a running informer first receive what it already
-	// holds, as initial-list adds, so no event is lost between Start and
-	// here.
-	for _, inf := range watched {
-		if _, err := inf.Informer.AddEventHandler(em.handler(inf.Resource)); err != nil {
-			return err
+	// holds, as initial-list adds, so no event is lost between the start
+	// and their registration.
+	started := func(watched []*factory.Informer) error {
+		// The plan's programs read get() and byIndex() from the caches, and
+		// stop with ctx, from now on.
+		em.query(w.plan.Spec())
+		for _, inf := range watched {
+			if _, err := inf.Informer.AddEventHandler(em.handler(inf.Resource)); err != nil {
+				return err
+			}
+			inf.OnRelist(func(r factory.Relist) { em.relist(inf.Resource, r) })
 		}
-		inf.OnRelist(func(r factory.Relist) { em.relist(inf.Resource, r) })
+		return nil
 	}
-	// A watch ended (Ctrl-C) before its caches synced still summarises
-	// the failures of what it printed.
-	if err := f.WaitForSync(syncCtx, p.req.SyncTimeout, true, p.req.Progress); err != nil && ctx.Err() == nil {
+	c, err := w.plan.Fill(runCtx, conn, errOut, plan.FillOptions{ResyncPeriod: w.req.ResyncPeriod, Events: true, Lasting: true, Started: started})
+	switch {
+	case err != nil && ctx.Err() == nil:
 		return err
-	} else if err == nil {
-		release()
-		releaseMemory()
+	case err == nil:
 		select {
 		case <-ctx.Done():
 		case <-em.failed:
 		}
 	}
+	// A watch ended (Ctrl-C) before its caches synced still summarises
+	// the failures of what it printed.
 	em.stop()
 	for _, warn := range em.warnings() {
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", warn)
@@ -610,14 +540,15 @@ func (w *Watcher) run(ctx context.Context, conn Conn, out, errOut io.Writer) err
 	if line := em.currentWarning(); line != "" {
 		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 	}
-	for _, line := range stats.Summary() {
-		_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
+	if c != nil {
+		for _, line := range c.IndexFailures() {
+			_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
+		}
 	}
 	return em.writeErr()
 }
 
 func (w *Watcher) emitter(out io.Writer) *emitter {
-	p := w.plan
 	em := &emitter{
 		out:         out,
 		json:        w.req.Output == "json",
@@ -628,15 +559,21 @@ func (w *Watcher) emitter(out io.Writer) *emitter {
 		unchanged:   map[string]bool{},
 		left:        map[string]types.UID{},
 		failed:      make(chan struct{}),
+		whereFails:  query.NewFailures(query.FlagNames.Of(query.PartWhere)),
 	}
-	if p.where != nil {
-		em.where = p.where.Match
-	}
-	for i, c := range p.req.Columns {
-		em.columns = append(em.columns, Column{Name: c.Name, Value: p.columns[i].Value})
-		em.colFails = append(em.colFails, failures{w: Warning{Source: FlagNames.Of(PartColumns) + " " + c.Name}})
-	}
+	em.query(w.plan.Spec())
 	return em
+}
+
+// query sets the predicate and the columns of the events, those of spec.
+// It is called before any event: again once the plan's programs are bound
+// to the caches.
+func (e *emitter) query(spec query.Spec) {
+	e.where, e.columns = spec.Where, spec.Columns
+	e.colFails = make([]query.Failures, len(spec.Columns))
+	for i, c := range spec.Columns {
+		e.colFails[i] = query.NewFailures(query.FlagNames.Of(query.PartColumns) + " " + c.Name)
+	}
 }
 
 // emitter turns handler calls into printed events. Handlers of different
@@ -646,8 +583,8 @@ type emitter struct {
 	json, diff  bool
 	skipInitial bool
 	now         func() time.Time
-	where       PredicateFunc
-	columns     []Column
+	where       query.PredicateFunc
+	columns     []query.Column
 	// current, when not nil, reads an object the informer reports
 	// deleted: with a label or field selector, the informer also reports
 	// an object that an update took out of the selector as deleted. It is
@@ -673,9 +610,9 @@ type emitter struct {
 	// currentErr is the first error.
 	currentFails int
 	currentErr   error
-	whereFails   failures
+	whereFails   query.Failures
 	whereTotal   int
-	colFails     []failures
+	colFails     []query.Failures
 	colTotal     int
 	err          error
 }
@@ -809,7 +746,7 @@ func (e *emitter) relist(res factory.Resource, r factory.Relist) {
 			counts.Removed++
 		}
 	}
-	e.emitEventLocked(&WatchEvent{Time: e.now(), Type: EventRelist, Kind: KindName(res), Relist: &counts})
+	e.emitEventLocked(&Event{Time: e.now(), Type: EventRelist, Kind: KindName(res), Relist: &counts})
 }
 
 // matchLocked evaluates --where; a failure counts as not matching. An
@@ -826,7 +763,7 @@ func (e *emitter) matchLocked(obj any) bool {
 	}
 	e.whereTotal++
 	if err != nil {
-		e.whereFails.add(obj, err)
+		e.whereFails.Add(obj, err)
 		return false
 	}
 	return ok
@@ -836,7 +773,7 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 	if e.stopped || e.err != nil {
 		return
 	}
-	ev := &WatchEvent{Time: e.now(), Type: typ, Missed: missed, Kind: kind, Object: obj}
+	ev := &Event{Time: e.now(), Type: typ, Missed: missed, Kind: kind, Object: obj}
 	if m, err := meta.Accessor(obj); err == nil {
 		ev.Namespace, ev.Name, ev.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
 	}
@@ -862,14 +799,14 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 					return
 				}
 				fails[i] = err
-				v = &EvalError{Err: err}
+				v = &query.EvalError{Err: err}
 			}
 			ev.Values[i] = v
 		}
 		e.colTotal++
 		for i, err := range fails {
 			if err != nil {
-				e.colFails[i].add(obj, err)
+				e.colFails[i].Add(obj, err)
 			}
 		}
 	}
@@ -877,7 +814,7 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 }
 
 // emitEventLocked writes ev.
-func (e *emitter) emitEventLocked(ev *WatchEvent) {
+func (e *emitter) emitEventLocked(ev *Event) {
 	if e.stopped || e.err != nil {
 		return
 	}
@@ -935,7 +872,7 @@ type currentFunc func(res factory.Resource, obj any) (any, error)
 // only reading it again tells them apart. One GET an exit or deletion,
 // with the informer kept to the selector, costs less than watching every
 // object of the resource to filter them here.
-func currentObject(ctx context.Context, conn Conn) (currentFunc, error) {
+func currentObject(ctx context.Context, conn plan.Conn) (currentFunc, error) {
 	client, err := dynamic.NewForConfig(conn.Config)
 	if err != nil {
 		return nil, err
@@ -988,16 +925,15 @@ func (e *emitter) writeErr() error {
 }
 
 // warnings summarises the evaluation failures of --where and --columns.
-func (e *emitter) warnings() []Warning {
+func (e *emitter) warnings() []query.Warning {
 	e.lock.Lock()
 	defer e.lock.Unlock()
-	var out []Warning
-	e.whereFails.w.Source = FlagNames.Of(PartWhere)
-	if w, ok := e.whereFails.warning(e.whereTotal); ok {
+	var out []query.Warning
+	if w, ok := e.whereFails.Warning(e.whereTotal); ok {
 		out = append(out, w)
 	}
 	for i := range e.colFails {
-		if w, ok := e.colFails[i].warning(e.colTotal); ok {
+		if w, ok := e.colFails[i].Warning(e.colTotal); ok {
 			out = append(out, w)
 		}
 	}

@@ -1,10 +1,13 @@
-package query
+package plan
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -64,12 +67,12 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestCompileConfigIndexes(t *testing.T) {
-	env := testEnv(t)
+	env := fixture.Env(t)
 	_, err := Compile(env, Request{ConfigPath: "c.yaml", ResourceIndexes: map[string][]NamedExpr{"pods": {{"byNode", "object.spec.nodeName +"}}}})
 	if err == nil || !strings.Contains(err.Error(), `index "byNode" of pods in c.yaml`) {
 		t.Errorf("error %v; want one naming the config's index", err)
 	}
-	p, err := Compile(env, Request{ResourceIndexes: map[string][]NamedExpr{"pods": {{"byNode", "object.spec.nodeName"}}}, By: []Selector{{"byNode", "n1"}}})
+	p, err := Compile(env, Request{ResourceIndexes: map[string][]NamedExpr{"pods": {{"byNode", "object.spec.nodeName"}}}, By: []query.Selector{{Index: "byNode", Value: "n1"}}})
 	if err != nil {
 		t.Fatalf("--by on a config index: %v", err)
 	}
@@ -148,7 +151,7 @@ indexes:
 	if got := c.IndexLine("pods", "byNode"); got != 8 {
 		t.Errorf("IndexLine(pods, byNode) = %d, want 8", got)
 	}
-	_, err = Compile(testEnv(t), Request{ConfigPath: c.Path(), ConfigLine: c.IndexLine, ResourceIndexes: c.ResourceIndexes()})
+	_, err = Compile(fixture.Env(t), Request{ConfigPath: c.Path(), ConfigLine: c.IndexLine, ResourceIndexes: c.ResourceIndexes()})
 	if err == nil || !strings.Contains(err.Error(), `invalid index "byNode" of pods in c.yaml:8 expression`) {
 		t.Errorf("error %v; want one naming c.yaml:8", err)
 	}

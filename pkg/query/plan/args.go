@@ -1,10 +1,12 @@
-package query
+package plan
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -143,19 +145,26 @@ func (p *Plan) positions(r *factory.Resolver, named map[schema.GroupVersionResou
 // namedOrder orders refs, items of results (the answers for infs), by the
 // positions of their objects among those named (see positions), in
 // reverse with descending.
-func namedOrder(refs []itemRef, results []*Result, infs []*factory.Informer, positions map[schema.GroupVersionResource]map[string]int, descending bool) []itemRef {
-	at := func(ref itemRef) int {
-		m, err := meta.Accessor(results[ref.result].Items[ref.item].Object)
+func namedOrder(refs []query.ItemRef, results []*query.Result, infs []*factory.Informer, positions map[schema.GroupVersionResource]map[string]int, descending bool) []query.ItemRef {
+	at := func(ref query.ItemRef) int {
+		m, err := meta.Accessor(results[ref.Result].Items[ref.Item].Object)
 		if err != nil {
 			return 0
 		}
-		return positions[infs[ref.result].Resource.GVR][m.GetName()]
+		return positions[infs[ref.Result].Resource.GVR][m.GetName()]
 	}
-	slices.SortStableFunc(refs, func(a, b itemRef) int {
+	slices.SortStableFunc(refs, func(a, b query.ItemRef) int {
 		if descending {
 			return at(b) - at(a)
 		}
 		return at(a) - at(b)
 	})
 	return refs
+}
+
+// NamesObjects reports whether resource arguments name objects (TYPE NAME,
+// TYPE/NAME) rather than only resource types.
+func NamesObjects(args []string) bool {
+	_, objects, err := splitArgs(args)
+	return err == nil && objects != nil
 }

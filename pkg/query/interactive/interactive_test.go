@@ -1,4 +1,4 @@
-package query
+package interactive
 
 import (
 	"bytes"
@@ -8,10 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
-	"k8s.io/client-go/openapi"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -21,39 +24,35 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
-// noSchemas is a discovery client whose server publishes no OpenAPI
-// schemas: expressions are checked dynamically.
-type noSchemas struct{ *fakediscovery.FakeDiscovery }
-
-func (noSchemas) OpenAPIV3() openapi.Client { return noPaths{} }
-
-type noPaths struct{}
-
-func (noPaths) Paths() (map[string]openapi.GroupVersion, error) {
-	return map[string]openapi.GroupVersion{}, nil
-}
-
 // testSession returns a session on a real indexer holding testPods, as if
 // req had synced them.
-func testSession(t *testing.T, req Request) (*Session, *bytes.Buffer, *bytes.Buffer) {
+func testSession(t *testing.T, req plan.Request) (*Session, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	return testSessionScoped(t, req, factory.Scope{})
 }
 
 // testSessionScoped is testSession with the pods cached in scope. Its
 // resolver knows pods, nodes and configmaps.
-func testSessionScoped(t *testing.T, req Request, scope factory.Scope) (*Session, *bytes.Buffer, *bytes.Buffer) {
+func testSessionScoped(t *testing.T, req plan.Request, scope factory.Scope) (*Session, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	req.Resources, req.WholeObjects, req.Names = []string{"pods"}, true, SessionNames
-	p, err := Compile(testEnv(t), req)
+	req.Resources, req.WholeObjects, req.Names = []string{"pods"}, true, query.SessionNames
+	env := fixture.Env(t)
+	p, err := plan.Compile(env, req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The indexes of req, registered as Fill registers them.
+	ixs := map[string]*indexers.Program{}
+	for _, ix := range req.Indexes {
+		if ixs[ix.Name], err = env.Compile(ix.Expr, indexers.KindIndex, "index "+ix.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	if err := informer.AddIndexers(indexFuncs(p.queriedIndexes(nil), &indexers.Stats{})); err != nil {
+	if err := informer.AddIndexers(indexers.IndexFuncs(ixs, &indexers.Stats{})); err != nil {
 		t.Fatal(err)
 	}
-	for _, pod := range testPods() {
+	for _, pod := range fixture.Pods() {
 		if err := informer.GetIndexer().Add(pod); err != nil {
 			t.Fatal(err)
 		}
@@ -63,14 +62,17 @@ func testSessionScoped(t *testing.T, req Request, scope factory.Scope) (*Session
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("Node"), meta.RESTScopeRoot)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
-	resolver := factory.NewResolver(mapper, noSchemas{&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}})
-	p.synced = &synced{conn: Conn{Resolver: resolver}, queried: []*factory.Informer{{Resource: res, Scope: scope, Mode: factory.ModeFull, Informer: informer}}, lookup: factory.NewLookup()}
+	resolver := factory.NewResolver(mapper, fixture.NoSchemas{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}})
+	caches := plan.NewCaches(plan.Conn{Resolver: resolver}, []*factory.Informer{{Resource: res, Scope: scope, Mode: factory.ModeFull, Informer: informer}}, nil)
+	if p, err = p.From(caches); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
-	return &Session{out: &out, errOut: &errOut, opts: SessionOptions{Samples: 200}, plan: p}, &out, &errOut
+	return &Session{out: &out, errOut: &errOut, opts: Options{Samples: 200}, plan: p}, &out, &errOut
 }
 
 func TestSessionTranscript(t *testing.T) {
-	s, out, errOut := testSession(t, Request{Output: "name", Indexes: []NamedExpr{{"byNode", "object.spec.nodeName"}}})
+	s, out, errOut := testSession(t, plan.Request{Output: "name", Indexes: []plan.NamedExpr{{Name: "byNode", Expr: "object.spec.nodeName"}}})
 	steps := []struct {
 		line, out, errOut string
 	}{
@@ -113,7 +115,7 @@ func TestSessionTranscript(t *testing.T) {
 }
 
 func TestSessionRun(t *testing.T) {
-	s, out, errOut := testSession(t, Request{Count: true})
+	s, out, errOut := testSession(t, plan.Request{Count: true})
 	in := strings.NewReader("\n:count\n:count\n:quit\nobject.status.phase == \"Running\"\n")
 	if err := s.Run(context.Background(), NewLineReader(in)); err != nil {
 		t.Fatal(err)
@@ -125,14 +127,14 @@ func TestSessionRun(t *testing.T) {
 		t.Errorf("stderr: %s", errOut)
 	}
 	// EOF ends the session as :quit does.
-	s, out, _ = testSession(t, Request{})
+	s, out, _ = testSession(t, plan.Request{})
 	if err := s.Run(context.Background(), NewLineReader(strings.NewReader(":count"))); err != nil || out.String() != "6\n" {
-		t.Errorf("Run = %v, printed %q; want nil, 6", err, out)
+		t.Errorf("query.Run = %v, printed %q; want nil, 6", err, out)
 	}
 }
 
 func TestSessionComplete(t *testing.T) {
-	s, _, _ := testSession(t, Request{Indexes: []NamedExpr{{"byNode", "object.spec.nodeName"}}})
+	s, _, _ := testSession(t, plan.Request{Indexes: []plan.NamedExpr{{Name: "byNode", Expr: "object.spec.nodeName"}}})
 	tests := []struct {
 		line       string
 		head       string
@@ -172,8 +174,8 @@ func TestSessionComplete(t *testing.T) {
 // path offered must be one an expression can read, on some pod without an
 // error.
 func TestSessionCompletionsEvaluate(t *testing.T) {
-	s, _, _ := testSession(t, Request{})
-	env := testEnv(t)
+	s, _, _ := testSession(t, plan.Request{})
+	env := fixture.Env(t)
 	// A function offered is completed with the arguments it takes.
 	calls := map[string]string{"all(": "all(x, true)", "exists(": "exists(x, true)", "exists_one(": "exists_one(x, true)",
 		"filter(": "filter(x, true)", "map(": "map(x, x)", "size()": "size()"}
@@ -197,7 +199,7 @@ func TestSessionCompletionsEvaluate(t *testing.T) {
 			}
 			ok := false
 			var firstErr error
-			for _, pod := range testPods() {
+			for _, pod := range fixture.Pods() {
 				if _, err := prog.Value(pod); err == nil {
 					ok = true
 				} else if firstErr == nil {
@@ -226,7 +228,7 @@ func TestSessionCompletionsEvaluate(t *testing.T) {
 // (jsonpath, go-template, as kubectl prints them) still ends each answer
 // on a line of its own in a session.
 func TestSessionAnswerEndsLine(t *testing.T) {
-	s, out, errOut := testSession(t, Request{SortBy: "object.metadata.name"})
+	s, out, errOut := testSession(t, plan.Request{SortBy: "object.metadata.name"})
 	for _, step := range []struct{ line, out string }{
 		{":o jsonpath={.items[*].metadata.name}", "db-0 dns-0 px-a web-0 web-1 web-2\n"},
 		{":limit 1", "db-0\n"},
@@ -243,16 +245,16 @@ func TestSessionAnswerEndsLine(t *testing.T) {
 }
 
 // TestSessionRunFailedLines: input that is not typed ends with an error
-// naming the lines that failed, a *UsageError when one was a mistake; at a
+// naming the lines that failed, a *query.UsageError when one was a mistake; at a
 // prompt, mistakes are only printed.
 func TestSessionRunFailedLines(t *testing.T) {
 	input := ":count\nobject.status.phase ==\n:bogus\nobject.status.phase == \"Running\"\n:quit\n:bogus\n"
-	s, out, errOut := testSession(t, Request{})
+	s, out, errOut := testSession(t, plan.Request{})
 	err := s.Run(context.Background(), NewLineReader(strings.NewReader(input)))
 	var lf *LinesFailedError
-	var usage *UsageError
+	var usage *query.UsageError
 	if !errors.As(err, &lf) || !errors.As(err, &usage) || !slices.Equal(lf.Lines, []int{2, 3}) || lf.Read != 5 {
-		t.Fatalf("Run = %v, want a *UsageError of lines 2 and 3 of 5", err)
+		t.Fatalf("query.Run = %v, want a *query.UsageError of lines 2 and 3 of 5", err)
 	}
 	if want := "2 of 5 input lines failed (lines 2, 3); each printed its error above"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
@@ -261,21 +263,21 @@ func TestSessionRunFailedLines(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", out, errOut)
 	}
 
-	s, _, _ = testSession(t, Request{})
+	s, _, _ = testSession(t, plan.Request{})
 	s.opts.Prompt = "pods> "
 	if err := s.Run(context.Background(), NewLineReader(strings.NewReader(input))); err != nil {
-		t.Errorf("at a prompt, Run = %v, want nil", err)
+		t.Errorf("at a prompt, query.Run = %v, want nil", err)
 	}
-	s, _, _ = testSession(t, Request{})
+	s, _, _ = testSession(t, plan.Request{})
 	if err := s.Run(context.Background(), NewLineReader(strings.NewReader(":count\n# a comment\n\n:quit\n"))); err != nil {
-		t.Errorf("no line failed: Run = %v, want nil", err)
+		t.Errorf("no line failed: query.Run = %v, want nil", err)
 	}
 }
 
 // TestSessionFlagNames: messages in a session name its commands, not the
 // command line's flags.
 func TestSessionFlagNames(t *testing.T) {
-	s, _, errOut := testSession(t, Request{Indexes: []NamedExpr{{"byNode", "object.spec.nodeName"}}})
+	s, _, errOut := testSession(t, plan.Request{Indexes: []plan.NamedExpr{{Name: "byNode", Expr: "object.spec.nodeName"}}})
 	for _, step := range []struct{ line, errOut string }{
 		{":by byZone a", "error: unknown index \"byZone\": known indexes are byNode, namespace (define one with :index byZone=CEL)\n"},
 		{":count", ""},
@@ -297,7 +299,7 @@ func TestSessionFlagNames(t *testing.T) {
 // its names; a resource not cached, or cached only in part, is refused
 // with what to do.
 func TestSessionLookups(t *testing.T) {
-	s, out, errOut := testSession(t, Request{Count: true})
+	s, out, errOut := testSession(t, plan.Request{Count: true})
 	for _, step := range []struct{ line, out, errOut string }{
 		{`get("pods", object.metadata.namespace, object.metadata.name).metadata.name == object.metadata.name`, "6\n", ""},
 		{`get("pods", "default", "web-0").spec.nodeName == object.spec.?nodeName.orValue("")`, "3\n", ""},
@@ -317,7 +319,7 @@ func TestSessionLookups(t *testing.T) {
 		}
 	}
 
-	s, out, errOut = testSessionScoped(t, Request{Count: true}, factory.Scope{LabelSelector: "app=web"})
+	s, out, errOut = testSessionScoped(t, plan.Request{Count: true}, factory.Scope{LabelSelector: "app=web"})
 	s.Do(`get("pods", "default", "db-0") == null`)
 	if want := "error: filter: \"pods\" is cached only in part here (-l app=web): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read \"pods\" with get()\n"; errOut.String() != want || out.Len() > 0 {
 		t.Errorf("with a label selector: printed %q, stderr %q; want stderr %q", out, errOut, want)

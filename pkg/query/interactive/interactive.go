@@ -1,4 +1,4 @@
-package query
+package interactive
 
 import (
 	"bufio"
@@ -16,8 +16,9 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // LineReader reads a session's input one line at a time, without the line
@@ -47,8 +48,8 @@ func (l *plainLines) Prompt(string) (string, error) {
 	return "", io.EOF
 }
 
-// SessionOptions configures a Session.
-type SessionOptions struct {
+// Options configures a Session.
+type Options struct {
 	// Prompt is passed to the LineReader before each line, and a short
 	// greeting goes to the error stream when the caches have synced.
 	// Default "": no prompt and no greeting, for input that is not typed.
@@ -66,7 +67,7 @@ type SessionOptions struct {
 // so the same query typed again may answer differently.
 type Session struct {
 	out, errOut io.Writer
-	opts        SessionOptions
+	opts        Options
 	// ctx is the context the session was made with: its caches follow the
 	// cluster, and its answers run, until it ends.
 	ctx context.Context
@@ -81,7 +82,7 @@ type Session struct {
 	// mu guards plan, listOutput and samples: Complete runs on the
 	// goroutine that reads lines.
 	mu   sync.Mutex
-	plan *Plan
+	plan *plan.Plan
 	// listOutput is the output format that counting replaced by the
 	// table, restored when counting ends.
 	listOutput string
@@ -98,7 +99,7 @@ type Session struct {
 
 // LinesFailedError ends a session whose input is not typed (no Prompt)
 // when some of its lines failed; each printed its error when it was read.
-// Run returns it wrapped in a *UsageError when a line was a mistake (an
+// Run returns it wrapped in a *query.UsageError when a line was a mistake (an
 // invalid expression, an unknown command or index), as the same query on
 // the command line would be.
 type LinesFailedError struct {
@@ -120,37 +121,26 @@ func (e *LinesFailedError) Error() string {
 	return fmt.Sprintf("%d of %d input lines failed (%s %s); each printed its error above", len(e.Lines), e.Read, line, strings.Join(nums, ", "))
 }
 
-// Interactive fills the caches of p, then answers the lines read from in
-// until EOF or ":quit"; see Session.
-func (p *Plan) Interactive(ctx context.Context, conn Conn, in io.Reader, out, errOut io.Writer) error {
-	s, err := NewSession(ctx, conn, p, out, errOut, SessionOptions{})
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx, NewLineReader(in))
-}
-
 // NewSession fills the caches of p, with whole objects so that any later
 // expression can read any field, and returns the session that answers from
 // them. The caches follow the cluster until ctx ends.
-func NewSession(ctx context.Context, conn Conn, p *Plan, out, errOut io.Writer, opts SessionOptions) (*Session, error) {
+func NewSession(ctx context.Context, conn plan.Conn, p *plan.Plan, out, errOut io.Writer, opts Options) (*Session, error) {
 	if opts.Samples <= 0 {
 		opts.Samples = 200
 	}
-	if !p.req.WholeObjects || p.req.Names != SessionNames {
+	if req := p.Request(); !req.WholeObjects || req.Names != query.SessionNames {
 		var err error
-		if p, err = p.With(func(r *Request) { r.WholeObjects, r.Names = true, SessionNames }); err != nil {
+		if p, err = p.With(func(r *plan.Request) { r.WholeObjects, r.Names = true, query.SessionNames }); err != nil {
 			return nil, err
 		}
 	}
-	if _, _, err := p.sync(ctx, conn, errOut); err != nil {
+	if _, err := p.Fill(ctx, conn, errOut, plan.FillOptions{Lasting: true}); err != nil {
 		return nil, err
 	}
-	releaseMemory()
 	s := &Session{out: out, errOut: errOut, opts: opts, plan: p, ctx: ctx}
 	if opts.Prompt != "" {
 		var counts []string
-		for _, inf := range p.synced.queried {
+		for _, inf := range p.Caches().Queried() {
 			counts = append(counts, fmt.Sprintf("%d %s", len(inf.Informer.GetIndexer().ListKeys()), inf.Resource))
 		}
 		_, _ = fmt.Fprintf(errOut, "%s cached. Type a CEL filter or a command (:help); :quit or Ctrl-D ends.\n", strings.Join(counts, ", "))
@@ -220,7 +210,7 @@ func (s *Session) linesFailed(failed []int, read int) error {
 	}
 	err := &LinesFailedError{Lines: failed, Read: read}
 	if s.usageFailure {
-		return &UsageError{Err: err}
+		return &query.UsageError{Err: err}
 	}
 	return err
 }
@@ -291,7 +281,7 @@ func (s *Session) Do(line string) (quit bool) {
 		return false
 	}
 	if !strings.HasPrefix(line, ":") {
-		s.change(func(r *Request) { r.Where = line })
+		s.change(func(r *plan.Request) { r.Where = line })
 		return false
 	}
 	name, arg, _ := strings.Cut(line[1:], " ")
@@ -312,7 +302,7 @@ func (s *Session) Do(line string) (quit bool) {
 
 // change compiles the query that edit makes of the current one and, when
 // it compiles, makes it current and prints its answer.
-func (s *Session) change(edit func(*Request)) {
+func (s *Session) change(edit func(*plan.Request)) {
 	s.mu.Lock()
 	np, err := s.plan.With(edit)
 	if err == nil {
@@ -346,7 +336,7 @@ func (s *Session) answer() {
 	case ctx.Err() != nil:
 		_, _ = fmt.Fprintln(s.errOut, "interrupted") // by Interrupt
 	default:
-		var usage *UsageError
+		var usage *query.UsageError
 		s.fail(err, errors.As(err, &usage))
 	}
 }
@@ -377,15 +367,15 @@ func init() {
 	commands = []command{
 		{"by", "[INDEX VALUE]", "answer from an index (repeat to intersect); alone, clear", (*Session).by},
 		{"where", "", "clear the filter (any line that is not a command sets it)", func(s *Session, _ string) error {
-			s.change(func(r *Request) { r.Where = "" })
+			s.change(func(r *plan.Request) { r.Where = "" })
 			return nil
 		}},
 		{"count", "", "count instead of listing, or list again", func(s *Session, _ string) error {
-			s.change(func(r *Request) { s.setCount(r, !r.Count) })
+			s.change(func(r *plan.Request) { s.setCount(r, !r.Count) })
 			return nil
 		}},
 		{"group", "[CEL]", "count per value of the expression; alone, clear", func(s *Session, arg string) error {
-			s.change(func(r *Request) {
+			s.change(func(r *plan.Request) {
 				r.GroupBy = arg
 				if arg != "" {
 					s.setCount(r, true)
@@ -394,7 +384,7 @@ func init() {
 			return nil
 		}},
 		{"sort", "[CEL]", "order by the expression's value; alone, clear", func(s *Session, arg string) error {
-			s.change(func(r *Request) { r.SortBy = arg })
+			s.change(func(r *plan.Request) { r.SortBy = arg })
 			return nil
 		}},
 		{"columns", "[NAME=CEL,...]", "extra table columns; alone, clear", (*Session).columns},
@@ -403,17 +393,17 @@ func init() {
 			if err != nil || n < 0 {
 				return fmt.Errorf(":limit %q: want a number, 0 for all", arg)
 			}
-			s.change(func(r *Request) { r.Limit = n })
+			s.change(func(r *plan.Request) { r.Limit = n })
 			return nil
 		}},
-		{"o", "FORMAT", "output format: " + strings.Join(append([]string{"table"}, AllowedFormats()...), ", "), func(s *Session, arg string) error {
+		{"o", "FORMAT", "output format: " + strings.Join(append([]string{"table"}, query.AllowedFormats()...), ", "), func(s *Session, arg string) error {
 			if arg == "" {
-				return fmt.Errorf(":o needs a format: %s", strings.Join(append([]string{"table"}, AllowedFormats()...), ", "))
+				return fmt.Errorf(":o needs a format: %s", strings.Join(append([]string{"table"}, query.AllowedFormats()...), ", "))
 			}
 			if arg == "table" {
 				arg = ""
 			}
-			s.change(func(r *Request) { r.Output = arg })
+			s.change(func(r *plan.Request) { r.Output = arg })
 			return nil
 		}},
 		{"index", "NAME=CEL", "index the queried resources by the expression, for :by", (*Session).index},
@@ -426,7 +416,7 @@ func init() {
 // setCount starts or ends counting. Counts print as text: a format that
 // prints objects is put aside while counting and restored after; ending
 // counting ends grouping too. Called by edits, with mu held.
-func (s *Session) setCount(r *Request, on bool) {
+func (s *Session) setCount(r *plan.Request, on bool) {
 	if on == r.Count {
 		return
 	}
@@ -471,7 +461,7 @@ func (s *Session) help() {
 
 func (s *Session) by(arg string) error {
 	if arg == "" {
-		s.change(func(r *Request) { r.By = nil })
+		s.change(func(r *plan.Request) { r.By = nil })
 		return nil
 	}
 	name, value, _ := strings.Cut(arg, " ")
@@ -482,23 +472,23 @@ func (s *Session) by(arg string) error {
 	if name == "" || value == "" {
 		return fmt.Errorf(":by %q: want :by INDEX VALUE (:by alone clears)", arg)
 	}
-	s.change(func(r *Request) { r.By = append(r.By, Selector{Index: name, Value: value}) })
+	s.change(func(r *plan.Request) { r.By = append(r.By, query.Selector{Index: name, Value: value}) })
 	return nil
 }
 
 func (s *Session) columns(arg string) error {
-	var cols []NamedExpr
+	var cols []plan.NamedExpr
 	if arg != "" {
-		for _, part := range SplitColumns(arg) {
+		for _, part := range plan.SplitColumns(arg) {
 			name, expr, ok := strings.Cut(part, "=")
 			name, expr = strings.TrimSpace(name), strings.TrimSpace(expr)
 			if !ok || name == "" || expr == "" {
 				return fmt.Errorf(":columns %q: want NAME=CEL[,NAME=CEL...]", part)
 			}
-			cols = append(cols, NamedExpr{Name: name, Expr: expr})
+			cols = append(cols, plan.NamedExpr{Name: name, Expr: expr})
 		}
 	}
-	s.change(func(r *Request) { r.Columns = cols })
+	s.change(func(r *plan.Request) { r.Columns = cols })
 	return nil
 }
 
@@ -515,33 +505,26 @@ func (s *Session) index(arg string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, inf := range s.plan.synced.queried {
+	for _, inf := range s.plan.Caches().Queried() {
 		if _, dup := inf.Informer.GetIndexer().GetIndexers()[name]; dup {
 			return fmt.Errorf("%s already has an index %q: choose another name", inf.Resource, name)
 		}
 	}
-	np, err := s.plan.With(func(r *Request) { r.Indexes = append(r.Indexes, NamedExpr{Name: name, Expr: expr}) })
+	np, prog, err := s.plan.WithIndex(name, expr)
 	if err != nil {
 		return err
 	}
-	prog := np.indexes[name]
-	set := schemaSetOf(np.synced.conn.Resolver, np.synced.queried)
-	for _, inf := range np.synced.queried {
-		if err := np.checkSchema(set, inf.Resource, []*indexers.Program{prog}); err != nil {
-			return err
-		}
-	}
 	ctx := s.answerContext()
 	stats := &indexers.Stats{}
-	computed := make([]*precomputed, len(np.synced.queried))
-	for i, inf := range np.synced.queried {
+	computed := make([]*precomputed, len(np.Caches().Queried()))
+	for i, inf := range np.Caches().Queried() {
 		computed[i] = precompute(ctx, name, prog, inf.Informer.GetStore().List(), stats)
 		if ctx.Err() != nil {
 			_, _ = fmt.Fprintln(s.errOut, "interrupted: no index was added")
 			return nil
 		}
 	}
-	for i, inf := range np.synced.queried {
+	for i, inf := range np.Caches().Queried() {
 		fn := indexers.IndexFunc(name, prog, stats)
 		err := inf.Informer.AddIndexers(cache.Indexers{name: computed[i].indexFunc(fn)})
 		computed[i].release()
@@ -606,7 +589,7 @@ func (pc *precomputed) release() {
 
 func (s *Session) resources(arg string) error {
 	s.mu.Lock()
-	queried := s.plan.synced.queried
+	queried := s.plan.Caches().Queried()
 	s.mu.Unlock()
 	tw := printers.GetNewTabWriter(s.out)
 	_, _ = fmt.Fprintln(tw, "RESOURCE\tOBJECTS\tINDEXES")
@@ -628,7 +611,7 @@ func (s *Session) resourceNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
-	for _, inf := range s.plan.synced.queried {
+	for _, inf := range s.plan.Caches().Queried() {
 		out = append(out, inf.Resource.String())
 	}
 	return out
@@ -669,7 +652,7 @@ func (s *Session) Complete(line string, pos int) (head string, completions []str
 			}
 			return before, nil, tail
 		case "o":
-			return completeWord(before, tail, append([]string{"table"}, AllowedFormats()...), "")
+			return completeWord(before, tail, append([]string{"table"}, query.AllowedFormats()...), "")
 		case "resources":
 			return completeWord(before, tail, s.resourceNames(), "")
 		case "where", "sort", "group", "columns":
@@ -699,7 +682,7 @@ func (s *Session) indexNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := map[string]bool{}
-	for _, inf := range s.plan.synced.queried {
+	for _, inf := range s.plan.Caches().Queried() {
 		for n := range inf.Informer.GetIndexer().GetIndexers() {
 			set[n] = true
 		}
@@ -712,7 +695,7 @@ func (s *Session) indexValues(name string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := map[string]bool{}
-	for _, inf := range s.plan.synced.queried {
+	for _, inf := range s.plan.Caches().Queried() {
 		idx := inf.Informer.GetIndexer()
 		if _, ok := idx.GetIndexers()[name]; !ok {
 			continue
@@ -855,109 +838,15 @@ func (s *Session) sampleObjects() []map[string]any {
 		return s.samples
 	}
 	s.samples = []map[string]any{}
-	for _, inf := range s.plan.synced.queried {
+	for _, inf := range s.plan.Caches().Queried() {
 		for i, obj := range inf.Informer.GetIndexer().List() {
 			if i >= s.opts.Samples {
 				break
 			}
-			if m, err := toJSONMap(obj); err == nil && m != nil {
+			if m, err := query.JSONMap(obj); err == nil && m != nil {
 				s.samples = append(s.samples, m)
 			}
 		}
 	}
 	return s.samples
-}
-
-// reach returns the lookup that progs, compiled after the caches filled,
-// read get() and byIndex() from: s.lookup, and besides, under the name an
-// expression writes ("nodes", "no", "node"), each other resource the caches
-// hold, whether the first query read it with get() or queried it. The
-// lookup of a queried resource has its scope: a namespaced one is read in
-// the query's namespace only. A resource that is not cached, one cached
-// only in part (queried with a label or field selector), and a byIndex()
-// of an index its cache does not have are errors, and so is a get() that
-// passes a namespace for a cluster-scoped resource.
-func (s *synced) reach(progs []*indexers.Program, names Names) (*factory.Lookup, []error) {
-	l := s.lookup
-	if l == nil {
-		l = factory.NewLookup()
-	}
-	var errs []error
-	failed := map[string]bool{}
-	for _, prog := range progs {
-		for _, ref := range prog.References() {
-			if failed[ref.Resource] {
-				continue
-			}
-			infs := l.Informers(ref.Resource)
-			if infs == nil {
-				var err error
-				if infs, err = s.cached(ref.Resource); err != nil {
-					failed[ref.Resource] = true
-					errs = append(errs, fmt.Errorf("%s: %w", prog.Context(), err))
-					continue
-				}
-				l = l.With(ref.Resource, infs...)
-			}
-			if !infs[0].Resource.Namespaced {
-				if err := prog.CheckClusterScoped(ref.Resource); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			for _, ix := range ref.Indexes {
-				have := infs[0].Informer.GetIndexer().GetIndexers()
-				if _, ok := have[ix]; !ok && ix != cache.NamespaceIndex {
-					errs = append(errs, fmt.Errorf("%s: byIndex(%q, %q, …): for %s: %w", prog.Context(), ref.Resource, ix, infs[0].Resource, unknownIndex(ix, slices.Sorted(maps.Keys(have)), names)))
-				}
-			}
-		}
-	}
-	return l, errs
-}
-
-// cached returns the informers that hold the resource an expression names
-// with get() or byIndex(): those the lookup reads it through under another
-// name, or the queried resource's.
-func (s *synced) cached(name string) ([]*factory.Informer, error) {
-	res, err := s.conn.Resolver.ResolveOne(name)
-	if err != nil {
-		return nil, fmt.Errorf("get()/byIndex() resource %q: %w", name, err)
-	}
-	if s.lookup != nil {
-		if infs := s.lookup.InformersOf(res.GVR); infs != nil {
-			return infs, nil
-		}
-	}
-	var held []string
-	for _, inf := range s.queried {
-		held = append(held, inf.Resource.String())
-		if inf.Resource.GVR != res.GVR {
-			continue
-		}
-		if sel := selectors(inf.Scope); sel != "" {
-			return nil, fmt.Errorf("%q is cached only in part here (%s): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read %q with get()", name, sel, name)
-		}
-		return []*factory.Informer{inf}, nil
-	}
-	if s.lookup != nil {
-		for _, r := range s.lookup.Resources() {
-			if !slices.Contains(held, r.String()) {
-				held = append(held, r.String())
-			}
-		}
-	}
-	return nil, fmt.Errorf("%q is not cached here (the caches hold %s): start a new query that names it, or whose flags read it with get()", name, strings.Join(held, ", "))
-}
-
-// selectors describes the label and field selectors of a scope, "" when
-// it has none.
-func selectors(sc factory.Scope) string {
-	var out []string
-	if sc.LabelSelector != "" {
-		out = append(out, "-l "+sc.LabelSelector)
-	}
-	if sc.FieldSelector != "" {
-		out = append(out, "--field-selector "+sc.FieldSelector)
-	}
-	return strings.Join(out, " ")
 }

@@ -1,18 +1,14 @@
-package query
+package plan
 
 import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// created is the creation timestamp as CEL reads it from the JSON: a
-// string, RFC 3339.
-var created = podValue(func(p *corev1.Pod) (any, error) { return p.CreationTimestamp.UTC().Format(time.RFC3339), nil })
 
 func TestSplitArgs(t *testing.T) {
 	tests := []struct {
@@ -51,19 +47,7 @@ func TestSplitArgs(t *testing.T) {
 	}
 }
 
-func TestRunNamedObjectsMissing(t *testing.T) {
-	res, err := Run(podIndexer(t), Spec{Namespace: "default", Objects: []string{"web-9", "web-0", "dns-0"}, Where: phaseIs(corev1.PodPending)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// dns-0 is in kube-system; web-0 exists but is not Pending: it is
-	// not missing, only not matched.
-	if got, want := res.Missing, []string{"web-9", "dns-0"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Missing = %q, want %q", got, want)
-	}
-	if len(res.Items) != 0 || res.Matched != 0 {
-		t.Errorf("items %q, matched %d; want none", keys(res), res.Matched)
-	}
+func TestNotFoundError(t *testing.T) {
 	nf := &NotFoundError{Missing: []Missing{{Resource: schema.GroupResource{Resource: "pods"}, Name: "web-9"}, {Resource: schema.GroupResource{Group: "apps", Resource: "deployments"}, Name: "x"}}}
 	want := "Error from server (NotFound): pods \"web-9\" not found\nError from server (NotFound): deployments.apps \"x\" not found"
 	if nf.Error() != want {
@@ -72,7 +56,7 @@ func TestRunNamedObjectsMissing(t *testing.T) {
 }
 
 func TestCompileKubectlHabits(t *testing.T) {
-	env := testEnv(t)
+	env := fixture.Env(t)
 	tests := []struct {
 		name       string
 		req        Request
@@ -100,7 +84,7 @@ func TestCompileKubectlHabits(t *testing.T) {
 			if tt.sortExpr != "" && p.sortBy.Expr() != tt.sortExpr {
 				t.Errorf("sort expression %q, want %q", p.sortBy.Expr(), tt.sortExpr)
 			}
-			if sp := p.spec(); sp.Descending != tt.descending {
+			if sp := p.Spec(); sp.Descending != tt.descending {
 				t.Errorf("spec descending %v, want %v", sp.Descending, tt.descending)
 			}
 		})

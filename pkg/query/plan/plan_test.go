@@ -1,24 +1,16 @@
-package query
+package plan
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
 )
 
-func testEnv(t *testing.T) *indexers.Env {
-	t.Helper()
-	env, err := indexers.NewEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
-}
-
 func TestCompilePlan(t *testing.T) {
-	env := testEnv(t)
+	env := fixture.Env(t)
 	tests := []struct {
 		name     string
 		req      Request
@@ -30,10 +22,10 @@ func TestCompilePlan(t *testing.T) {
 		{name: "status where", req: Request{Where: `object.status.phase == "Running"`}},
 		{name: "json needs objects", req: Request{Output: "json"}},
 		{name: "name output", req: Request{Output: "name", SortBy: "object.metadata.name"}, metadata: true},
-		{name: "index on spec", req: Request{Indexes: []NamedExpr{{"byNode", "object.spec.nodeName"}}, By: []Selector{{"byNode", "n1"}}}},
+		{name: "index on spec", req: Request{Indexes: []NamedExpr{{"byNode", "object.spec.nodeName"}}, By: []query.Selector{{Index: "byNode", Value: "n1"}}}},
 		{name: "column on metadata", req: Request{Columns: []NamedExpr{{"app", `object.metadata.labels["app"]`}}}, metadata: true},
 		{name: "lookup keeps metadata", req: Request{Where: `get("nodes", object.metadata.name) != null`}, metadata: true},
-		{name: "unknown index", req: Request{By: []Selector{{"byNode", "n1"}}}, err: `unknown index "byNode": known indexes are namespace`},
+		{name: "unknown index", req: Request{By: []query.Selector{{Index: "byNode", Value: "n1"}}}, err: `unknown index "byNode": known indexes are namespace`},
 		{name: "index named namespace", req: Request{Indexes: []NamedExpr{{"namespace", "object.metadata.namespace"}}}, err: "built in"},
 		{name: "duplicate index", req: Request{Indexes: []NamedExpr{{"a", "object.kind"}, {"a", "object.kind"}}}, err: `index "a" is defined twice`},
 		{name: "index type", req: Request{Indexes: []NamedExpr{{"a", "1"}}}, err: `index "a"`},
@@ -46,7 +38,7 @@ func TestCompilePlan(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one containing %q", err, tt.err)
 				}
-				if _, ok := err.(*UsageError); !ok {
+				if _, ok := err.(*query.UsageError); !ok {
 					t.Fatalf("error is %T, want *UsageError", err)
 				}
 				return
@@ -58,15 +50,6 @@ func TestCompilePlan(t *testing.T) {
 				t.Errorf("MetadataOnly() = %v, want %v", p.MetadataOnly(), tt.metadata)
 			}
 		})
-	}
-}
-
-func TestMergeGroups(t *testing.T) {
-	a := &Result{Mode: ModeGroups, Groups: []Group{{"x", 3}, {"y", 1}}}
-	b := &Result{Mode: ModeGroups, Groups: []Group{{"y", 3}, {"z", 2}}}
-	got := mergeGroups([]*Result{a, b}, 2)
-	if len(got.Groups) != 2 || got.Groups[0] != (Group{"y", 4}) || got.Groups[1] != (Group{"x", 3}) {
-		t.Fatalf("merged %v, want y=4, x=3", got.Groups)
 	}
 }
 

@@ -1,4 +1,4 @@
-package query
+package watch
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,21 +94,21 @@ func TestFormatLine(t *testing.T) {
 	at := time.Date(2025, 3, 1, 11, 0, 0, 123456789, time.FixedZone("CET", 3600))
 	tests := []struct {
 		name string
-		ev   WatchEvent
+		ev   Event
 		want string
 	}{{
 		name: "added with columns",
-		ev: WatchEvent{Time: at, Type: EventAdded, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "42",
-			ColumnNames: []string{"phase", "bad"}, Values: []any{"Pending", &EvalError{Err: errors.New("boom")}}},
+		ev: Event{Time: at, Type: EventAdded, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "42",
+			ColumnNames: []string{"phase", "bad"}, Values: []any{"Pending", &query.EvalError{Err: errors.New("boom")}}},
 		want: "2025-03-01T10:00:00.123Z ADDED   pod shop/web-0 42 phase=Pending bad=<error>\n",
 	}, {
 		name: "cluster-scoped update with diff",
-		ev: WatchEvent{Time: at, Type: EventUpdated, Kind: "node", Name: "node-1", ResourceVersion: "43",
+		ev: Event{Time: at, Type: EventUpdated, Kind: "node", Name: "node-1", ResourceVersion: "43",
 			Diff: []Change{{Path: "spec.unschedulable", Old: nil, New: true}, {Path: `metadata.labels.x`, Old: "a", New: ""}}},
 		want: "2025-03-01T10:00:00.123Z UPDATED node node-1 43\n  spec.unschedulable: <none> → true\n  metadata.labels.x: a → \"\"\n",
 	}, {
 		name: "missed delete",
-		ev:   WatchEvent{Time: at, Type: EventDeleted, Missed: true, Kind: "deployment.apps", Namespace: "shop", Name: "web", ResourceVersion: "7"},
+		ev:   Event{Time: at, Type: EventDeleted, Missed: true, Kind: "deployment.apps", Namespace: "shop", Name: "web", ResourceVersion: "7"},
 		want: "2025-03-01T10:00:00.123Z DELETED (missed) deployment.apps shop/web 7\n",
 	}}
 	for _, tt := range tests {
@@ -120,7 +123,7 @@ func TestFormatLine(t *testing.T) {
 func TestFormatJSON(t *testing.T) {
 	at := time.Date(2025, 3, 1, 10, 0, 0, 5e6, time.UTC)
 	old, cur := watchPod("web-0", "1", "Pending", nil), watchPod("web-0", "2", "Running", nil)
-	ev := &WatchEvent{Time: at, Type: EventUpdated, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "2",
+	ev := &Event{Time: at, Type: EventUpdated, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "2",
 		Object: cur, OldObject: old, ColumnNames: []string{"phase"}, Values: []any{"Running"}}
 	data, err := FormatJSON(ev, false)
 	if err != nil {
@@ -152,7 +155,7 @@ func TestFormatJSON(t *testing.T) {
 		t.Errorf("--diff JSON: %s", data)
 	}
 
-	del := &WatchEvent{Time: at, Type: EventDeleted, Missed: true, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "2", Object: cur}
+	del := &Event{Time: at, Type: EventDeleted, Missed: true, Kind: "pod", Namespace: "shop", Name: "web-0", ResourceVersion: "2", Object: cur}
 	data, err = FormatJSON(del, true)
 	if err != nil {
 		t.Fatal(err)
@@ -184,10 +187,10 @@ func TestEmitter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := CompileWatch(env, WatchRequest{
+	w, err := Compile(env, Request{
 		Resources: []string{"pods"},
 		Where:     `object.metadata.labels.tier == "web"`,
-		Columns:   []NamedExpr{{Name: "phase", Expr: "object.status.phase"}},
+		Columns:   []plan.NamedExpr{{Name: "phase", Expr: "object.status.phase"}},
 		Diff:      true, SkipInitial: true,
 	})
 	if err != nil {
@@ -253,7 +256,7 @@ func TestEmitterSelectorExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := CompileWatch(env, WatchRequest{Resources: []string{"pods"}, LabelSelector: "x=1", Diff: true})
+	w, err := Compile(env, Request{Resources: []string{"pods"}, LabelSelector: "x=1", Diff: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +318,7 @@ func TestEmitterSelectorExit(t *testing.T) {
 
 	// In JSON, an ENTERED whose state before is not known has neither
 	// oldObject nor diff.
-	data, err := FormatJSON(&WatchEvent{Type: EventEntered, Kind: "pod", Object: a3}, true)
+	data, err := FormatJSON(&Event{Type: EventEntered, Kind: "pod", Object: a3}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +337,7 @@ func TestEmitterRelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, output := range []string{"", "json"} {
-		w, err := CompileWatch(env, WatchRequest{Resources: []string{"pods"}, Output: output})
+		w, err := Compile(env, Request{Resources: []string{"pods"}, Output: output})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,8 +392,8 @@ func TestCompileWatchErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = CompileWatch(env, WatchRequest{Resources: []string{"pods"}, Output: "yaml", Where: "1 + 1", ResyncPeriod: -time.Second})
-	var ue *UsageError
+	_, err = Compile(env, Request{Resources: []string{"pods"}, Output: "yaml", Where: "1 + 1", ResyncPeriod: -time.Second})
+	var ue *query.UsageError
 	if !errors.As(err, &ue) {
 		t.Fatalf("error %v is not a *UsageError", err)
 	}
