@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -174,19 +173,11 @@ func (p *Parser) KeyLine(parts ...any) int {
 	return p.Line(parts...)
 }
 
-// yamlLine matches the line yaml.v3 puts in its messages.
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
-
-// YAMLError records a message of yaml.v3 at the line it names; a message
-// without a line is about the first line.
-func (p *Parser) YAMLError(msg string) {
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	}
-	p.Errorf(line, "", "%s", msg)
+// YAMLError records an error of yaml.v3 as one about the file as a whole:
+// yaml.v3 gives the line it found at fault only in its message, which is
+// kept as it is.
+func (p *Parser) YAMLError(err error) {
+	p.Errorf(0, "", "%v", err)
 }
 
 // Root reads the single YAML document of the file and returns its root,
@@ -199,7 +190,7 @@ func (p *Parser) Root(empty, notMapping string) *yaml.Node {
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		p.Fatal = true
-		p.YAMLError(err.Error())
+		p.YAMLError(err)
 		return nil
 	}
 	if len(doc.Content) == 0 {
@@ -214,7 +205,7 @@ func (p *Parser) Root(empty, notMapping string) *yaml.Node {
 		return nil
 	} else if !errors.Is(err, io.EOF) {
 		p.Fatal = true
-		p.YAMLError(err.Error())
+		p.YAMLError(err)
 		return nil
 	}
 	root := ResolveAlias(doc.Content[0])

@@ -85,7 +85,7 @@ func parseConfig(path string, data []byte) (*configParser, *Config) {
 	var typeErr *yaml.TypeError
 	if decodeErr != nil && !errors.As(decodeErr, &typeErr) {
 		p.Fatal = true
-		p.YAMLError(decodeErr.Error())
+		p.YAMLError(decodeErr)
 		return p, nil
 	}
 	p.prefix = yamlcheck.ScalarField(root, "prefix")
@@ -94,9 +94,7 @@ func parseConfig(path string, data []byte) (*configParser, *Config) {
 		// What the config holds would be misread: report only this.
 		p.Fatal = true
 		if !p.Malformed {
-			for _, msg := range typeErr.Errors {
-				p.YAMLError(msg)
-			}
+			p.YAMLError(typeErr)
 		}
 		return p, nil
 	}
@@ -228,7 +226,7 @@ func (p *configParser) validateResource(r ResourceConfig, ctx string, at func(..
 	}
 	if r.FieldSelector != "" {
 		if _, err := fields.ParseSelector(r.FieldSelector); err != nil {
-			p.Errorf(p.Line(at("fieldSelector")...), ctx, "fieldSelector %q: %v; write it as for kubectl get --field-selector, such as status.phase=Running", r.FieldSelector, err)
+			p.Errorf(p.Line(at("fieldSelector")...), ctx, "fieldSelector %q: %v; write it as a field selector of kubectl get, such as status.phase=Running", r.FieldSelector, err)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Indexes)) {

@@ -34,9 +34,9 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "# nothing\n",
 			`c.yaml: the config is empty; it needs apiVersion: kubectl-informer.io/v1alpha1, kind: ExporterConfig and resources`},
 		{"syntax error", configHead + "resources: [\n",
-			`c.yaml:3: did not find expected node content`},
+			`c.yaml: yaml: line 3: did not find expected node content`},
 		{"syntax error on the first line", "a: b: c\n",
-			`c.yaml:1: mapping values are not allowed in this context`},
+			`c.yaml: yaml: mapping values are not allowed in this context`},
 		{"not a mapping", "- a\n- b\n",
 			`c.yaml:1: the config must be a mapping with apiVersion, kind and resources, not a list`},
 		{"two documents", configHead + "resources: []\n---\nkind: ExporterConfig\n",
@@ -99,7 +99,7 @@ func TestParseErrors(t *testing.T) {
 		{"invalid label selector", configHead + "resources:\n- resource: pods\n  labelSelector: app in (web\n",
 			`c.yaml:5: resource "pods": labelSelector "app in (web": unable to parse requirement: found '', expected: ',' or ')'; write it as for kubectl get -l, such as app=web,tier!=cache`},
 		{"invalid field selector", configHead + "resources:\n- resource: pods\n  fieldSelector: status.phase\n",
-			`c.yaml:5: resource "pods": fieldSelector "status.phase": invalid selector: 'status.phase'; can't understand 'status.phase'; write it as for kubectl get --field-selector, such as status.phase=Running`},
+			`c.yaml:5: resource "pods": fieldSelector "status.phase": invalid selector: 'status.phase'; can't understand 'status.phase'; write it as a field selector of kubectl get, such as status.phase=Running`},
 		{"namespace index", configHead + "resources:\n- resource: pods\n  indexes:\n    namespace: object.metadata.namespace\n",
 			`c.yaml:6: resource "pods": index "namespace" is built in and cannot be redefined; choose another name`},
 		{"empty index name", configHead + "resources:\n- resource: pods\n  indexes:\n    '': object.spec.nodeName\n",
@@ -322,7 +322,7 @@ func TestParseAliasBomb(t *testing.T) {
 	}
 	b.WriteString("commonLabels: *x29\nresources: [{resource: pods}]\n")
 	_, err := Parse("c.yaml", []byte(b.String()))
-	if want := "c.yaml:1: document contains excessive aliasing"; err == nil || err.Error() != want {
+	if want := "c.yaml: yaml: document contains excessive aliasing"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
 }

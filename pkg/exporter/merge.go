@@ -35,7 +35,7 @@ func Merge(parts ...*Compiled) (*Compiled, error) {
 			for _, f := range r.Families {
 				at := fmt.Sprintf("%s:%d", p.Path, f.Line)
 				if first, dup := seen[f.Name]; dup {
-					errs = append(errs, fmt.Errorf("%s: metric %q is also defined at %s; metric names must be unique across the configs served together: rename one, or leave one family out (--metric-denylist for the profile's)", at, f.Name, first))
+					errs = append(errs, fmt.Errorf("%s: metric %q is also defined at %s; metric names must be unique across the configs served together: rename one, or leave one family out (with the metric denylist, for the profile's)", at, f.Name, first))
 					continue
 				}
 				seen[f.Name] = at

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -24,7 +24,7 @@ import (
 // /debug/pprof/ when Options.Pprof is set, and a landing page at /.
 func (x *Exporter) Handler() (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", x.serveMetrics)
+	mux.Handle("/metrics", compressed(http.HandlerFunc(x.serveMetrics)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = fmt.Fprintln(w, "ok")
@@ -120,17 +120,23 @@ func (x *Exporter) capped() []string {
 // large scrape's.
 const gzipLevel = gzip.BestSpeed
 
-var (
-	responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
-	gzipWriters     = sync.Pool{New: func() any {
-		w, _ := gzip.NewWriterLevel(io.Discard, gzipLevel) // a valid level: no error
-		return w
-	}}
-)
+// responseWriters buffer the writes of /metrics.
+var responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
+// compressed wraps the handler of /metrics with the negotiation of gzip
+// (Accept-Encoding with its q-values; Vary: Accept-Encoding) and pooled
+// compressors at gzipLevel.
+var compressed = func() func(http.Handler) http.HandlerFunc {
+	wrap, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzipLevel))
+	if err != nil {
+		panic(err) // a valid level: no error
+	}
+	return wrap
+}()
 
 // serveMetrics writes the configured families, already rendered, and the
-// exporter's own metrics, in the text format or OpenMetrics as negotiated,
-// gzip-compressed when the client accepts it.
+// exporter's own metrics, in the text format or OpenMetrics as negotiated;
+// the handler of /metrics compresses it (see compressed).
 func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
@@ -143,25 +149,14 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		x.log.Warn("gathering the exporter's own metrics", "err", err)
 	}
 	w.Header().Set("Content-Type", string(format))
-	// The body depends on Accept (the format) and Accept-Encoding (gzip or
-	// not): caches must key on both.
+	// The body depends on Accept (the format): caches must key on it.
 	w.Header().Add("Vary", "Accept")
-	w.Header().Add("Vary", "Accept-Encoding")
 	// The series are streamed as they are copied (see Engine.WriteFamilies):
-	// memory does not grow with the size of the response. Writers and gzip
-	// compressors are reused.
-	var out io.Writer = w
-	var gz *gzip.Writer
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		w.Header().Set("Content-Encoding", "gzip")
-		gz = gzipWriters.Get().(*gzip.Writer)
-		defer gzipWriters.Put(gz)
-		gz.Reset(w)
-		out = gz
-	}
+	// memory does not grow with the size of the response. Writers are
+	// reused.
 	bw := responseWriters.Get().(*bufio.Writer)
 	defer responseWriters.Put(bw)
-	bw.Reset(out)
+	bw.Reset(w)
 	defer bw.Reset(nil)
 	if e := x.engine(); e != nil {
 		_ = e.WriteFamilies(bw, openMetrics)
@@ -176,11 +171,7 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if openMetrics {
 		_, _ = expfmt.FinalizeOpenMetrics(bw)
 	}
-	err = bw.Flush()
-	if gz != nil && err == nil {
-		err = gz.Close()
-	}
-	if err != nil {
+	if err := bw.Flush(); err != nil {
 		x.log.Debug("writing /metrics", "err", err)
 	}
 	x.tel.scrape.Observe(time.Since(start).Seconds())

@@ -672,7 +672,7 @@ type ForbiddenError struct {
 func (e *ForbiddenError) Error() string {
 	msg := apiMessage(e.Err)
 	if IsImpersonationDenied(e.Err) {
-		return msg + "\n" + ImpersonationHint
+		return msg // not RBAC on the resource: what to do is the caller's to say
 	}
 	canI := []string{"kubectl", "auth", "can-i", "list", e.Resource.String()}
 	where, other := "cluster-wide", ""
@@ -680,27 +680,39 @@ func (e *ForbiddenError) Error() string {
 	case e.Resource.Namespaced && e.Namespace != "":
 		where = fmt.Sprintf("in namespace %q", e.Namespace)
 		canI = append(canI, "-n", e.Namespace)
-		other = " or query a namespace you may read with -n"
+		other = " or query a namespace you may read"
 	case e.Resource.Namespaced:
-		where = "in all namespaces (-A)"
+		where = "in all namespaces"
 		canI = append(canI, "-A")
-		other = " or query a namespace you may read with -n"
+		other = " or query a namespace you may read"
 	}
 	canI = append(canI, e.KubectlFlags...)
 	return fmt.Sprintf("%s\nRBAC denied list/watch of %s %s: the informer needs the list and watch verbs there; ask for them (check with %s)%s",
 		msg, e.Resource, where, ShellJoin(canI), other)
 }
 
-// ImpersonationHint says what to do when the API server refused --as.
-const ImpersonationHint = "the API server refused to act as the user of --as/--as-group: yours lacks the impersonate verb on users, groups or serviceaccounts " +
-	"(check with kubectl auth can-i impersonate users); drop --as or ask for that permission"
-
-// IsImpersonationDenied reports whether err is the API server refusing
-// the impersonation of --as or --as-group.
+// IsImpersonationDenied reports whether err is the API server refusing to
+// impersonate a user, group, UID or service account (kubectl's --as and
+// --as-group): a 403 whose details name what the impersonation filter
+// checks, the impersonated users, groups, UIDs or extras, or a service
+// account by name (a request for service accounts themselves names none
+// when it lists them).
 func IsImpersonationDenied(err error) bool {
-	// "cannot impersonate resource", or with constrained impersonation
-	// "cannot impersonate-on:user-info:list resource".
-	return err != nil && strings.Contains(err.Error(), " cannot impersonate")
+	var se apierrors.APIStatus
+	if !apierrors.IsForbidden(err) || !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	if d == nil {
+		return false
+	}
+	switch d.Group {
+	case "":
+		return d.Kind == "users" || d.Kind == "groups" || (d.Kind == "serviceaccounts" && d.Name != "")
+	case "authentication.k8s.io":
+		return d.Kind == "uids" || d.Kind == "userextras" || strings.HasPrefix(d.Kind, "userextras/")
+	}
+	return false
 }
 
 // ShellJoin joins a command's words for a shell: words holding anything
@@ -733,7 +745,7 @@ func explainListError(res Resource, scope Scope, err error, kubectlFlags []strin
 	case apierrors.IsForbidden(err):
 		return &ForbiddenError{Resource: res, Namespace: scope.Namespace, Err: err, KubectlFlags: kubectlFlags}
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("listing %s: %w\nthe server did not accept your credentials: log in again or check --kubeconfig, --context and --token", res, err)
+		return fmt.Errorf("listing %s: %w\nthe server did not accept your credentials: log in again or check the kubeconfig, its context and user", res, err)
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("listing %s: %w\nthe resource type was removed (a CRD deleted?) or the namespace does not exist", res, err)
 	}

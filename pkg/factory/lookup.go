@@ -214,5 +214,5 @@ func UnknownIndexError(res Resource, name string, have cache.Indexers) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return fmt.Errorf("unknown index %q for %s: known indexes are %s (define one with --index NAME=CEL)", name, res, strings.Join(names, ", "))
+	return fmt.Errorf("unknown index %q for %s: known indexes are %s", name, res, strings.Join(names, ", "))
 }

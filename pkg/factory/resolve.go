@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -271,7 +272,7 @@ func (r *Resolver) withSuggestion(err error, name string) error {
 type ServerError struct{ Err error }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("%v\nthe API server could not be reached: check that the cluster is running and that the kubeconfig (--kubeconfig, --context) points at it", e.Err)
+	return fmt.Sprintf("%v\nthe API server could not be reached: check that the cluster is running and that the kubeconfig and its context point at it", e.Err)
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
@@ -279,11 +280,11 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // it did not accept the credentials.
 func discoveryError(err error) error {
 	if apierrors.IsUnauthorized(err) {
-		return fmt.Errorf("%w\nthe server did not accept your credentials (401 Unauthorized): log in again or check --kubeconfig, --context and --token", err)
+		return fmt.Errorf("%w\nthe server did not accept your credentials (401 Unauthorized): log in again or check the kubeconfig, its context and user", err)
 	}
 	var ne net.Error
 	var ue *url.Error
-	if errors.As(err, &ne) || errors.As(err, &ue) || strings.Contains(err.Error(), "connection refused") {
+	if errors.As(err, &ne) || errors.As(err, &ue) || errors.Is(err, syscall.ECONNREFUSED) {
 		return &ServerError{Err: err}
 	}
 	return err

@@ -94,7 +94,7 @@ func clientCA(ctx context.Context, client kubernetes.Interface, file string, log
 	if file != "" {
 		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", file)
 		if err != nil {
-			return nil, fmt.Errorf("--client-ca-file: %w", err)
+			return nil, fmt.Errorf("client CA file: %w", err)
 		}
 		go ca.Run(ctx, 1)
 		return ca, nil

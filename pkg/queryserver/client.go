@@ -59,10 +59,10 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 func NewClient(cfg *rest.Config, server, caFile string) (*Client, error) {
 	u, err := url.Parse(server)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("--server %q is not a URL: want https://HOST:PORT", server)
+		return nil, fmt.Errorf("%q is not a URL: want https://HOST:PORT", server)
 	}
 	if u.Scheme != "https" {
-		return nil, fmt.Errorf("--server %q: the query server speaks HTTPS only: want https://%s", server, u.Host)
+		return nil, fmt.Errorf("%q: the query server speaks HTTPS only: want https://%s", server, u.Host)
 	}
 	c := rest.CopyConfig(cfg)
 	c.Host, c.APIPath = u.Scheme+"://"+u.Host, ""

@@ -26,7 +26,7 @@ type impersonationRequest struct {
 
 // errImpersonationWithoutUser is a request impersonating groups, a UID or
 // extras without a user.
-var errImpersonationWithoutUser = errors.New("impersonating groups, a UID or extras needs a user to impersonate: add --as")
+var errImpersonationWithoutUser = errors.New("impersonating groups, a UID or extras needs a user to impersonate as well (Impersonate-User)")
 
 // impersonationRequests returns what the Impersonate-* headers of h ask
 // for, as the API server reads them (--as, --as-group, --as-uid and

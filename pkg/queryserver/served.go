@@ -188,7 +188,7 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 		ctx = budget.Context()
 	}
 	if plan.NamesObjects(req.Resources) {
-		return &query.UsageError{Err: errors.New(`a query server answers for resource types, not named objects: query without --server, or select them with --where 'object.metadata.name in ["NAME", ...]'`)}
+		return &query.UsageError{Err: fmt.Errorf(`a query server answers for resource types, not named objects: query the cluster itself, or select them with %s 'object.metadata.name in ["NAME", ...]'`, req.Names.Of(query.PartWhere))}
 	}
 	queried, err := s.resolve(req.Resources, "")
 	if err != nil {
@@ -268,7 +268,7 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 			idx := inf.Informer.GetIndexer().GetIndexers()
 			for _, ix := range ref.Indexes {
 				if _, ok := idx[ix]; !ok && ix != cache.NamespaceIndex {
-					return &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", ref.Resource, ix, factory.UnknownIndexError(inf.Resource, ix, idx))}
+					return &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): for %s: %w", ref.Resource, ix, inf.Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(idx)), req.Names))}
 				}
 			}
 			scope, done := scopeOf[inf.Resource.GVR]

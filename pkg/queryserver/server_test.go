@@ -304,9 +304,9 @@ func TestEndpoints(t *testing.T) {
 
 func TestNewClientRefusesPlainHTTP(t *testing.T) {
 	for server, want := range map[string]string{
-		"http://localhost:8443": `--server "http://localhost:8443": the query server speaks HTTPS only: want https://localhost:8443`,
-		"localhost:8443":        `--server "localhost:8443" is not a URL: want https://HOST:PORT`,
-		"://":                   `--server "://" is not a URL: want https://HOST:PORT`,
+		"http://localhost:8443": `"http://localhost:8443": the query server speaks HTTPS only: want https://localhost:8443`,
+		"localhost:8443":        `"localhost:8443" is not a URL: want https://HOST:PORT`,
+		"://":                   `"://" is not a URL: want https://HOST:PORT`,
 	} {
 		_, err := NewClient(&rest.Config{}, server, "")
 		if err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -1,14 +1,16 @@
 package queryserver
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
-	"time"
+	"sync/atomic"
 
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	certutil "k8s.io/client-go/util/cert"
 )
 
@@ -21,30 +23,36 @@ const (
 
 // ServingTLS returns the TLS configuration of the server. With certFile
 // and keyFile it serves them, read again when they change (a renewed
-// certificate needs no restart). Without them it serves a self-signed
-// certificate for hosts (names and IP addresses; localhost and the
-// loopback addresses are always included), kept in certDir as
+// certificate needs no restart) until ctx ends. Without them it serves a
+// self-signed certificate for hosts (names and IP addresses; localhost and
+// the loopback addresses are always included), kept in certDir as
 // serving.crt and serving.key and reused from there when present there;
-// certFile is then the path of serving.crt, which clients trust with
-// --server-ca. Client certificates are requested, never required: the
-// authenticator verifies them.
-func ServingTLS(certFile, keyFile, certDir string, hosts []string) (cfg *tls.Config, servedCert string, err error) {
+// certFile is then the path of serving.crt, which clients trust. Client
+// certificates are requested, never required: the authenticator verifies
+// them.
+func ServingTLS(ctx context.Context, certFile, keyFile, certDir string, hosts []string) (cfg *tls.Config, servedCert string, err error) {
 	if (certFile == "") != (keyFile == "") {
-		return nil, "", fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")
+		return nil, "", errors.New("a serving certificate needs its private key, and the reverse")
 	}
 	if certFile == "" {
 		if certFile, keyFile, err = selfSigned(certDir, hosts); err != nil {
 			return nil, "", err
 		}
 	}
-	kp := &keyPair{certFile: certFile, keyFile: keyFile}
-	if _, err := kp.get(nil); err != nil {
+	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	sc := &servingCert{content: content}
+	if err := sc.load(); err != nil {
 		return nil, "", err
 	}
+	content.AddListener(sc)
+	go content.Run(ctx, 1)
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		ClientAuth:     tls.RequestClientCert,
-		GetCertificate: kp.get,
+		GetCertificate: sc.get,
 	}, certFile, nil
 }
 
@@ -52,7 +60,7 @@ func ServingTLS(certFile, keyFile, certDir string, hosts []string) (cfg *tls.Con
 // generating them when absent.
 func selfSigned(dir string, hosts []string) (certFile, keyFile string, err error) {
 	if dir == "" {
-		return "", "", fmt.Errorf("a directory for the self-signed certificate is needed: give --cert-dir, or --tls-cert-file and --tls-private-key-file")
+		return "", "", errors.New("a directory for the self-signed certificate is needed, or a certificate and its key")
 	}
 	certFile, keyFile = filepath.Join(dir, SelfSignedCertFile), filepath.Join(dir, SelfSignedKeyFile)
 	if ok, err := certutil.CanReadCertAndKey(certFile, keyFile); err == nil && ok {
@@ -77,58 +85,38 @@ func selfSigned(dir string, hosts []string) (certFile, keyFile string, err error
 		return "", "", fmt.Errorf("generating a self-signed certificate: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", fmt.Errorf("--cert-dir: %w", err)
+		return "", "", fmt.Errorf("certificate directory: %w", err)
 	}
 	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
-		return "", "", fmt.Errorf("--cert-dir: %w", err)
+		return "", "", fmt.Errorf("certificate directory: %w", err)
 	}
 	if err := os.WriteFile(certFile, cert, 0o644); err != nil { //nolint:gosec // G306: a certificate is public; clients read it
-		return "", "", fmt.Errorf("--cert-dir: %w", err)
+		return "", "", fmt.Errorf("certificate directory: %w", err)
 	}
 	return certFile, keyFile, nil
 }
 
-// keyPair serves a certificate and key from files, loaded again when
-// either file's modification time changes (checked at most once a
-// second).
-type keyPair struct {
-	certFile, keyFile string
-
-	// mu guards cert, mtimes and checked.
-	mu      sync.Mutex
-	cert    *tls.Certificate
-	mtimes  [2]time.Time
-	checked time.Time
+// servingCert is the certificate of content, parsed once each time the
+// files change: content watches them (and checks them every minute) and
+// calls Enqueue; a pair that does not load keeps the previous one served.
+type servingCert struct {
+	content *dynamiccertificates.DynamicCertKeyPairContent
+	cert    atomic.Pointer[tls.Certificate]
 }
 
-func (k *keyPair) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.cert != nil && time.Since(k.checked) < time.Second {
-		return k.cert, nil
-	}
-	k.checked = time.Now()
-	var mtimes [2]time.Time
-	for i, f := range []string{k.certFile, k.keyFile} {
-		st, err := os.Stat(f)
-		if err != nil {
-			if k.cert != nil {
-				return k.cert, nil // keep serving during a rotation
-			}
-			return nil, fmt.Errorf("reading the serving certificate: %w", err)
-		}
-		mtimes[i] = st.ModTime()
-	}
-	if k.cert != nil && mtimes == k.mtimes {
-		return k.cert, nil
-	}
-	cert, err := tls.LoadX509KeyPair(k.certFile, k.keyFile)
+// Enqueue parses the content's new certificate and key.
+func (c *servingCert) Enqueue() { _ = c.load() }
+
+func (c *servingCert) load() error {
+	certPEM, keyPEM := c.content.CurrentCertKeyContent()
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		if k.cert != nil {
-			return k.cert, nil
-		}
-		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+		return fmt.Errorf("loading the serving certificate: %w", err)
 	}
-	k.cert, k.mtimes = &cert, mtimes
-	return k.cert, nil
+	c.cert.Store(&cert)
+	return nil
+}
+
+func (c *servingCert) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return c.cert.Load(), nil
 }

@@ -45,15 +45,22 @@ func kubectlFlags(flags *genericclioptions.ConfigFlags) []string {
 func impersonationHint(flags *genericclioptions.ConfigFlags, err error) error {
 	var fe *factory.ForbiddenError
 	switch {
-	case err == nil || errors.As(err, &fe):
-		return nil // a ForbiddenError says it already
+	case err == nil:
+		return nil
 	case factory.IsImpersonationDenied(err):
-		return fmt.Errorf("%w\n%s", err, factory.ImpersonationHint)
+		return fmt.Errorf("%w\n%s", err, ImpersonationHint)
+	case errors.As(err, &fe):
+		return nil // a ForbiddenError says what to do already
 	case apierrors.IsForbidden(err) && impersonating(flags):
-		return fmt.Errorf("%w (403 Forbidden, with %s)\n%s", err, factory.ShellJoin(impersonation(flags)), factory.ImpersonationHint)
+		return fmt.Errorf("%w (403 Forbidden, with %s)\n%s", err, factory.ShellJoin(impersonation(flags)), ImpersonationHint)
 	}
 	return nil
 }
+
+// ImpersonationHint says what to do when the API server refused --as.
+const ImpersonationHint = "the API server refused to act as the user of --as/--as-group: yours lacks the impersonate verb on users, groups or serviceaccounts " +
+	"(check with kubectl auth can-i impersonate users); drop --as or ask for that permission"
+
 
 // impersonating reports whether --as or --as-group is given.
 func impersonating(flags *genericclioptions.ConfigFlags) bool {

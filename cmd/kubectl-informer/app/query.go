@@ -345,7 +345,7 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 	}
 	client, err := queryserver.NewClient(cfg, o.QueryServer, o.ServerCA)
 	if err != nil {
-		return &UsageError{Err: err}
+		return &UsageError{Err: fmt.Errorf("--server %w", err)}
 	}
 	// The server's caches are warm: --sync-timeout bounds the wait for its
 	// answer to start.
@@ -478,7 +478,8 @@ func (e *noAnswerError) Error() string { return fmt.Sprintf("no answer within %s
 // caught: a second Ctrl-C ends the process at once, however the command
 // winds down. A SIGINT that a handler set with divertInterrupts handles
 // does not end the context. stop releases the signals and ends the
-// context.
+// context. (signal.NotifyContext would end the context at every SIGINT,
+// also those the interactive session takes to stop the line under way.)
 func interruptible(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	d := &diversion{}
@@ -615,10 +616,11 @@ func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		// The request's own timeout ended it: client-go's context, or the
-		// HTTP client's timer, which cancels it as "net/http: request
-		// canceled" without a context error.
+		// HTTP client's timer (--request-timeout), which cancels it as the
+		// deadline it gives the request's context passes, whichever of the
+		// two ends it first.
 		ownTimeout := errors.Is(req.Context().Err(), context.DeadlineExceeded) ||
-			(phase.Err() == nil && b.base.Err() == nil && strings.HasPrefix(err.Error(), "net/http: request canceled"))
+			(phase.Err() == nil && b.base.Err() == nil && deadlinePassed(req.Context()))
 		switch {
 		case phase.Err() != nil && b.base.Err() == nil:
 			err = &noAnswerError{limit: limit, flag: "--sync-timeout"}
@@ -639,6 +641,12 @@ func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 	}}
 	return resp, nil
+}
+
+// deadlinePassed reports whether ctx has a deadline and it has passed.
+func deadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // boundBody releases the bound of its request when closed.

@@ -195,7 +195,7 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		}
 		certDir = dir
 	}
-	tlsConfig, certFile, err := queryserver.ServingTLS(o.TLSCertFile, o.TLSKeyFile, certDir, o.TLSSANs)
+	tlsConfig, certFile, err := queryserver.ServingTLS(ctx, o.TLSCertFile, o.TLSKeyFile, certDir, o.TLSSANs)
 	if err != nil {
 		return &UsageError{Err: err}
 	}

@@ -321,7 +321,7 @@ func TestSessionLookups(t *testing.T) {
 
 	s, out, errOut = testSessionScoped(t, plan.Request{Count: true}, factory.Scope{LabelSelector: "app=web"})
 	s.Do(`get("pods", "default", "db-0") == null`)
-	if want := "error: filter: \"pods\" is cached only in part here (-l app=web): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read \"pods\" with get()\n"; errOut.String() != want || out.Len() > 0 {
+	if want := "error: filter: \"pods\" is cached only in part here (label selector app=web): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read \"pods\" with get()\n"; errOut.String() != want || out.Len() > 0 {
 		t.Errorf("with a label selector: printed %q, stderr %q; want stderr %q", out, errOut, want)
 	}
 }

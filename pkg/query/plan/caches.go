@@ -104,12 +104,12 @@ func (c *Caches) cached(name string) ([]*factory.Informer, error) {
 func selectors(sc factory.Scope) string {
 	var out []string
 	if sc.LabelSelector != "" {
-		out = append(out, "-l "+sc.LabelSelector)
+		out = append(out, "label selector "+sc.LabelSelector)
 	}
 	if sc.FieldSelector != "" {
-		out = append(out, "--field-selector "+sc.FieldSelector)
+		out = append(out, "field selector "+sc.FieldSelector)
 	}
-	return strings.Join(out, " ")
+	return strings.Join(out, ", ")
 }
 
 // Caches are the filled caches a plan answers from: the informers of the
@@ -405,7 +405,7 @@ func (p *Plan) checkFlagResources(r *factory.Resolver, resources []factory.Resou
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(p.flagResources)) {
-		flag := fmt.Sprintf("--index %s:%s=…", name, strings.Join(slices.Sorted(maps.Keys(p.flagIndexNames(name))), ","))
+		flag := fmt.Sprintf("%s %s:%s=…", p.req.Names.Of(query.PartIndex), name, strings.Join(slices.Sorted(maps.Keys(p.flagIndexNames(name))), ","))
 		res, err := r.ResolveOne(name)
 		switch {
 		case err != nil:
@@ -448,8 +448,9 @@ func (p *Plan) everyIndexHint(r *factory.Resolver, res factory.Resource, resourc
 		if other.GVR == res.GVR {
 			other = resources[1]
 		}
-		hints = append(hints, fmt.Sprintf("--index %s=… is registered on every resource queried and does not fit %s: give it to one resource with --index RESOURCE:%s=…, such as --index %s:%s=%s",
-			name, res, name, other.GVR.Resource, name, prog.Expr()))
+		flag := p.req.Names.Of(query.PartIndex)
+		hints = append(hints, fmt.Sprintf("%s %s=… is registered on every resource queried and does not fit %s: give it to one resource with %s RESOURCE:%s=…, such as %s %s:%s=%s",
+			flag, name, res, flag, name, flag, other.GVR.Resource, name, prog.Expr()))
 	}
 	if len(hints) == 0 {
 		return err

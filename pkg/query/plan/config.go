@@ -120,7 +120,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	case ConfigKind:
 	case exporterConfigKind:
 		// Its fields would all be unknown here: say what the file is.
-		p.Errorf(p.Line("kind"), "", "this is an %s, the config of kubectl informer export (--config there); a query config has kind: %s", kind, ConfigKind)
+		p.Errorf(p.Line("kind"), "", "this is an %s, the config of the exporter; a query config has kind: %s", kind, ConfigKind)
 		return nil, p.Err()
 	case "":
 		p.Errorf(p.Line("kind"), "", "kind is missing; set kind: %s", ConfigKind)

@@ -109,7 +109,7 @@ resources:
 - resource: pods
 `
 	_, err = ParseConfig("exporter.yaml", []byte(exporter))
-	want = "exporter.yaml:2: this is an ExporterConfig, the config of kubectl informer export (--config there); a query config has kind: QueryConfig"
+	want = "exporter.yaml:2: this is an ExporterConfig, the config of the exporter; a query config has kind: QueryConfig"
 	if err == nil || err.Error() != want {
 		t.Errorf("an ExporterConfig: error\n%v\nwant\n%s", err, want)
 	}

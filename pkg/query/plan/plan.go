@@ -134,7 +134,8 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 				errs = append(errs, fmt.Errorf("index %q of %s is defined twice", ix.Name, res))
 				continue
 			case every:
-				errs = append(errs, fmt.Errorf("index %q is defined both for every resource (--index %s=…) and for %s (--index %s:%s=…): keep one", ix.Name, ix.Name, res, res, ix.Name))
+				flag := req.Names.Of(query.PartIndex)
+				errs = append(errs, fmt.Errorf("index %q is defined both for every resource (%s %s=…) and for %s (%s %s:%s=…): keep one", ix.Name, flag, ix.Name, res, flag, res, ix.Name))
 				continue
 			}
 			seen[ix.Name] = true

@@ -456,7 +456,7 @@ func Compile(env *indexers.Env, req Request) (*Watcher, error) {
 		errs = append(errs, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json (default: one line per event)", req.Output))
 	}
 	if req.ResyncPeriod < 0 {
-		errs = append(errs, fmt.Errorf("--resync-period must not be negative, got %s", req.ResyncPeriod))
+		errs = append(errs, fmt.Errorf("the resync period must not be negative, got %s", req.ResyncPeriod))
 	}
 	p, err := plan.Compile(env, plan.Request{
 		Resources: req.Resources, Namespace: req.Namespace,

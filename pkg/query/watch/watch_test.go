@@ -397,7 +397,7 @@ func TestCompileWatchErrors(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("error %v is not a *UsageError", err)
 	}
-	for _, want := range []string{`output format "yaml"`, "--resync-period must not be negative", "--where"} {
+	for _, want := range []string{`output format "yaml"`, "the resync period must not be negative", "--where"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

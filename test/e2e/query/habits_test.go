@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -168,7 +169,7 @@ func TestRBACHints(t *testing.T) {
 			if r.code != 1 || !strings.Contains(r.errOut, "(check with "+c.canI+")") {
 				t.Fatalf("exit %d, stderr %q; want 1 and the hint %q", r.code, r.errOut, c.canI)
 			}
-			if strings.Contains(r.errOut, "with -n") != c.other {
+			if strings.Contains(r.errOut, "or query a namespace you may read") != c.other {
 				t.Errorf("stderr %q: offering -n is %v, want %v", r.errOut, !c.other, c.other)
 			}
 			checkCanI(t, c.canI, "no")
@@ -189,8 +190,8 @@ func TestRBACHints(t *testing.T) {
 
 	// The unprivileged user may not impersonate.
 	r = run(t, "query", "--kubeconfig", kc, "--as", "someone-else", "pods", "-n", "shop")
-	if r.code != 1 || !strings.Contains(r.errOut, factory.ImpersonationHint) || strings.Contains(r.errOut, "RBAC denied list/watch") {
-		t.Fatalf("--as refused: exit %d, stderr %q; want 1 and %q", r.code, r.errOut, factory.ImpersonationHint)
+	if r.code != 1 || !strings.Contains(r.errOut, app.ImpersonationHint) || strings.Contains(r.errOut, "RBAC denied list/watch") {
+		t.Fatalf("--as refused: exit %d, stderr %q; want 1 and %q", r.code, r.errOut, app.ImpersonationHint)
 	}
 	checkCanI(t, "kubectl auth can-i impersonate users --kubeconfig "+kc, "no")
 }

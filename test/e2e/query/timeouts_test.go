@@ -39,7 +39,7 @@ func failedRequest(server, end string) string {
 // The hints that follow a request that got no answer.
 const (
 	checkServer     = "check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it"
-	unreachableHint = "\nthe API server could not be reached: check that the cluster is running and that the kubeconfig (--kubeconfig, --context) points at it\n"
+	unreachableHint = "\nthe API server could not be reached: check that the cluster is running and that the kubeconfig and its context point at it\n"
 )
 
 // TestUnreachableServer checks that a server where nothing listens fails a

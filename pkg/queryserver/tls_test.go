@@ -1,0 +1,84 @@
+package queryserver
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+)
+
+// TestServingTLSFollowsRenewedCertificate: a certificate and key replaced
+// on disk are served from then on, without a restart, and some certificate
+// is served at every moment of the rotation.
+func TestServingTLSFollowsRenewedCertificate(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	write := func(name string, data []byte) {
+		t.Helper()
+		tmp := name + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, firstKey, err := certutil.GenerateSelfSignedCertKey("first", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(certFile, first)
+	write(keyFile, firstKey)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, served, err := ServingTLS(ctx, certFile, keyFile, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if served != certFile {
+		t.Errorf("served certificate %q, want %q", served, certFile)
+	}
+	leaf := func() []byte {
+		cert, err := cfg.GetCertificate(nil)
+		if err != nil || cert == nil {
+			t.Fatalf("GetCertificate = %v, %v", cert, err)
+		}
+		return cert.Certificate[0]
+	}
+	der := func(pemBytes []byte) []byte {
+		certs, err := certutil.ParseCertsPEM(pemBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return certs[0].Raw
+	}
+	if !bytes.Equal(leaf(), der(first)) {
+		t.Fatal("the first certificate is not served")
+	}
+
+	// Half a rotation (a certificate that does not match its key, or does
+	// not parse) is not served; the whole of it is.
+	write(certFile, []byte("not a certificate"))
+	second, secondKey, err := certutil.GenerateSelfSignedCertKey("second", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(keyFile, secondKey)
+	write(certFile, second)
+	for !bytes.Equal(leaf(), der(second)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServingTLSNeedsBothFiles(t *testing.T) {
+	if _, _, err := ServingTLS(context.Background(), "a.crt", "", "", nil); err == nil {
+		t.Error("a certificate without its key was accepted")
+	}
+	if _, _, err := ServingTLS(context.Background(), "", "", "", nil); err == nil {
+		t.Error("no certificate and no directory for a self-signed one was accepted")
+	}
+}
