@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,18 +57,18 @@ func ParsePlatforms(s string) ([]Platform, error) {
 	if len(fields) == 0 {
 		return slices.Clone(DefaultPlatforms), nil
 	}
-	want := map[Platform]bool{}
+	want := sets.New[Platform]()
 	for _, f := range fields {
 		goos, goarch, ok := strings.Cut(f, "/")
 		p := Platform{goos, goarch}
 		if !ok || !slices.Contains(DefaultPlatforms, p) {
 			return nil, fmt.Errorf("platform %q: want os/arch, one of %v", f, DefaultPlatforms)
 		}
-		want[p] = true
+		want.Insert(p)
 	}
 	var out []Platform
 	for _, p := range DefaultPlatforms {
-		if want[p] {
+		if want.Has(p) {
 			out = append(out, p)
 		}
 	}

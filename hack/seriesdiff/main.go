@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"net/http"
 	"os"
@@ -56,12 +57,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "seriesdiff:", err)
 		os.Exit(2)
 	}
-	names := map[string]bool{}
+	names := sets.New[string]()
 	for n := range a {
-		names[n] = true
+		names.Insert(n)
 	}
 	for n := range b {
-		names[n] = true
+		names.Insert(n)
 	}
 	differ, same, series := 0, 0, 0
 	for _, n := range slices.Sorted(maps.Keys(names)) {

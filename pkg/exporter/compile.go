@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"slices"
 	"strings"
@@ -50,10 +51,10 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 		constLabels = append(constLabels, [2]string{name, cfg.CommonLabels[name]})
 	}
 	// defined are the index names some resource defines, for byIndex().
-	defined := map[string]bool{}
+	defined := sets.New[string]()
 	for _, r := range cfg.Resources {
 		for name := range r.Indexes {
-			defined[name] = true
+			defined.Insert(name)
 		}
 	}
 	var compiled []compiledExpr
@@ -207,14 +208,14 @@ func (p *configParser) compileExpr(compile compileFunc, expr string, kind indexe
 
 // checkReferences reports the byIndex() calls of an expression that name an
 // index no resource defines.
-func (p *configParser) checkReferences(ce compiledExpr, defined map[string]bool) {
+func (p *configParser) checkReferences(ce compiledExpr, defined sets.Set[string]) {
 	var names []string
 	for name := range defined {
 		names = append(names, name)
 	}
 	for _, ref := range ce.prog.References() {
 		for _, ix := range ref.Indexes {
-			if ix == indexers.NamespaceIndex || defined[ix] {
+			if ix == indexers.NamespaceIndex || defined.Has(ix) {
 				continue
 			}
 			msg := fmt.Sprintf("byIndex(%q, %q, …) reads index %q, which no resource of the config defines", ref.Resource, ix, ix)

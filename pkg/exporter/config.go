@@ -3,6 +3,7 @@ package exporter
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"os"
 	"reflect"
@@ -205,10 +206,10 @@ func isOrMissing(field, value string) string {
 // validateResource checks the fields of a resource entry other than its
 // metrics.
 func (p *configParser) validateResource(r ResourceConfig, ctx string, at func(...any) []any) {
-	seen := map[string]bool{}
+	seen := sets.New[string]()
 	for k, ns := range r.Namespaces {
 		switch {
-		case seen[ns]:
+		case seen.Has(ns):
 			p.Errorf(p.Line(at("namespaces", k)...), ctx, "namespace %q is listed twice; keep one", ns)
 		case ns == "":
 			p.Errorf(p.Line(at("namespaces", k)...), ctx, "namespaces[%d] is empty; name a namespace, or leave namespaces out for all of them", k)
@@ -217,7 +218,7 @@ func (p *configParser) validateResource(r ResourceConfig, ctx string, at func(..
 				p.Errorf(p.Line(at("namespaces", k)...), ctx, "namespace %q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
 			}
 		}
-		seen[ns] = true
+		seen.Insert(ns)
 	}
 	if r.LabelSelector != "" {
 		if _, err := labels.Parse(r.LabelSelector); err != nil {

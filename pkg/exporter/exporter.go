@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"log/slog"
 	"maps"
 	"runtime/debug"
@@ -506,7 +507,7 @@ func (a *activeConfig) countCaches(c *Compiled) error {
 	for _, w := range a.watched() {
 		for _, inf := range w.infs {
 			if reported[inf] == nil {
-				reported[inf] = map[string]bool{}
+				reported[inf] = sets.New[string]()
 			}
 		}
 	}
@@ -531,15 +532,15 @@ func (a *activeConfig) countCaches(c *Compiled) error {
 
 // reportedIndexes returns the names of the indexes telemetry reports of
 // each informer of informers (the informers of c's resources, in order).
-func reportedIndexes(c *Compiled, informers [][]*factory.Informer) map[*factory.Informer]map[string]bool {
-	out := map[*factory.Informer]map[string]bool{}
+func reportedIndexes(c *Compiled, informers [][]*factory.Informer) map[*factory.Informer]sets.Set[string] {
+	out := map[*factory.Informer]sets.Set[string]{}
 	for i, infs := range informers {
 		for _, inf := range infs {
 			if out[inf] == nil {
-				out[inf] = map[string]bool{}
+				out[inf] = sets.New[string]()
 			}
 			for name := range c.Resources[i].Indexes {
-				out[inf][name] = true
+				out[inf].Insert(name)
 			}
 		}
 	}
@@ -681,15 +682,15 @@ type lookupNeed struct {
 // named by byIndex() must be defined on a configured entry of the same
 // resource.
 func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]lookupNeed, error) {
-	wanted := map[string]map[string]bool{}
+	wanted := map[string]sets.Set[string]{}
 	for _, r := range c.Resources {
 		for _, p := range programsOf(r) {
 			for _, ref := range p.References() {
 				if wanted[ref.Resource] == nil {
-					wanted[ref.Resource] = map[string]bool{}
+					wanted[ref.Resource] = sets.New[string]()
 				}
 				for _, ix := range ref.Indexes {
-					wanted[ref.Resource][ix] = true
+					wanted[ref.Resource].Insert(ix)
 				}
 			}
 		}
@@ -737,13 +738,13 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 // namespace or is of a cluster-scoped resource. entries are the resolved
 // resources of c's entries, in order.
 func lookupNamespaces(c *Compiled, entries []factory.Resource, looked map[string]factory.Resource) map[string][]string {
-	reads := make([]map[schema.GroupVersionResource]bool, len(c.Resources))
+	reads := make([]sets.Set[schema.GroupVersionResource], len(c.Resources))
 	for i, r := range c.Resources {
-		reads[i] = map[schema.GroupVersionResource]bool{}
+		reads[i] = sets.New[schema.GroupVersionResource]()
 		for _, p := range programsOf(r) {
 			for _, ref := range p.References() {
 				if res, ok := looked[ref.Resource]; ok {
-					reads[i][res.GVR] = true
+					reads[i].Insert(res.GVR)
 				}
 			}
 		}
@@ -754,9 +755,9 @@ func lookupNamespaces(c *Compiled, entries []factory.Resource, looked map[string
 			out[name] = nil
 			continue
 		}
-		all, set := false, map[string]bool{}
+		all, set := false, sets.New[string]()
 		for i, r := range c.Resources {
-			if entries[i].GVR != res.GVR && !reads[i][res.GVR] {
+			if entries[i].GVR != res.GVR && !reads[i].Has(res.GVR) {
 				continue
 			}
 			if !entries[i].Namespaced || len(r.Config.Namespaces) == 0 {
@@ -764,7 +765,7 @@ func lookupNamespaces(c *Compiled, entries []factory.Resource, looked map[string
 				break
 			}
 			for _, ns := range r.Config.Namespaces {
-				set[ns] = true
+				set.Insert(ns)
 			}
 		}
 		if all {
@@ -986,12 +987,12 @@ type watchedResource struct {
 func (a *activeConfig) watched() []watchedResource {
 	type key struct{ name, namespace string }
 	byKey := map[key]*watchedResource{}
-	seen := map[*factory.Informer]bool{}
+	seen := sets.New[*factory.Informer]()
 	add := func(inf *factory.Informer) {
-		if seen[inf] {
+		if seen.Has(inf) {
 			return
 		}
-		seen[inf] = true
+		seen.Insert(inf)
 		k := key{inf.Resource.String(), inf.Scope.Namespace}
 		if byKey[k] == nil {
 			byKey[k] = &watchedResource{name: k.name, namespace: k.namespace}
@@ -1109,8 +1110,8 @@ func (x *Exporter) logErrors(ctx context.Context, interval time.Duration) {
 type familyLog struct {
 	engine     *Engine
 	errors     map[string]uint64
-	capped     map[string]bool
-	duplicates map[string]bool
+	capped     sets.Set[string]
+	duplicates sets.Set[string]
 }
 
 // logFamilies logs the evaluation errors of each family counted since l
@@ -1122,7 +1123,7 @@ func (x *Exporter) logFamilies(l *familyLog) {
 		return
 	}
 	if l.engine != e { // a new config: its families start afresh
-		*l = familyLog{engine: e, errors: map[string]uint64{}, capped: map[string]bool{}, duplicates: map[string]bool{}}
+		*l = familyLog{engine: e, errors: map[string]uint64{}, capped: sets.New[string](), duplicates: sets.New[string]()}
 	}
 	for _, rs := range e.resources {
 		for _, fs := range rs.families {
@@ -1135,13 +1136,13 @@ func (x *Exporter) logFamilies(l *familyLog) {
 				l.errors[name] = n
 			}
 			h := fs.health()
-			if h.dropped > 0 && !l.capped[name] {
-				l.capped[name] = true
+			if h.dropped > 0 && !l.capped.Has(name) {
+				l.capped.Insert(name)
 				x.log.Warn("metric capped: series beyond --max-series-per-metric are not served; raise it, or set it to 0 for no cap",
 					"metric", name, "cap", fs.maxSeries, "series_wanted", h.series+h.unserved, "series_served", h.series)
 			}
-			if h.duplicates > 0 && !l.duplicates[name] {
-				l.duplicates[name] = true
+			if h.duplicates > 0 && !l.duplicates.Has(name) {
+				l.duplicates.Insert(name)
 				x.log.Warn("metric has series with the same labels: one is served, the others are dropped; add labels that tell the objects apart, or use aggregate: count to count them",
 					"metric", name, "duplicates", h.duplicates, "series", h.lastDuplicate)
 			}

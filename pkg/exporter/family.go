@@ -3,6 +3,7 @@ package exporter
 import (
 	"bufio"
 	"bytes"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"math"
 	"slices"
@@ -134,13 +135,13 @@ func newFamilyState(f *Family, maxSeries int) *familyState {
 // only an object's own series (with each) are checked against each other.
 // Otherwise every series is checked against the others of the family.
 func identifiesObject(f *Family) bool {
-	exprs := map[string]bool{}
+	exprs := sets.New[string]()
 	for _, p := range f.Labels {
 		if p != nil {
-			exprs[strings.Join(strings.Fields(p.Expr()), "")] = true
+			exprs.Insert(strings.Join(strings.Fields(p.Expr()), ""))
 		}
 	}
-	return exprs["object.metadata.uid"] || (exprs["object.metadata.namespace"] && exprs["object.metadata.name"])
+	return exprs.Has("object.metadata.uid") || (exprs.Has("object.metadata.namespace") && exprs.Has("object.metadata.name"))
 }
 
 // set replaces the series of object uid by samples (nil or empty removes

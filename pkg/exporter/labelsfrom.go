@@ -3,6 +3,7 @@ package exporter
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"regexp"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // first entry is "*" selects every key (a "*" elsewhere is ignored).
 type KeyFilter struct {
 	all      bool
-	exact    map[string]bool
+	exact    sets.Set[string]
 	patterns []*regexp.Regexp
 }
 
@@ -28,7 +29,7 @@ type KeyFilter struct {
 // kube-state-metrics reads an entry of --metric-labels-allowlist. An
 // entry with more than one '*' is an error.
 func NewKeyFilter(list []string) (*KeyFilter, error) {
-	f := &KeyFilter{exact: map[string]bool{}}
+	f := &KeyFilter{exact: sets.New[string]()}
 	for i, k := range list {
 		switch n := strings.Count(k, "*"); {
 		case k == "*":
@@ -36,7 +37,7 @@ func NewKeyFilter(list []string) (*KeyFilter, error) {
 				f.all = true
 			}
 		case n == 0:
-			f.exact[k] = true
+			f.exact.Insert(k)
 		case n == 1:
 			before, after, _ := strings.Cut(k, "*")
 			f.patterns = append(f.patterns, regexp.MustCompile("^"+regexp.QuoteMeta(before)+".*"+regexp.QuoteMeta(after)+"$"))
@@ -49,7 +50,7 @@ func NewKeyFilter(list []string) (*KeyFilter, error) {
 
 // Allows reports whether the filter selects key.
 func (f *KeyFilter) Allows(key string) bool {
-	if f == nil || f.all || f.exact[key] {
+	if f == nil || f.all || f.exact.Has(key) {
 		return true
 	}
 	for _, re := range f.patterns {
@@ -244,11 +245,11 @@ func labelKeyName(key string) string {
 // allowlist reads, a message saying so: such an entry selects nothing,
 // often a misspelled resource or one served by no config.
 func (c *Compiled) UnusedAllowlistEntries(labels, annotations map[string][]string) []string {
-	used := map[string]map[string]bool{AllowlistLabels: {}, AllowlistAnnotations: {}}
+	used := map[string]sets.Set[string]{AllowlistLabels: {}, AllowlistAnnotations: {}}
 	for _, r := range c.Resources {
 		for _, f := range r.Families {
 			if m := used[f.LabelsAllowlist]; m != nil {
-				m[r.Config.Resource] = true
+				m.Insert(r.Config.Resource)
 			}
 		}
 	}
@@ -258,7 +259,7 @@ func (c *Compiled) UnusedAllowlistEntries(labels, annotations map[string][]strin
 		list       map[string][]string
 	}{{AllowlistLabels, "labels", labels}, {AllowlistAnnotations, "annotations", annotations}} {
 		for _, name := range slices.Sorted(maps.Keys(a.list)) {
-			if name == "*" || used[a.kind][name] {
+			if name == "*" || used[a.kind].Has(name) {
 				continue
 			}
 			served := slices.Sorted(maps.Keys(used[a.kind]))

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,16 +112,16 @@ type resourceResolver interface {
 // reads, as the config writes them: those of its entries and those its
 // expressions read with get() and byIndex(). Sorted, without duplicates.
 func RBACResourceNames(c *Compiled) []string {
-	set := map[string]bool{}
+	set := sets.New[string]()
 	for _, r := range c.Resources {
-		set[r.Config.Resource] = true
+		set.Insert(r.Config.Resource)
 		for _, p := range programsOf(r) {
 			for _, ref := range p.References() {
-				set[ref.Resource] = true
+				set.Insert(ref.Resource)
 			}
 		}
 	}
-	return slices.Sorted(maps.Keys(set))
+	return sets.List(set)
 }
 
 // ResolveRBACResources resolves every name of RBACResourceNames(c) through
@@ -161,19 +163,19 @@ func RBAC(c *Compiled, resolved map[string]factory.Resource, opts RBACOptions) (
 	}
 	// Every namespace: the resources read cluster-wide. Per namespace: the
 	// namespaced resources watched only there.
-	cluster := map[schema.GroupResource]bool{}
-	namespaced := map[schema.GroupResource]map[string]bool{}
+	cluster := sets.New[schema.GroupResource]()
+	namespaced := map[schema.GroupResource]sets.Set[string]{}
 	grant := func(res factory.Resource, namespaces []string) {
 		gr := res.GVR.GroupResource()
 		if !res.Namespaced || len(namespaces) == 0 {
-			cluster[gr] = true
+			cluster.Insert(gr)
 			return
 		}
 		if namespaced[gr] == nil {
-			namespaced[gr] = map[string]bool{}
+			namespaced[gr] = sets.New[string]()
 		}
 		for _, ns := range namespaces {
-			namespaced[gr][ns] = true
+			namespaced[gr].Insert(ns)
 		}
 	}
 	entries := make([]factory.Resource, len(c.Resources))
@@ -196,16 +198,16 @@ func RBAC(c *Compiled, resolved map[string]factory.Resource, opts RBACOptions) (
 	for name, namespaces := range lookupNamespaces(c, entries, looked) {
 		grant(looked[name], namespaces)
 	}
-	perNamespace := map[string]map[schema.GroupResource]bool{}
+	perNamespace := map[string]sets.Set[schema.GroupResource]{}
 	for gr, nss := range namespaced {
-		if cluster[gr] {
+		if cluster.Has(gr) {
 			continue // granted everywhere already
 		}
 		for ns := range nss {
 			if perNamespace[ns] == nil {
-				perNamespace[ns] = map[schema.GroupResource]bool{}
+				perNamespace[ns] = sets.New[schema.GroupResource]()
 			}
-			perNamespace[ns][gr] = true
+			perNamespace[ns].Insert(gr)
 		}
 	}
 
@@ -250,7 +252,7 @@ func RBAC(c *Compiled, resolved map[string]factory.Resource, opts RBACOptions) (
 
 // rbacRules returns one rule per API group, sorted by group, granting
 // rbacVerbs on the group's resources, sorted.
-func rbacRules(resources map[schema.GroupResource]bool) []rbacv1.PolicyRule {
+func rbacRules(resources sets.Set[schema.GroupResource]) []rbacv1.PolicyRule {
 	byGroup := map[string][]string{}
 	for gr := range resources {
 		byGroup[gr.Group] = append(byGroup[gr.Group], gr.Resource)

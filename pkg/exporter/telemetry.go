@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sync"
 	"time"
 
@@ -167,11 +168,11 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	events := map[string]*[3]uint64{}
 	lastEvent := map[string]int64{}
 	type indexKey struct{ resource, index string }
-	indexed := map[indexKey]map[*factory.Informer]bool{}
-	configured := map[string]bool{}
+	indexed := map[indexKey]sets.Set[*factory.Informer]{}
+	configured := sets.New[string]()
 	for i, rs := range a.engine.resources {
 		name := a.names[i]
-		configured[name] = true
+		configured.Insert(name)
 		if events[name] == nil {
 			events[name] = &[3]uint64{}
 		}
@@ -182,17 +183,17 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 		for ix := range a.engine.compiled.Resources[i].Indexes {
 			k := indexKey{name, ix}
 			if indexed[k] == nil {
-				indexed[k] = map[*factory.Informer]bool{}
+				indexed[k] = sets.New[*factory.Informer]()
 			}
 			for _, inf := range a.informers[i] {
-				indexed[k][inf] = true
+				indexed[k].Insert(inf)
 			}
 		}
 	}
 	// The events of the resources read only by lookups, as their caches
 	// received them.
 	for _, w := range watched {
-		if configured[w.name] {
+		if configured.Has(w.name) {
 			continue
 		}
 		if events[w.name] == nil {

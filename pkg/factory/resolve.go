@@ -3,6 +3,7 @@ package factory
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"net"
 	"net/url"
 	"slices"
@@ -59,10 +60,10 @@ func (r *Resolver) Discovery() discovery.DiscoveryInterface { return r.discovery
 // wording and, where a known name is close, a suggestion.
 func (r *Resolver) Resolve(args []string) ([]Resource, error) {
 	var out []Resource
-	seen := map[schema.GroupVersionResource]bool{}
+	seen := sets.New[schema.GroupVersionResource]()
 	add := func(res Resource) {
-		if !seen[res.GVR] {
-			seen[res.GVR] = true
+		if !seen.Has(res.GVR) {
+			seen.Insert(res.GVR)
 			out = append(out, res)
 		}
 	}

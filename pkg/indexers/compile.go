@@ -2,6 +2,7 @@ package indexers
 
 import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"fmt"
 	"regexp"
@@ -450,7 +451,7 @@ func isKind(t *cel.Type, kinds ...types.Kind) bool {
 func references(checked *cel.Ast, expr, context string) ([]Reference, map[string][]common.Location, *ExprError) {
 	native := checked.NativeRep()
 	info := native.SourceInfo()
-	indexes := map[string]map[string]bool{}
+	indexes := map[string]sets.Set[string]{}
 	var nsArgs map[string][]common.Location
 	var refErr *ExprError
 	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(x ast.Expr) {
@@ -471,7 +472,7 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 			return
 		}
 		if indexes[resource] == nil {
-			indexes[resource] = map[string]bool{}
+			indexes[resource] = sets.New[string]()
 		}
 		if fn != byIndexFunction {
 			if len(args) == 3 {
@@ -489,7 +490,7 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 				"the second argument of byIndex() must be a string literal naming an index, such as \"byNode\"")
 			return
 		}
-		indexes[resource][index] = true
+		indexes[resource].Insert(index)
 	}))
 	if refErr != nil {
 		return nil, nil, refErr

@@ -3,13 +3,14 @@ package indexers
 import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // metadataFields are the top-level fields of an object that a
 // metadata-only informer (PartialObjectMetadata) holds.
-var metadataFields = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}
+var metadataFields = sets.New("apiVersion", "kind", "metadata")
 
 // ReadsOnlyMetadata reports whether the expression reads nothing of object
 // but object.apiVersion, object.kind and object.metadata, so that it gives
@@ -26,7 +27,7 @@ func onlyMetadata(e ast.Expr) bool {
 	if e.Kind() == ast.SelectKind {
 		sel := e.AsSelect()
 		if op := sel.Operand(); op.Kind() == ast.IdentKind && op.AsIdent() == ObjectVar {
-			return metadataFields[sel.FieldName()]
+			return metadataFields.Has(sel.FieldName())
 		}
 	}
 	for _, c := range children(e) {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // The columns of the kinds below are the API server's for the same kinds.
@@ -112,12 +113,12 @@ func init() {
 // createdAtKinds are the built-in kinds the API server has no printer
 // for: its default table is NAME and CREATED AT, the creation time in
 // RFC 3339, for them, as for CustomResourceDefinitions.
-var createdAtKinds = map[schema.GroupKind]bool{
-	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:        true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}: true,
-	{Kind: "LimitRange"}: true,
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
-}
+var createdAtKinds = sets.New(
+	schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"},
+	schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"},
+	schema.GroupKind{Kind: "LimitRange"},
+	schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"},
+)
 
 var createdAtColumn = metav1.TableColumnDefinition{Name: "Created At", Type: "date"}
 

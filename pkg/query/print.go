@@ -375,7 +375,7 @@ func (p *Printer) kindCells(res *Result) (func(runtime.Object, time.Time) ([]any
 			if kc, ok := builtinColumns[gvk.GroupKind()]; ok && !partial {
 				return kc.cells, kc.columns, nil
 			}
-			if createdAtKinds[gvk.GroupKind()] {
+			if createdAtKinds.Has(gvk.GroupKind()) {
 				return nameAndCreatedAt, []metav1.TableColumnDefinition{nameColumn, createdAtColumn}, nil
 			}
 		}

@@ -3,12 +3,13 @@ package query
 import (
 	"errors"
 	"fmt"
-	"maps"
 	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -130,17 +131,17 @@ func (s Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("selector %q has no index name; use INDEX=VALUE", "="+sel.Value))
 		}
 	}
-	names := make(map[string]bool, len(s.Columns))
+	names := make(sets.Set[string], len(s.Columns))
 	for i, c := range s.Columns {
 		switch {
 		case c.Name == "":
 			errs = append(errs, fmt.Errorf("column %d has no name", i+1))
-		case names[c.Name]:
+		case names.Has(c.Name):
 			errs = append(errs, fmt.Errorf("column %q is defined twice", c.Name))
 		case c.Value == nil:
 			errs = append(errs, fmt.Errorf("column %q has no value function", c.Name))
 		}
-		names[c.Name] = true
+		names.Insert(c.Name)
 	}
 	if s.GroupBy != nil && !s.Count {
 		errs = append(errs, errors.New("group-by requires count: it counts objects per value"))
@@ -620,11 +621,11 @@ func selectObjects(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any
 // chose the candidates), the names it does not hold, and the position of
 // each name in spec.Objects.
 func namedObjects(idx cache.Indexer, spec Spec, candidates []any) (named []any, missing []string, position map[string]int) {
-	var admitted map[string]bool
+	var admitted sets.Set[string]
 	if len(spec.Selectors) > 0 || spec.Namespaces != nil {
-		admitted = make(map[string]bool, len(candidates))
+		admitted = make(sets.Set[string], len(candidates))
 		for _, obj := range candidates {
-			admitted[indexers.ObjectName(obj)] = true
+			admitted.Insert(indexers.ObjectName(obj))
 		}
 	}
 	position = make(map[string]int, len(spec.Objects))
@@ -638,7 +639,7 @@ func namedObjects(idx cache.Indexer, spec Spec, candidates []any) (named []any, 
 		switch {
 		case err != nil || !exists:
 			missing = append(missing, name)
-		case admitted == nil || admitted[key]:
+		case admitted == nil || admitted.Has(key):
 			named = append(named, obj)
 		}
 	}
@@ -649,15 +650,15 @@ func namedObjects(idx cache.Indexer, spec Spec, candidates []any) (named []any, 
 // spec.Namespaces: those its selectors and namespace admit, in one of
 // them.
 func inNamespaces(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any, error) {
-	allowed := make(map[string]bool, len(spec.Namespaces))
+	allowed := make(sets.Set[string], len(spec.Namespaces))
 	for _, ns := range spec.Namespaces {
 		if ns != "" && (spec.Namespace == "" || ns == spec.Namespace) {
-			allowed[ns] = true
+			allowed.Insert(ns)
 		}
 	}
 	if _, ok := indexers[cache.NamespaceIndex]; ok && len(spec.Selectors) == 0 {
 		var objs []any
-		for _, ns := range slices.Sorted(maps.Keys(allowed)) {
+		for _, ns := range sets.List(allowed) {
 			in, err := idx.ByIndex(cache.NamespaceIndex, ns)
 			if err != nil {
 				return nil, err
@@ -674,7 +675,7 @@ func inNamespaces(idx cache.Indexer, indexers cache.Indexers, spec Spec) ([]any,
 	}
 	kept := objs[:0:0]
 	for _, obj := range objs {
-		if m, err := meta.Accessor(obj); err == nil && allowed[m.GetNamespace()] && m.GetNamespace() != "" {
+		if m, err := meta.Accessor(obj); err == nil && allowed.Has(m.GetNamespace()) && m.GetNamespace() != "" {
 			kept = append(kept, obj)
 		}
 	}
@@ -876,7 +877,7 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *Fa
 		}
 		counts[key] = &group{value: v, count: 1}
 	}
-	var seen map[string]bool
+	var seen sets.Set[string]
 	for _, obj := range objs {
 		if stopped.Load() {
 			return counts, nil
@@ -900,13 +901,13 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *Fa
 			bump(FormatValue(elems[0]), elems[0])
 		default:
 			if seen == nil {
-				seen = make(map[string]bool, len(elems))
+				seen = make(sets.Set[string], len(elems))
 			}
 			clear(seen)
 			for _, e := range elems {
 				k := FormatValue(e)
-				if !seen[k] {
-					seen[k] = true
+				if !seen.Has(k) {
+					seen.Insert(k)
 					bump(k, e)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"slices"
 	"strings"
@@ -416,10 +417,10 @@ func (s *Served) configIndex(req plan.Request, res factory.Resource, name string
 type nsScope struct {
 	all        bool
 	namespaces []string
-	allowed    map[string]bool
+	allowed    sets.Set[string]
 }
 
-func (sc *nsScope) admits(namespace string) bool { return sc.all || sc.allowed[namespace] }
+func (sc *nsScope) admits(namespace string) bool { return sc.all || sc.allowed.Has(namespace) }
 
 // scope decides where the caller may read inf's resource: in namespace
 // when it is not "", else everywhere or in the namespaces holding objects
@@ -434,7 +435,7 @@ func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, n
 		if !ok {
 			return nil, &ForbiddenError{Resource: res, Namespace: namespace, Reason: reason}
 		}
-		return &nsScope{namespaces: []string{namespace}, allowed: map[string]bool{namespace: true}}, nil
+		return &nsScope{namespaces: []string{namespace}, allowed: sets.New(namespace)}, nil
 	}
 	ok, err := may(ctx, res, "")
 	if err != nil {
@@ -446,7 +447,7 @@ func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, n
 	if !res.Namespaced {
 		return nil, &ForbiddenError{Resource: res, Reason: reason}
 	}
-	sc := &nsScope{allowed: map[string]bool{}}
+	sc := &nsScope{allowed: sets.New[string]()}
 	held := inf.Informer.GetIndexer().ListIndexFuncValues(cache.NamespaceIndex)
 	slices.Sort(held)
 	for _, ns := range held {
@@ -459,7 +460,7 @@ func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, n
 		}
 		if ok {
 			sc.namespaces = append(sc.namespaces, ns)
-			sc.allowed[ns] = true
+			sc.allowed.Insert(ns)
 		}
 	}
 	if len(sc.namespaces) == 0 {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"slices"
 	"sort"
 	"strings"
@@ -294,10 +295,10 @@ func completeResources(flags *genericclioptions.ConfigFlags, args []string, toCo
 	if i := strings.LastIndex(toComplete, ","); i >= 0 {
 		prefix, last = toComplete[:i+1], toComplete[i+1:]
 	}
-	named := map[string]bool{}
+	named := sets.New[string]()
 	for _, a := range append(slices.Clone(args), prefix) {
 		for _, n := range strings.Split(a, ",") {
-			named[strings.TrimSpace(n)] = true
+			named.Insert(strings.TrimSpace(n))
 		}
 	}
 	return resourceCompletions(lists, prefix, last, named)
@@ -314,8 +315,8 @@ func completeResources(flags *genericclioptions.ConfigFlags, args []string, toCo
 // typed, so "po\,deployments" never matches "po,de" and nothing would be
 // offered. Choices without descriptions go through compgen, which matches
 // them unescaped.
-func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete string, named map[string]bool) []cobra.Completion {
-	seen := map[string]bool{}
+func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete string, named sets.Set[string]) []cobra.Completion {
+	seen := sets.New[string]()
 	var out []cobra.Completion
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
@@ -333,10 +334,10 @@ func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete str
 			names = append(names, r.ShortNames...)
 			desc := fmt.Sprintf("%s (%s)", r.Kind, gv)
 			for _, n := range names {
-				if seen[n] || named[n] || !strings.HasPrefix(n, toComplete) {
+				if seen.Has(n) || named.Has(n) || !strings.HasPrefix(n, toComplete) {
 					continue
 				}
-				seen[n] = true
+				seen.Insert(n)
 				if prefix != "" {
 					out = append(out, prefix+n)
 					continue
@@ -382,7 +383,7 @@ func completeIndexNames(flags *genericclioptions.ConfigFlags, configFile string,
 // queried returns the resources of the config that are among args: by
 // name, or as the same resource type on the cluster. Without args yet,
 // every resource is.
-func queried(flags *genericclioptions.ConfigFlags, resources, args []string) map[string]bool {
+func queried(flags *genericclioptions.ConfigFlags, resources, args []string) sets.Set[string] {
 	var names []string
 	for _, a := range args {
 		for _, n := range strings.Split(a, ",") {
@@ -391,11 +392,11 @@ func queried(flags *genericclioptions.ConfigFlags, resources, args []string) map
 			}
 		}
 	}
-	out := map[string]bool{}
+	out := sets.New[string]()
 	var others []string
 	for _, res := range resources {
 		if len(names) == 0 || slices.Contains(names, res) {
-			out[res] = true
+			out.Insert(res)
 		} else {
 			others = append(others, res)
 		}
@@ -408,27 +409,27 @@ func queried(flags *genericclioptions.ConfigFlags, resources, args []string) map
 		if err != nil {
 			return nil, err
 		}
-		gvrs := map[schema.GroupVersionResource]bool{}
+		gvrs := sets.New[schema.GroupVersionResource]()
 		for _, n := range names {
 			got, err := r.Resolve([]string{n})
 			if err != nil {
 				continue
 			}
 			for _, g := range got {
-				gvrs[g.GVR] = true
+				gvrs.Insert(g.GVR)
 			}
 		}
 		var same []string
 		for _, res := range others {
 			got, err := r.Resolve([]string{res})
-			if err == nil && slices.ContainsFunc(got, func(g factory.Resource) bool { return gvrs[g.GVR] }) {
+			if err == nil && slices.ContainsFunc(got, func(g factory.Resource) bool { return gvrs.Has(g.GVR) }) {
 				same = append(same, res)
 			}
 		}
 		return same, nil
 	})
 	for _, res := range same {
-		out[res] = true
+		out.Insert(res)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // kubeconfig writes a kubeconfig whose contexts all point at server.
@@ -269,11 +270,7 @@ func TestResourceCompletions(t *testing.T) {
 		{"", "bin", nil, nil},
 	}
 	for _, tt := range tests {
-		named := map[string]bool{}
-		for _, n := range tt.named {
-			named[n] = true
-		}
-		got := resourceCompletions(lists, tt.prefix, tt.toComplete, named)
+		got := resourceCompletions(lists, tt.prefix, tt.toComplete, sets.New(tt.named...))
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%q%q: got %q, want %q", tt.prefix, tt.toComplete, got, tt.want)
 		}

@@ -61,7 +61,6 @@ func impersonationHint(flags *genericclioptions.ConfigFlags, err error) error {
 const ImpersonationHint = "the API server refused to act as the user of --as/--as-group: yours lacks the impersonate verb on users, groups or serviceaccounts " +
 	"(check with kubectl auth can-i impersonate users); drop --as or ask for that permission"
 
-
 // impersonating reports whether --as or --as-group is given.
 func impersonating(flags *genericclioptions.ConfigFlags) bool {
 	return len(impersonation(flags)) > 0

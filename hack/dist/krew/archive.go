@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"os"
 	"path"
 	"path/filepath"
@@ -142,10 +143,10 @@ func subtree(entries map[string]fs.FileMode, p string) map[string]fs.FileMode {
 
 // candidates returns every entry and every directory holding one, sorted.
 func candidates(entries map[string]fs.FileMode) []string {
-	seen := map[string]bool{}
+	seen := sets.New[string]()
 	for name := range entries {
 		for p := name; p != "." && p != "/"; p = path.Dir(p) {
-			seen[p] = true
+			seen.Insert(p)
 		}
 	}
 	out := make([]string, 0, len(seen))

@@ -2,6 +2,7 @@ package jsonval
 
 import (
 	"cmp"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"reflect"
 	"slices"
 	"strings"
@@ -91,7 +92,7 @@ func (b *builder) structFields(t reflect.Type) *structFields {
 	var fields []field
 	next := []embedded{{typ: t}}
 	var count, nextCount map[reflect.Type]int
-	visited := map[reflect.Type]bool{}
+	visited := sets.New[reflect.Type]()
 
 	for len(next) > 0 {
 		current := next
@@ -99,10 +100,10 @@ func (b *builder) structFields(t reflect.Type) *structFields {
 		count, nextCount = nextCount, map[reflect.Type]int{}
 
 		for _, e := range current {
-			if visited[e.typ] {
+			if visited.Has(e.typ) {
 				continue
 			}
-			visited[e.typ] = true
+			visited.Insert(e.typ)
 
 			for i := range e.typ.NumField() {
 				sf := e.typ.Field(i)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"unicode"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/cache"
 
@@ -681,20 +683,20 @@ func completeWord(before, tail string, candidates []string, suffix string) (stri
 func (s *Session) indexNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := map[string]bool{}
+	set := sets.New[string]()
 	for _, inf := range s.plan.Caches().Queried() {
 		for n := range inf.Informer.GetIndexer().GetIndexers() {
-			set[n] = true
+			set.Insert(n)
 		}
 	}
-	return slices.Sorted(maps.Keys(set))
+	return sets.List(set)
 }
 
 // indexValues returns the values of an index, at most 500.
 func (s *Session) indexValues(name string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := map[string]bool{}
+	set := sets.New[string]()
 	for _, inf := range s.plan.Caches().Queried() {
 		idx := inf.Informer.GetIndexer()
 		if _, ok := idx.GetIndexers()[name]; !ok {
@@ -702,11 +704,11 @@ func (s *Session) indexValues(name string) []string {
 		}
 		for _, v := range idx.ListIndexFuncValues(name) {
 			if len(set) < 500 {
-				set[v] = true
+				set.Insert(v)
 			}
 		}
 	}
-	return slices.Sorted(maps.Keys(set))
+	return sets.List(set)
 }
 
 // listFunctions are what Complete offers after a list and a dot: the
@@ -746,7 +748,7 @@ func (s *Session) completeField(before string) (string, []string) {
 	if strings.HasPrefix(partial, "?") {
 		prefix, partial = prefix+"?", partial[1:]
 	}
-	keys := map[string]bool{}
+	keys := sets.New[string]()
 	list := false
 	for _, obj := range s.sampleObjects() {
 		for _, v := range walk([]any{obj}, segments[1:]) {
@@ -754,7 +756,7 @@ func (s *Session) completeField(before string) (string, []string) {
 			case map[string]any:
 				for k := range v {
 					if strings.HasPrefix(k, partial) {
-						keys[k] = true
+						keys.Insert(k)
 					}
 				}
 			case []any:
@@ -763,7 +765,7 @@ func (s *Session) completeField(before string) (string, []string) {
 		}
 	}
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range sets.List(keys) {
 		if isIdent(k) {
 			out = append(out, prefix+k)
 		} else if !strings.HasSuffix(prefix, "?") {

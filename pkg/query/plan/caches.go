@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -33,17 +35,17 @@ func (c *Caches) reach(progs []*indexers.Program, names query.Names) (*factory.L
 		l = factory.NewLookup()
 	}
 	var errs []error
-	failed := map[string]bool{}
+	failed := sets.New[string]()
 	for _, prog := range progs {
 		for _, ref := range prog.References() {
-			if failed[ref.Resource] {
+			if failed.Has(ref.Resource) {
 				continue
 			}
 			infs := l.Informers(ref.Resource)
 			if infs == nil {
 				var err error
 				if infs, err = c.cached(ref.Resource); err != nil {
-					failed[ref.Resource] = true
+					failed.Insert(ref.Resource)
 					errs = append(errs, fmt.Errorf("%s: %w", prog.Context(), err))
 					continue
 				}
@@ -358,7 +360,7 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 	out := map[schema.GroupVersionResource]map[string]*indexers.Program{}
 	names := slices.Sorted(maps.Keys(p.resourceIndexes))
 	slices.SortStableFunc(names, func(a, b string) int {
-		switch fa, fb := p.flagResources[a], p.flagResources[b]; {
+		switch fa, fb := p.flagResources.Has(a), p.flagResources.Has(b); {
 		case fa == fb:
 			return 0
 		case fb:
@@ -369,7 +371,7 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 	for _, name := range names {
 		res, err := r.ResolveOne(name)
 		if err != nil {
-			if !p.flagResources[name] {
+			if !p.flagResources.Has(name) {
 				_, _ = fmt.Fprintf(errOut, "warning: %s: indexes of %q skipped: %v\n", p.req.ConfigPath, name, err)
 			}
 			continue
@@ -389,9 +391,9 @@ func (p *Plan) resolveConfig(r *factory.Resolver, errOut io.Writer) map[schema.G
 // by a byIndex() of the query; otherwise its index would be defined for
 // nothing.
 func (p *Plan) checkFlagResources(r *factory.Resolver, resources []factory.Resource) error {
-	read := map[schema.GroupVersionResource]bool{}
+	read := sets.New[schema.GroupVersionResource]()
 	for _, res := range resources {
-		read[res.GVR] = true
+		read.Insert(res.GVR)
 	}
 	for _, prog := range p.programs() {
 		for _, ref := range prog.References() {
@@ -399,18 +401,18 @@ func (p *Plan) checkFlagResources(r *factory.Resolver, resources []factory.Resou
 				continue
 			}
 			if res, err := r.ResolveOne(ref.Resource); err == nil {
-				read[res.GVR] = true
+				read.Insert(res.GVR)
 			}
 		}
 	}
 	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(p.flagResources)) {
-		flag := fmt.Sprintf("%s %s:%s=…", p.req.Names.Of(query.PartIndex), name, strings.Join(slices.Sorted(maps.Keys(p.flagIndexNames(name))), ","))
+	for _, name := range sets.List(p.flagResources) {
+		flag := fmt.Sprintf("%s %s:%s=…", p.req.Names.Of(query.PartIndex), name, strings.Join(sets.List(p.flagIndexNames(name)), ","))
 		res, err := r.ResolveOne(name)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
-		case !read[res.GVR]:
+		case !read.Has(res.GVR):
 			errs = append(errs, fmt.Errorf("%s: %s is neither queried nor read by byIndex(): query it, or leave the index out", flag, res))
 		}
 	}
@@ -422,10 +424,10 @@ func (p *Plan) checkFlagResources(r *factory.Resolver, resources []factory.Resou
 
 // flagIndexNames returns the names of the --index RESOURCE:NAME=CEL
 // indexes of resource (as written).
-func (p *Plan) flagIndexNames(resource string) map[string]bool {
-	out := map[string]bool{}
+func (p *Plan) flagIndexNames(resource string) sets.Set[string] {
+	out := sets.New[string]()
 	for _, ix := range p.req.ResourceFlagIndexes[resource] {
-		out[ix.Name] = true
+		out.Insert(ix.Name)
 	}
 	return out
 }
@@ -462,14 +464,14 @@ func (p *Plan) everyIndexHint(r *factory.Resolver, res factory.Resource, resourc
 // with the indexes byIndex() names, and binds the plan's programs to them.
 func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.Lookup, stats *indexers.Stats, queried []*factory.Informer,
 	configIndexes map[schema.GroupVersionResource]map[string]*indexers.Program) error {
-	wanted := map[string]map[string]bool{} // resource as written → index names
+	wanted := map[string]sets.Set[string]{} // resource as written → index names
 	for _, prog := range p.programs() {
 		for _, ref := range prog.References() {
 			if wanted[ref.Resource] == nil {
-				wanted[ref.Resource] = map[string]bool{}
+				wanted[ref.Resource] = sets.New[string]()
 			}
 			for _, ix := range ref.Indexes {
-				wanted[ref.Resource][ix] = true
+				wanted[ref.Resource].Insert(ix)
 			}
 		}
 	}
@@ -491,7 +493,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			available[n] = prog
 		}
 		ixs := map[string]*indexers.Program{}
-		for _, idx := range slices.Sorted(maps.Keys(wanted[name])) {
+		for _, idx := range sets.List(wanted[name]) {
 			if idx == cache.NamespaceIndex {
 				continue
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 
 	"k8s.io/client-go/tools/cache"
@@ -30,7 +32,7 @@ type Plan struct {
 	resourceIndexes map[string]map[string]*indexers.Program
 	// flagResources are the resources (as written) given indexes with
 	// --index RESOURCE:NAME=CEL.
-	flagResources map[string]bool
+	flagResources sets.Set[string]
 	where         *indexers.Program
 	sortBy        *indexers.Program
 	groupBy       *indexers.Program
@@ -117,20 +119,20 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 			p.resourceIndexes[res][ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q%s", ix.Name, where))
 		}
 	}
-	p.flagResources = map[string]bool{}
+	p.flagResources = sets.New[string]()
 	for _, res := range slices.Sorted(maps.Keys(req.ResourceFlagIndexes)) {
 		if p.resourceIndexes[res] == nil {
 			p.resourceIndexes[res] = map[string]*indexers.Program{}
 		}
-		p.flagResources[res] = true
-		seen := map[string]bool{}
+		p.flagResources.Insert(res)
+		seen := sets.New[string]()
 		for _, ix := range req.ResourceFlagIndexes[res] {
 			where := fmt.Sprintf(" of %s", res)
 			if !checkName(ix.Name, where) {
 				continue
 			}
 			switch _, every := p.indexes[ix.Name]; {
-			case seen[ix.Name]:
+			case seen.Has(ix.Name):
 				errs = append(errs, fmt.Errorf("index %q of %s is defined twice", ix.Name, res))
 				continue
 			case every:
@@ -138,7 +140,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 				errs = append(errs, fmt.Errorf("index %q is defined both for every resource (%s %s=…) and for %s (%s %s:%s=…): keep one", ix.Name, flag, ix.Name, res, flag, res, ix.Name))
 				continue
 			}
-			seen[ix.Name] = true
+			seen.Insert(ix.Name)
 			p.resourceIndexes[res][ix.Name] = compile(ix.Expr, indexers.KindIndex, fmt.Sprintf("index %q%s", ix.Name, where))
 		}
 	}
@@ -152,13 +154,13 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		ee.Expr = req.SortBy // shown as typed, at the same columns
 	}
 	p.groupBy = compile(req.GroupBy, indexers.KindValue, name(query.PartGroupBy))
-	seen := map[string]bool{}
+	seen := sets.New[string]()
 	for _, c := range req.Columns {
-		if c.Name == "" || seen[c.Name] {
+		if c.Name == "" || seen.Has(c.Name) {
 			errs = append(errs, fmt.Errorf("invalid or repeated column name %q in %s NAME=CEL", c.Name, name(query.PartColumns)))
 			continue
 		}
-		seen[c.Name] = true
+		seen.Insert(c.Name)
 		p.columns = append(p.columns, compile(c.Expr, indexers.KindValue, name(query.PartColumns)+" "+c.Name))
 	}
 	for _, s := range req.By {
@@ -190,16 +192,16 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 
 // allIndexNames returns the built-in, --index and config index names, sorted.
 func (p *Plan) allIndexNames() []string {
-	set := map[string]bool{cache.NamespaceIndex: true}
+	set := sets.New(cache.NamespaceIndex)
 	for n := range p.indexes {
-		set[n] = true
+		set.Insert(n)
 	}
 	for _, ixs := range p.resourceIndexes {
 		for n := range ixs {
-			set[n] = true
+			set.Insert(n)
 		}
 	}
-	return slices.Sorted(maps.Keys(set))
+	return sets.List(set)
 }
 
 // QueryPrograms are the programs evaluated on the queried objects, besides

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"io"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"reflect"
 	"regexp"
 	"slices"
@@ -556,7 +557,7 @@ func (w *Watcher) emitter(out io.Writer) *emitter {
 		skipInitial: w.req.SkipInitial,
 		now:         w.now,
 		seen:        map[string]seenState{},
-		unchanged:   map[string]bool{},
+		unchanged:   sets.New[string](),
 		left:        map[string]types.UID{},
 		failed:      make(chan struct{}),
 		whereFails:  query.NewFailures(query.FlagNames.Of(query.PartWhere)),
@@ -600,7 +601,7 @@ type emitter struct {
 	seen map[string]seenState
 	// unchanged holds the keys of objects a relist found unchanged, until
 	// their replayed update arrives, which is not shown.
-	unchanged map[string]bool
+	unchanged sets.Set[string]
 	// left holds the UIDs of objects that left the selectors, by key,
 	// until they come back: one that does is ENTERED rather than ADDED.
 	// An object that left and is deleted later stays, the informer no
@@ -655,7 +656,7 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			key := prefix + indexers.ObjectName(newObj)
 			rv := resourceVersion(newObj)
 			sameVersion := resourceVersion(oldObj) == rv
-			if e.unchanged[key] {
+			if e.unchanged.Has(key) {
 				delete(e.unchanged, key)
 				if sameVersion {
 					return // replayed by a relist, counted in its RELIST line
@@ -727,10 +728,10 @@ func (e *emitter) relist(res factory.Resource, r factory.Relist) {
 	defer e.lock.Unlock()
 	prefix := prefix(res)
 	counts := RelistCounts{Listed: len(r.Objects)}
-	listed := make(map[string]bool, len(r.Objects))
+	listed := make(sets.Set[string], len(r.Objects))
 	for _, o := range r.Objects {
 		key := prefix + o.Key
-		listed[key] = true
+		listed.Insert(key)
 		st, known := e.seen[key]
 		switch {
 		case !known:
@@ -738,11 +739,11 @@ func (e *emitter) relist(res factory.Resource, r factory.Relist) {
 		case st.rv != o.ResourceVersion:
 			counts.Changed++
 		default:
-			e.unchanged[key] = true
+			e.unchanged.Insert(key)
 		}
 	}
 	for key := range e.seen {
-		if strings.HasPrefix(key, prefix) && !listed[key] {
+		if strings.HasPrefix(key, prefix) && !listed.Has(key) {
 			counts.Removed++
 		}
 	}

@@ -166,7 +166,7 @@ func TestInterruptWithoutCostLimit(t *testing.T) {
 	}{
 		{"index", []string{"query", "pods", "-n", ns, "--index", "slow=string(" + endless + ")", "--by", "slow=x"}, "/pkg/indexers.IndexFunc.func", 130, "error: interrupted\n"},
 		{"query -i index", []string{"query", "pods", "-n", ns, "-i", "--index", "slow=string(" + endless + ")"}, "/pkg/indexers.IndexFunc.func", 130, "error: interrupted\n"},
-		{"watch", []string{"watch", "pods", "-n", ns, "--where", endless}, "/pkg/query.(*emitter).matchLocked", 0, ""},
+		{"watch", []string{"watch", "pods", "-n", ns, "--where", endless}, "/pkg/query/watch.(*emitter).matchLocked", 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
