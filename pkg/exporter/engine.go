@@ -29,9 +29,9 @@ import (
 // Shard selects the objects of one replica when the exporter is sharded.
 type Shard struct {
 	// Index is this replica's shard, 0 ≤ Index < Total.
-	Index int `json:"index" yaml:"index"`
+	Index int
 	// Total is the number of shards; 0 or 1: not sharded.
-	Total int `json:"total" yaml:"total"`
+	Total int
 }
 
 // owns reports whether the object with uid belongs to this shard: the FNV-1a

@@ -28,26 +28,26 @@ type Options struct {
 	// Sources are the configs served: the config file, read again on
 	// Reload (ConfigPath; empty when a profile is served alone), and a
 	// built-in profile beside it.
-	Sources `json:",inline" yaml:",inline"`
+	Sources
 	// Pprof serves Go's runtime profiles (net/http/pprof) under
 	// /debug/pprof/ beside /metrics: for finding where memory and CPU go.
 	// They reveal nothing of the objects, but cost CPU while taken.
-	Pprof bool `json:"pprof,omitempty" yaml:"pprof,omitempty"`
+	Pprof bool
 	// MaxSeriesPerMetric caps each family's series; 0 (the default): no
 	// cap. A cap that bites is logged once per family and reported by
 	// /readyz and kubectl_informer_metric_series_capped.
-	MaxSeriesPerMetric int `json:"maxSeriesPerMetric" yaml:"maxSeriesPerMetric"`
+	MaxSeriesPerMetric int
 	// Shard selects this replica's objects; zero: not sharded.
-	Shard Shard `json:"shard" yaml:"shard"`
+	Shard Shard
 	// Logger receives structured logs; nil discards them.
-	Logger *slog.Logger `json:"-" yaml:"-"`
+	Logger *slog.Logger
 	// StartupGCPercent, when positive, is the garbage collector's target
 	// percentage (see debug.SetGCPercent) while the caches fill for the
 	// first time; the previous one is restored once they have synced.
 	// Decoding the initial lists produces garbage at a high rate: a larger
 	// target spends less CPU collecting it, for a higher peak of memory
 	// during the sync. Zero leaves the collector alone.
-	StartupGCPercent int `json:"startupGCPercent,omitempty" yaml:"startupGCPercent,omitempty"`
+	StartupGCPercent int
 	// SteadyGCPercent, when positive, is the garbage collector's target
 	// percentage once the caches have synced (instead of the one before
 	// StartupGCPercent). The exporter's heap is its caches and series,
@@ -55,27 +55,27 @@ type Options struct {
 	// target keeps the process near that heap, for a few more collections,
 	// each of which costs little for so little garbage. Zero leaves it as
 	// it was before the sync.
-	SteadyGCPercent int `json:"steadyGCPercent,omitempty" yaml:"steadyGCPercent,omitempty"`
+	SteadyGCPercent int
 	// ErrorLogInterval is how often each metric's new evaluation errors
 	// are logged, at most: their count and the last message. A metric
 	// whose series are capped or have duplicates is logged once, at the
 	// first look after it happened. Default 30s.
-	ErrorLogInterval time.Duration `json:"errorLogInterval,omitempty" yaml:"errorLogInterval,omitempty"`
+	ErrorLogInterval time.Duration
 	// Namespace, when set, is the namespace of every entry that lists no
 	// namespaces of its own (see DefaultNamespace), as kubectl's -n.
 	// Empty: such entries watch every namespace.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Namespace string
 	// Namespaces, when set, are the namespaces of every entry that lists
 	// none of its own, as Namespace (which it replaces) is for one.
-	Namespaces []string `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
+	Namespaces []string
 	// NamespacesDenylist leaves out the objects of these namespaces from
 	// every entry of a namespaced resource that watches every namespace
 	// (by a field selector sent to the server).
-	NamespacesDenylist []string `json:"namespacesDenylist,omitempty" yaml:"namespacesDenylist,omitempty"`
+	NamespacesDenylist []string
 	// EnvOptions are the options of the CEL environment the config's
 	// expressions are compiled in, such as its cost limit
 	// (indexers.WithCostLimit); none: the defaults.
-	EnvOptions []indexers.Option `json:"-" yaml:"-"`
+	EnvOptions []indexers.Option
 }
 
 // LoadError is a config file that could not be loaded: unreadable,
@@ -94,7 +94,6 @@ type Exporter struct {
 	factory  *factory.Factory
 	resolver *factory.Resolver
 	log      *slog.Logger
-	ctx      context.Context
 	tel      *telemetry
 
 	// reloadMu serialises reloads and guards indexExprs.
@@ -180,7 +179,6 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 // are started, not synced (see Ready). A config that cannot be loaded is an
 // error. The informers run until ctx ends.
 func (x *Exporter) Start(ctx context.Context) error {
-	x.ctx = ctx
 	if err := x.factory.Start(ctx); err != nil {
 		return err
 	}
@@ -191,7 +189,7 @@ func (x *Exporter) Start(ctx context.Context) error {
 	if x.opts.SteadyGCPercent > 0 {
 		gcPercent = x.opts.SteadyGCPercent
 	}
-	if err := x.Reload(); err != nil {
+	if err := x.Reload(ctx); err != nil {
 		if gcPercent != -2 {
 			debug.SetGCPercent(gcPercent)
 		}
@@ -211,17 +209,18 @@ func (x *Exporter) Start(ctx context.Context) error {
 	return nil
 }
 
-// close stops the engine of the running config, once ctx has ended: its
-// informers are stopped, and the series already computed can still be
-// served.
+// close stops the engine of the running config, once ctx has ended, and
+// waits for the informers to stop; the series already computed can still
+// be served.
 func (x *Exporter) close() {
 	x.reloadMu.Lock()
-	defer x.reloadMu.Unlock()
 	x.closed = true
 	a := x.current()
 	if a != nil {
 		a.engine.Close()
 	}
+	x.reloadMu.Unlock()
+	x.factory.Shutdown()
 }
 
 // settle waits for the first sync, restores the garbage collector's target
@@ -259,8 +258,9 @@ func (x *Exporter) settle(ctx context.Context, gcPercent int) {
 // no objects (see factory.Needs.Readers), is listed again. The running
 // config serves until the new one's caches have synced and its series are
 // computed: a resource the new config cannot list (forbidden, say) fails
-// the reload.
-func (x *Exporter) Reload() error {
+// the reload, and so does ctx ending first (without a log line when it ends:
+// the exporter is stopping).
+func (x *Exporter) Reload(ctx context.Context) error {
 	x.reloadMu.Lock()
 	defer x.reloadMu.Unlock()
 	if x.closed {
@@ -273,11 +273,11 @@ func (x *Exporter) Reload() error {
 	} else {
 		DefaultNamespace(compiled, x.opts.namespaces()...)
 		ExcludeNamespaces(compiled, x.opts.NamespacesDenylist...)
-		err = x.switchTo(compiled)
+		err = x.switchTo(ctx, compiled)
 	}
 	x.tel.reloaded(compiled, err)
 	switch {
-	case err != nil && x.ctx != nil && x.ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return err // stopping: nothing to report
 	case err != nil && !x.started:
 		x.log.Error("config not loaded", "path", x.opts.sourceNames(), "err", err)
@@ -351,7 +351,7 @@ func ExcludeNamespaces(c *Compiled, namespaces ...string) {
 	}
 }
 
-func (x *Exporter) switchTo(c *Compiled) (err error) {
+func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 	next := &activeConfig{engine: NewEngine(c, EngineOptions{
 		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard,
 		Now:      func() int64 { return time.Now().Unix() },
@@ -480,7 +480,7 @@ func (x *Exporter) switchTo(c *Compiled) (err error) {
 	// The running config serves until the new one has every series: its
 	// informers synced (those it replaces list again) and its engine idle.
 	if x.current() != nil {
-		if err := x.awaitSynced(next); err != nil {
+		if err := x.awaitSynced(ctx, next); err != nil {
 			return fmt.Errorf("the new config's caches did not sync: %w", err)
 		}
 	}
@@ -934,15 +934,11 @@ func (a *activeConfig) state() informerState {
 }
 
 // awaitSynced returns once the informers of a have synced and its engine
-// has computed the series of every object they hold. It gives up when the
-// exporter stops, or when the requests of one of the informers fail in a
+// has computed the series of every object they hold. It gives up when ctx
+// ends, or when the requests of one of the informers fail in a
 // way that retrying does not mend (forbidden, not found...), with that
 // error.
-func (x *Exporter) awaitSynced(a *activeConfig) error {
-	ctx := x.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func (x *Exporter) awaitSynced(ctx context.Context, a *activeConfig) error {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {

@@ -32,9 +32,9 @@ var rbacLabels = map[string]string{"app.kubernetes.io/name": "kubectl-informer"}
 // RBACOptions name the objects RBAC returns.
 type RBACOptions struct {
 	// Name is the name of the ServiceAccount and of every role and binding.
-	Name string `json:"name" yaml:"name"`
+	Name string
 	// Namespace is the ServiceAccount's namespace.
-	Namespace string `json:"namespace" yaml:"namespace"`
+	Namespace string
 }
 
 // Validate checks that the names are valid for the objects they name.

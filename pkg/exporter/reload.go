@@ -47,7 +47,7 @@ func (x *Exporter) WatchReloads(ctx context.Context) error {
 				return
 			case <-hup:
 				x.log.Info("SIGHUP: reloading the config")
-				_ = x.Reload()
+				_ = x.Reload(ctx)
 			case ev, ok := <-events:
 				if !ok {
 					return
@@ -63,7 +63,7 @@ func (x *Exporter) WatchReloads(ctx context.Context) error {
 			case <-debounce:
 				debounce = nil
 				x.log.Info("the config file changed: reloading")
-				_ = x.Reload()
+				_ = x.Reload(ctx)
 			}
 		}
 	}()

@@ -181,9 +181,9 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 // github.com/prometheus/exporter-toolkit.
 type ServeConfig struct {
 	// ListenAddresses are the addresses to listen on (--web.listen-address).
-	ListenAddresses []string `json:"listenAddresses" yaml:"listenAddresses"`
+	ListenAddresses []string
 	// WebConfigFile configures TLS and basic auth (--web.config.file).
-	WebConfigFile string `json:"webConfigFile,omitempty" yaml:"webConfigFile,omitempty"`
+	WebConfigFile string
 }
 
 // Serve serves Handler until ctx ends.

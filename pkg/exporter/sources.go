@@ -20,28 +20,28 @@ import (
 // config file. At least one of them is set.
 type Sources struct {
 	// ConfigPath is the user's config file; empty: none.
-	ConfigPath string `json:"configPath,omitempty" yaml:"configPath,omitempty"`
+	ConfigPath string
 	// Profile names a built-in profile; empty: none.
-	Profile string `json:"profile,omitempty" yaml:"profile,omitempty"`
+	Profile string
 	// Selection chooses the profile's families.
-	Selection Selection `json:"selection" yaml:"selection"`
+	Selection Selection
 	// LabelsAllowlist and AnnotationsAllowlist choose the keys of the
 	// labelsFrom maps of every config (see Compiled.SetAllowlists).
-	LabelsAllowlist      map[string][]string `json:"labelsAllowlist,omitempty" yaml:"labelsAllowlist,omitempty"`
-	AnnotationsAllowlist map[string][]string `json:"annotationsAllowlist,omitempty" yaml:"annotationsAllowlist,omitempty"`
+	LabelsAllowlist      map[string][]string
+	AnnotationsAllowlist map[string][]string
 }
 
 // Selection chooses the families of a profile by the flags of
 // kube-state-metrics of the same names.
 type Selection struct {
 	// Resources are the profile's resources to serve; empty: all of them.
-	Resources []string `json:"resources,omitempty" yaml:"resources,omitempty"`
+	Resources []string
 	// MetricAllowlist and MetricDenylist are regular expressions matched
 	// anywhere in a family's name: with an allowlist, only the families
 	// one of them matches are served; with a denylist, those it matches are
 	// not. Not both.
-	MetricAllowlist []string `json:"metricAllowlist,omitempty" yaml:"metricAllowlist,omitempty"`
-	MetricDenylist  []string `json:"metricDenylist,omitempty" yaml:"metricDenylist,omitempty"`
+	MetricAllowlist []string
+	MetricDenylist  []string
 }
 
 // Validate checks the selection against the profile: the regular

@@ -29,26 +29,26 @@ import (
 type Scope struct {
 	// Namespace restricts namespaced resources to one namespace; "" means
 	// all namespaces. Cluster-scoped resources ignore it.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Namespace string
 	// LabelSelector is a label selector such as "app=web,tier!=db".
-	LabelSelector string `json:"labelSelector,omitempty" yaml:"labelSelector,omitempty"`
+	LabelSelector string
 	// FieldSelector is a field selector such as "spec.nodeName=node-1".
-	FieldSelector string `json:"fieldSelector,omitempty" yaml:"fieldSelector,omitempty"`
+	FieldSelector string
 }
 
 // Config configures a Factory.
 type Config struct {
 	// ResyncPeriod is the informers' resync period; 0 (the default) never resyncs.
-	ResyncPeriod time.Duration `json:"resyncPeriod,omitempty" yaml:"resyncPeriod,omitempty"`
+	ResyncPeriod time.Duration
 	// KeepManagedFields keeps metadata.managedFields and the
 	// kubectl.kubernetes.io/last-applied-configuration annotation in cached
 	// objects. Default false: both are dropped as objects arrive, which saves
 	// about a third of the memory.
-	KeepManagedFields bool `json:"keepManagedFields,omitempty" yaml:"keepManagedFields,omitempty"`
+	KeepManagedFields bool
 	// KubectlFlags are the flags that the kubectl commands suggested in
 	// messages carry, so that they ask about the same cluster and user:
 	// --kubeconfig, --context, --as... Default: none.
-	KubectlFlags []string `json:"-" yaml:"-"`
+	KubectlFlags []string
 }
 
 // LastAppliedAnnotation is dropped from cached objects unless
@@ -62,11 +62,18 @@ type Factory struct {
 	cfg     Config
 	clients *clients
 
-	// lock guards informers, started and clients.typed.
+	// lock guards informers, started, shutdown, ctx and clients.typed.
 	lock      sync.Mutex
 	informers map[informerKey]*Informer
 	started   bool
-	ctx       context.Context // set by Start
+	// shutdown is set by Shutdown: no informer starts after it.
+	shutdown bool
+	// ctx is Start's: informers requested after Start run until it ends.
+	ctx context.Context
+	// stopAll stops every informer started, replaced or detached ones too.
+	stopAll context.CancelFunc
+	// running counts the goroutines of the informers started.
+	running sync.WaitGroup
 }
 
 // informerKey identifies an informer: cluster-scoped resources ignore the
@@ -423,7 +430,8 @@ func (f *Factory) Start(ctx context.Context) error {
 	if f.started {
 		return nil
 	}
-	f.started, f.ctx = true, ctx
+	f.started = true
+	f.ctx, f.stopAll = context.WithCancel(ctx)
 	for _, inf := range f.informers {
 		if err := f.startLocked(inf); err != nil {
 			return err
@@ -433,6 +441,9 @@ func (f *Factory) Start(ctx context.Context) error {
 }
 
 func (f *Factory) startLocked(inf *Informer) error {
+	if f.shutdown {
+		return errors.New("the factory has been shut down")
+	}
 	trim := !f.cfg.KeepManagedFields
 	prepare := prepareFunc(inf.fields, trim)
 	var wire *wirePruner
@@ -470,8 +481,22 @@ func (f *Factory) startLocked(inf *Informer) error {
 	inf.started = time.Now()
 	ctx, cancel := context.WithCancel(f.ctx)
 	inf.cancel = cancel
-	go si.RunWithContext(ctx)
+	f.running.Go(func() { si.RunWithContext(ctx) })
 	return nil
+}
+
+// Shutdown stops every informer the factory started, those Detach or Stop
+// left running too, and waits until their goroutines have returned, as
+// client-go's SharedInformerFactory.Shutdown does. No informer starts after
+// it; it may be called more than once, and before Start.
+func (f *Factory) Shutdown() {
+	f.lock.Lock()
+	f.shutdown = true
+	if f.stopAll != nil {
+		f.stopAll()
+	}
+	f.lock.Unlock()
+	f.running.Wait()
 }
 
 // Detach forgets the informer of res in scope without stopping it and

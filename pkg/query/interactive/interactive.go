@@ -70,16 +70,15 @@ type Options struct {
 type Session struct {
 	out, errOut io.Writer
 	opts        Options
-	// ctx is the context the session was made with: its caches follow the
-	// cluster, and its answers run, until it ends.
-	ctx context.Context
 
-	// lineMu guards line and stopLine: Interrupt runs on any goroutine.
+	// lineMu guards run, line and stopLine: Interrupt runs on any
+	// goroutine.
 	lineMu sync.Mutex
 	// line is the context of the work on the line Run is handling, which
-	// stopLine ends; nil when Run handles none.
-	line     context.Context
-	stopLine context.CancelFunc
+	// stopLine ends, and run the context Run was called with; nil when Run
+	// handles no line.
+	run, line context.Context
+	stopLine  context.CancelFunc
 
 	// mu guards plan, listOutput and samples: Complete runs on the
 	// goroutine that reads lines.
@@ -139,7 +138,7 @@ func NewSession(ctx context.Context, conn plan.Conn, p *plan.Plan, out, errOut i
 	if _, err := p.Fill(ctx, conn, errOut, plan.FillOptions{Lasting: true}); err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, errOut: errOut, opts: opts, plan: p, ctx: ctx}
+	s := &Session{out: out, errOut: errOut, opts: opts, plan: p}
 	if opts.Prompt != "" {
 		var counts []string
 		for _, inf := range p.Caches().Queried() {
@@ -172,7 +171,7 @@ func (s *Session) Run(ctx context.Context, lines LineReader) error {
 			line, err := lines.Prompt(s.opts.Prompt)
 			// From here Interrupt stops the work on the line: a line
 			// editor lets Ctrl-C be a signal again once it has returned.
-			s.beginLine()
+			s.beginLine(ctx)
 			ch <- lineRead{line, err}
 		}()
 		var r lineRead
@@ -239,11 +238,13 @@ func (s *Session) Interrupt() bool {
 	return true
 }
 
-// beginLine starts the context of the work on a line.
-func (s *Session) beginLine() {
+// beginLine starts the context of the work on a line, which ends with ctx,
+// Run's.
+func (s *Session) beginLine(ctx context.Context) {
 	s.lineMu.Lock()
 	defer s.lineMu.Unlock()
-	s.line, s.stopLine = context.WithCancel(s.sessionContext())
+	s.run = ctx
+	s.line, s.stopLine = context.WithCancel(ctx)
 }
 
 // endLine ends the context of the work on a line.
@@ -253,27 +254,19 @@ func (s *Session) endLine() {
 	if s.stopLine != nil {
 		s.stopLine()
 	}
-	s.line, s.stopLine = nil, nil
+	s.run, s.line, s.stopLine = nil, nil, nil
 }
 
-// answerContext returns the context an answer runs with: the line's, or
-// outside Run the session's.
-func (s *Session) answerContext() context.Context {
+// answerContext returns the context an answer runs with, the line's, and
+// the context of Run, whose end ends the session; outside Run (Do called
+// alone) both are one that does not end.
+func (s *Session) answerContext() (line, run context.Context) {
 	s.lineMu.Lock()
 	defer s.lineMu.Unlock()
 	if s.line != nil {
-		return s.line
+		return s.line, s.run
 	}
-	return s.sessionContext()
-}
-
-// sessionContext returns the session's context; Background for a Session
-// not made by NewSession.
-func (s *Session) sessionContext() context.Context {
-	if s.ctx == nil {
-		return context.Background()
-	}
-	return s.ctx
+	return context.Background(), context.Background()
 }
 
 // Do handles one line and reports whether it ends the session.
@@ -325,7 +318,7 @@ func (s *Session) answer() {
 	s.mu.Lock()
 	p := s.plan
 	s.mu.Unlock()
-	ctx := s.answerContext()
+	ctx, run := s.answerContext()
 	out := &lineEnd{w: s.out}
 	err := p.AnswerContext(ctx, out, s.errOut)
 	if out.open {
@@ -333,7 +326,7 @@ func (s *Session) answer() {
 	}
 	switch {
 	case err == nil:
-	case s.sessionContext().Err() != nil:
+	case run.Err() != nil:
 		// The session is ending; Run says why.
 	case ctx.Err() != nil:
 		_, _ = fmt.Fprintln(s.errOut, "interrupted") // by Interrupt
@@ -516,7 +509,7 @@ func (s *Session) index(arg string) error {
 	if err != nil {
 		return err
 	}
-	ctx := s.answerContext()
+	ctx, _ := s.answerContext()
 	stats := &indexers.Stats{}
 	computed := make([]*precomputed, len(np.Caches().Queried()))
 	for i, inf := range np.Caches().Queried() {

@@ -251,7 +251,7 @@ func TestReloadKeepsCaches(t *testing.T) {
 	if err := os.WriteFile(path, []byte(more), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Reload(); err != nil {
+	if err := x.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	framework.WaitReady(t, srv)
@@ -266,7 +266,7 @@ func TestReloadKeepsCaches(t *testing.T) {
 	if err := os.WriteFile(path, []byte("apiVersion: nope\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Reload(); err == nil {
+	if err := x.Reload(t.Context()); err == nil {
 		t.Fatal("a broken config reloaded")
 	}
 	_, body := framework.Get(t, srv+"/metrics")
@@ -497,7 +497,7 @@ resources:
 		t.Errorf("test_pod_zone_info has %d series for %d pods", n, len(pods.Items))
 	}
 	_, before := framework.Get(t, srv+"/metrics")
-	if err := x.Reload(); err != nil {
+	if err := x.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	framework.WaitReady(t, srv)

@@ -92,7 +92,7 @@ func TestTransientCacheSeriesAndReload(t *testing.T) {
 	if err := os.WriteFile(path, []byte(podPhaseConfig(ns, more)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Reload(); err != nil {
+	if err := x.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	// No waiting: Reload returned once the new config had every series.
@@ -136,7 +136,7 @@ func TestReloadOfForbiddenResourceFails(t *testing.T) {
 	if err := os.WriteFile(path, []byte(secrets), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := x.Reload()
+	err := x.Reload(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "secrets") || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("reloading a config with a forbidden resource: %v; want an error naming secrets and forbidden", err)
 	}

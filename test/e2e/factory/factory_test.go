@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -313,4 +314,35 @@ func TestPrunedInformer(t *testing.T) {
 	if _, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeFull}); err == nil || !strings.Contains(err.Error(), "pruned") {
 		t.Errorf("requesting whole objects from a pruned, started informer: %v", err)
 	}
+}
+
+// TestShutdown: Shutdown stops every informer, a detached one too, and
+// returns once their goroutines have; none starts after it.
+func TestShutdown(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	pods, f := podsAndFactory(t)
+	if _, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeMetadata}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WaitForSync(ctx, time.Minute, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Detached, it runs on beside the one a new request starts.
+	f.Detach(pods, factory.Scope{})
+	if _, err := f.Request(pods, factory.Scope{}, factory.Needs{Mode: factory.ModeMetadata}); err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if err := goleak.Find(before, goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop")); err != nil {
+		t.Errorf("goroutines left after Shutdown, with the context still running: %v", err)
+	}
+	if _, err := f.Request(pods, factory.Scope{Namespace: "default"}, factory.Needs{Mode: factory.ModeMetadata}); err == nil {
+		t.Error("an informer started after Shutdown")
+	}
+	f.Shutdown() // again: nothing to do
 }
