@@ -60,6 +60,9 @@ type ExportOptions struct {
 
 	// labels and annotations are the parsed allowlists.
 	labels, annotations map[string][]string
+	// rbacNaming are the flags naming the objects of --print-rbac that
+	// were given.
+	rbacNaming []string
 }
 
 // defaultListenAddress is where the exporter listens unless
@@ -139,19 +142,7 @@ namespaces. No informer starts and nothing is served.
   # Serve it on port 10149, the default
   kubectl informer export --config examples/kube-state-metrics-pods.yaml --web.listen-address :10149`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !o.PrintRBAC {
-				for _, name := range []string{"rbac-name", "rbac-namespace"} {
-					if cmd.Flags().Changed(name) {
-						return usageErrorf("--%s is only for --print-rbac", name)
-					}
-				}
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runE(o),
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
@@ -189,8 +180,22 @@ namespaces. No informer starts and nothing is served.
 	return cmd
 }
 
+// Complete records which of the flags that matter only with others were
+// given.
+func (o *ExportOptions) Complete(cmd *cobra.Command, _ []string) error {
+	for _, name := range []string{"rbac-name", "rbac-namespace"} {
+		if cmd.Flags().Changed(name) {
+			o.rbacNaming = append(o.rbacNaming, name)
+		}
+	}
+	return nil
+}
+
 // Validate checks the flags.
 func (o *ExportOptions) Validate() error {
+	if !o.PrintRBAC && len(o.rbacNaming) > 0 {
+		return usageErrorf("--%s is only for --print-rbac", o.rbacNaming[0])
+	}
 	var errs []error
 	if o.ConfigFile == "" && o.Profile == "" {
 		errs = append(errs, fmt.Errorf("--config or --profile is required: the exporter config file (see docs/exporter-config.md), or a built-in profile (%s)", strings.Join(profiles.Names(), ", ")))
