@@ -10,13 +10,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-informer/kubectl-informer/hack/dist/krew"
 )

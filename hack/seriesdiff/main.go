@@ -15,13 +15,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"net/http"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/seriesset"
 )

@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"slices"
 	"strings"
 	"unicode"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/suggest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"

@@ -3,13 +3,14 @@ package exporter
 import (
 	"bufio"
 	"bytes"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // sample is one computed series of an object: its label values (in the

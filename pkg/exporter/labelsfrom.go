@@ -3,7 +3,6 @@ package exporter
 import (
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"maps"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // KeyFilter selects the keys of a labelsFrom map: exact keys, and

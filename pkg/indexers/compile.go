@@ -1,9 +1,6 @@
 package indexers
 
 import (
-	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
-	"k8s.io/apimachinery/pkg/util/sets"
-
 	"fmt"
 	"regexp"
 	"slices"
@@ -14,8 +11,11 @@ import (
 	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // Kind says what an expression is used for, and so what it must produce.

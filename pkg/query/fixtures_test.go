@@ -3,9 +3,10 @@ package query
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // The shared fixtures, under the short names the engine's tests use.

@@ -3,9 +3,8 @@ package queryserver
 import (
 	"slices"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // QueryPath is the path of the query endpoint.

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -27,6 +25,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // Defaults of [Options].

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -23,6 +21,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // ExportOptions runs the Prometheus exporter.

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // namespaceOf returns the namespace a command works in: "" with -A, else

@@ -10,13 +10,13 @@ import (
 	"sort"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // IndexesOptions lists the known indexes and, against a cluster, how many

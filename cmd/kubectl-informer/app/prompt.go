@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/interactive"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/peterh/liner"
 	"golang.org/x/term"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/interactive"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // runInteractive fills the caches, then answers the lines of o.In: typed at

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -26,6 +24,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
 )
 

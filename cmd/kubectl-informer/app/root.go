@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // Exit codes, documented in the root command's help and the README.

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/internal/serving"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
 )
 

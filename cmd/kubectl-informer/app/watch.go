@@ -5,14 +5,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/watch"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/watch"
 )
 
 const watchExample = `  # Every pod event in the current namespace

@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Archive is what a platform's uri downloads: a .tar.gz listed by entry.

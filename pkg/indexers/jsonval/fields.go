@@ -2,7 +2,6 @@ package jsonval
 
 import (
 	"cmp"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // field is one JSON member of a struct type.

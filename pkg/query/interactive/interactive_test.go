@@ -8,20 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // testSession returns a session on a real indexer holding testPods, as if

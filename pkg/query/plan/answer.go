@@ -11,10 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-	"k8s.io/client-go/tools/cache"
 )
 
 // Execute resolves the resources, fills the caches, answers the query and

@@ -6,12 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // splitArgs reads the resource arguments of a query as kubectl get reads

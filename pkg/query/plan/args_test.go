@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
 )
 
 func TestSplitArgs(t *testing.T) {

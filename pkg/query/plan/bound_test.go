@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
-
 	fakediscovery "k8s.io/client-go/discovery/fake"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/fixture"
 )
 
 // TestSyncBoundsResolution checks that a plan filling its caches tells

@@ -10,14 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // reach returns the lookup that progs, compiled after the caches filled,

@@ -5,8 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 )
 
 // Conn is how a Plan reaches the cluster.

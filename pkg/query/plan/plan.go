@@ -9,13 +9,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
 // Plan is a compiled Request: every expression compiled and every flag

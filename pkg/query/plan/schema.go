@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // checkSchema compiles progs again against the OpenAPI v3 schema of res, as

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"io"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"reflect"
 	"regexp"
 	"slices"
@@ -21,11 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 // Request is a whole watch as the command line states it.

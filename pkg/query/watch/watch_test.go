@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query"
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +17,8 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
 func watchPod(name, rv, phase string, labels map[string]string) *corev1.Pod {

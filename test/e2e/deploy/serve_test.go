@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 

@@ -9,12 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 

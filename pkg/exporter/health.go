@@ -1,0 +1,325 @@
+package exporter
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+)
+
+// Ready returns nil when /readyz answers 200, or the error /readyz
+// answers 503 with:
+//
+//   - until every informer has synced once and the engine has computed the
+//     series of every cached object, an error naming what has not;
+//   - while the list and watch requests of every informer fail (the API
+//     server unreachable, say), an error naming each with the reason.
+//
+// Once synced, an informer whose requests fail while others succeed leaves
+// the exporter ready: the others' series are current and keep being
+// scraped, and the failing resource is reported (see Failing).
+func (x *Exporter) Ready() error {
+	_, err := x.readiness()
+	return err
+}
+
+// Failing returns one line per informer whose list and watch requests fail,
+// sorted: "pods in shop: watch failing for 3s: …connection refused". The
+// series of its resource stay as the informer last saw them until a
+// request succeeds.
+func (x *Exporter) Failing() []string {
+	failing, _ := x.readiness()
+	return failing
+}
+
+// readiness returns what Failing and Ready do, from one look at the
+// informers.
+func (x *Exporter) readiness() (failing []string, err error) {
+	st, err := x.state()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(st.pending) > 0:
+		err = fmt.Errorf("not synced: %s", strings.Join(st.pending, ", "))
+	case len(st.failing) > 0 && len(st.failing) == st.informers:
+		err = fmt.Errorf("the list and watch requests of every resource fail; the series are as last seen\n%s", strings.Join(st.failing, "\n"))
+	case !st.idle:
+		err = errors.New("synced; computing the series of the objects received")
+	}
+	return st.failing, err
+}
+
+// synced returns nil once every informer has synced and the engine has
+// computed the series of every cached object, or an error naming what has
+// not.
+func (x *Exporter) synced() error {
+	st, err := x.state()
+	switch {
+	case err != nil:
+		return err
+	case len(st.pending) > 0:
+		return fmt.Errorf("not synced: %s", strings.Join(st.pending, ", "))
+	case !st.idle:
+		return errors.New("synced; computing the series of the objects received")
+	}
+	return nil
+}
+
+// informerState is one look at the informers of the active config.
+type informerState struct {
+	// informers is how many distinct informers the config reads.
+	informers int
+	// pending names the informers (or their handlers) not synced yet,
+	// with why their requests fail if they do; sorted.
+	pending []string
+	// failing names the informers whose requests fail, with why; sorted.
+	failing []string
+	// idle is whether the engine has computed every event received,
+	// looked at after the informers.
+	idle bool
+}
+
+func (x *Exporter) state() (informerState, error) {
+	a := x.current()
+	if a == nil {
+		return informerState{}, errors.New("no config loaded")
+	}
+	return a.state(), nil
+}
+
+// state looks at the informers of a and at its engine.
+func (a *activeConfig) state() informerState {
+	var st informerState
+	health := map[*factory.Informer]error{}
+	for _, r := range a.regs {
+		name := informerName(r.inf)
+		err, seen := health[r.inf]
+		if !seen {
+			err = r.inf.Healthy()
+			health[r.inf] = err
+			if err != nil {
+				st.failing = append(st.failing, name+": "+err.Error())
+			}
+		}
+		if !r.inf.Informer.HasSynced() || !r.reg.HasSynced() {
+			if err != nil {
+				name += " (" + err.Error() + ")"
+			}
+			st.pending = append(st.pending, name)
+		}
+	}
+	// After HasSynced: the initial events count as pending once delivered.
+	st.idle = a.engine.Idle()
+	st.informers = len(health)
+	slices.Sort(st.failing)
+	slices.Sort(st.pending)
+	st.pending = slices.Compact(st.pending)
+	return st
+}
+
+// awaitSynced returns once the informers of a have synced and its engine
+// has computed the series of every object they hold. It gives up when ctx
+// ends, or when the requests of one of the informers fail in a
+// way that retrying does not mend (forbidden, not found...), with that
+// error.
+func (x *Exporter) awaitSynced(ctx context.Context, a *activeConfig) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if st := a.state(); len(st.pending) == 0 && st.idle {
+			return nil
+		}
+		for _, r := range a.regs {
+			if err := r.inf.Healthy(); err != nil && !r.inf.Informer.HasSynced() && factory.IsPermanent(err) {
+				return fmt.Errorf("%s: %w", informerName(r.inf), err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// informerNames returns the distinct informers of a, with their names.
+func (a *activeConfig) informerNames() map[*factory.Informer]string {
+	out := map[*factory.Informer]string{}
+	for _, r := range a.regs {
+		out[r.inf] = informerName(r.inf)
+	}
+	return out
+}
+
+// watchedResource is a resource in one namespace ("" for all, and for a
+// cluster-scoped resource) with the distinct informers that watch it
+// there: usually one, more when entries and lookups watch it with
+// different selectors.
+type watchedResource struct {
+	// name is the resolved name of the resource, as informerName has it.
+	name      string
+	namespace string
+	infs      []*factory.Informer
+}
+
+// watched returns every resource a watches, configured or read only by
+// get() and byIndex(), by resolved name and namespace, sorted.
+func (a *activeConfig) watched() []watchedResource {
+	type key struct{ name, namespace string }
+	byKey := map[key]*watchedResource{}
+	seen := sets.New[*factory.Informer]()
+	add := func(inf *factory.Informer) {
+		if seen.Has(inf) {
+			return
+		}
+		seen.Insert(inf)
+		k := key{inf.Resource.String(), inf.Scope.Namespace}
+		if byKey[k] == nil {
+			byKey[k] = &watchedResource{name: k.name, namespace: k.namespace}
+		}
+		byKey[k].infs = append(byKey[k].infs, inf)
+	}
+	for _, infs := range a.informers {
+		for _, inf := range infs {
+			add(inf)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.lookups)) {
+		for _, inf := range a.lookups[name] {
+			add(inf)
+		}
+	}
+	out := make([]watchedResource, 0, len(byKey))
+	for _, w := range byKey {
+		out = append(out, *w)
+	}
+	slices.SortFunc(out, func(a, b watchedResource) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.namespace, b.namespace))
+	})
+	return out
+}
+
+// informerName is the name /readyz and the logs give an informer: its
+// resource, and its namespace if it has one ("pods in shop").
+func informerName(inf *factory.Informer) string {
+	return inf.Resource.String() + namespaceSuffix(inf.Scope)
+}
+
+// logHealth logs, looking every interval, when the list and watch requests
+// of an informer start failing, fail for another reason, and succeed again.
+func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
+	type failure struct {
+		reason string
+		since  time.Time
+	}
+	logged := map[*factory.Informer]failure{} // what was logged of the informers failing
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		a := x.current()
+		if a == nil {
+			continue
+		}
+		now := map[*factory.Informer]failure{}
+		for inf, name := range a.informerNames() {
+			var re *factory.RequestError
+			if !errors.As(inf.Healthy(), &re) {
+				if f, was := logged[inf]; was {
+					x.log.Info("list and watch requests succeed again; the series of the resource are current",
+						"resource", name, "failed_for", time.Since(f.since).Round(time.Millisecond))
+				}
+				continue
+			}
+			f := failure{reason: re.Request + ": " + re.Reason(), since: re.Since}
+			if logged[inf] != f {
+				x.log.Warn("list and watch requests fail; the series of the resource are as last seen until they succeed",
+					"resource", name, "request", re.Request, "failing_for", time.Since(re.Since).Round(time.Millisecond), "err", re.Reason())
+			}
+			now[inf] = f
+		}
+		logged = now
+	}
+}
+
+func namespaceSuffix(s factory.Scope) string {
+	if s.Namespace == "" {
+		return ""
+	}
+	return " in " + s.Namespace
+}
+
+// logErrors logs, at most once per interval and family, the evaluation
+// errors counted since the previous report, and once per family that its
+// series are capped or have duplicates (see logFamilies).
+func (x *Exporter) logErrors(ctx context.Context, interval time.Duration) {
+	l := &familyLog{}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		x.logFamilies(l)
+	}
+}
+
+// familyLog is what logFamilies has logged of engine's families, by
+// metric name.
+type familyLog struct {
+	engine     *Engine
+	errors     map[string]uint64
+	capped     sets.Set[string]
+	duplicates sets.Set[string]
+}
+
+// logFamilies logs the evaluation errors of each family counted since l
+// saw them, and once per family (and config) that its series are capped
+// by --max-series-per-metric or that some have the labels of others.
+func (x *Exporter) logFamilies(l *familyLog) {
+	e := x.engine()
+	if e == nil {
+		return
+	}
+	if l.engine != e { // a new config: its families start afresh
+		*l = familyLog{engine: e, errors: map[string]uint64{}, capped: sets.New[string](), duplicates: sets.New[string]()}
+	}
+	for _, rs := range e.resources {
+		for _, fs := range rs.families {
+			name := fs.f.Name
+			fs.mu.Lock()
+			n, last := fs.errors, fs.lastError
+			fs.mu.Unlock()
+			if n > l.errors[name] {
+				x.log.Warn("metric evaluation errors", "metric", name, "errors", n-l.errors[name], "last", last)
+				l.errors[name] = n
+			}
+			h := fs.health()
+			if h.dropped > 0 && !l.capped.Has(name) {
+				l.capped.Insert(name)
+				x.log.Warn("metric capped: series beyond --max-series-per-metric are not served; raise it, or set it to 0 for no cap",
+					"metric", name, "cap", fs.maxSeries, "series_wanted", h.series+h.unserved, "series_served", h.series)
+			}
+			if h.duplicates > 0 && !l.duplicates.Has(name) {
+				l.duplicates.Insert(name)
+				x.log.Warn("metric has series with the same labels: one is served, the others are dropped; add labels that tell the objects apart, or use aggregate: count to count them",
+					"metric", name, "duplicates", h.duplicates, "series", h.lastDuplicate)
+			}
+		}
+	}
+}
