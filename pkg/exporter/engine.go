@@ -219,14 +219,23 @@ func objectUID(obj any) string {
 	return m.GetNamespace() + "/" + m.GetName()
 }
 
+// owned returns the UID of obj and the lock of its stripe when this shard
+// owns it; no lock otherwise.
+func (e *Engine) owned(obj any) (string, *sync.Mutex) {
+	uid := objectUID(obj)
+	if uid == "" || !e.shard.owns(uid) {
+		return "", nil
+	}
+	return uid, e.stripe(uid)
+}
+
 // Update recomputes the series of obj, an object of the i-th configured
 // resource, after it was added or changed.
 func (e *Engine) Update(i int, obj any) {
-	uid := objectUID(obj)
-	if uid == "" || !e.shard.owns(uid) {
+	uid, mu := e.owned(obj)
+	if mu == nil {
 		return
 	}
-	mu := e.stripe(uid)
 	mu.Lock()
 	defer mu.Unlock()
 	e.updateLocked(i, uid, obj)
@@ -311,11 +320,10 @@ func (e *Engine) Delete(i int, obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	uid := objectUID(obj)
-	if uid == "" || !e.shard.owns(uid) {
+	uid, mu := e.owned(obj)
+	if mu == nil {
 		return
 	}
-	mu := e.stripe(uid)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, fs := range e.resources[i].families {

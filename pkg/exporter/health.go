@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 )
@@ -222,17 +223,10 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 		since  time.Time
 	}
 	logged := map[*factory.Informer]failure{} // what was logged of the informers failing
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		a := x.current()
 		if a == nil {
-			continue
+			return
 		}
 		now := map[*factory.Informer]failure{}
 		for inf, name := range a.informerNames() {
@@ -252,7 +246,7 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 			now[inf] = f
 		}
 		logged = now
-	}
+	}, interval)
 }
 
 func namespaceSuffix(s factory.Scope) string {
@@ -267,16 +261,7 @@ func namespaceSuffix(s factory.Scope) string {
 // series are capped or have duplicates (see logFamilies).
 func (x *Exporter) logErrors(ctx context.Context, interval time.Duration) {
 	l := &familyLog{}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		x.logFamilies(l)
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { x.logFamilies(l) }, interval)
 }
 
 // familyLog is what logFamilies has logged of engine's families, by

@@ -28,14 +28,10 @@ func cronFunctions() []cel.EnvOption {
 	return []cel.EnvOption{
 		cel.Function("isCronSchedule",
 			cel.Overload(isCronScheduleOverload, []*cel.Type{cel.StringType}, cel.BoolType,
-				cel.UnaryBinding(func(v ref.Val) ref.Val {
-					s, ok := v.(types.String)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(v)
-					}
+				cel.UnaryBinding(unaryOf(func(s types.String) ref.Val {
 					_, err := cron.ParseStandard(string(s))
 					return types.Bool(err == nil)
-				}))),
+				})))),
 		cel.Function("cronNext",
 			cel.Overload(cronNextOverload, []*cel.Type{cel.StringType, cel.TimestampType}, cel.TimestampType,
 				cel.BinaryBinding(func(schedule, after ref.Val) ref.Val {

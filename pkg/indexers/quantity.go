@@ -26,21 +26,25 @@ func quantityFunctions() []cel.EnvOption {
 	return []cel.EnvOption{
 		cel.Function("value",
 			cel.MemberOverload(quantityValueOverload, []*cel.Type{apiservercel.QuantityType}, cel.IntType,
-				cel.UnaryBinding(func(v ref.Val) ref.Val {
-					q, ok := v.(apiservercel.Quantity)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(v)
-					}
+				cel.UnaryBinding(unaryOf(func(q apiservercel.Quantity) ref.Val {
 					return types.Int(q.Quantity.Value())
-				}))),
+				})))),
 		cel.Function("milliValue",
 			cel.MemberOverload(quantityMilliValueOverload, []*cel.Type{apiservercel.QuantityType}, cel.IntType,
-				cel.UnaryBinding(func(v ref.Val) ref.Val {
-					q, ok := v.(apiservercel.Quantity)
-					if !ok {
-						return types.MaybeNoSuchOverloadErr(v)
-					}
+				cel.UnaryBinding(unaryOf(func(q apiservercel.Quantity) ref.Val {
 					return types.Int(q.MilliValue())
-				}))),
+				})))),
+	}
+}
+
+// unaryOf makes the binding of a function of one argument of type T from
+// fn; an argument of another type is no such overload.
+func unaryOf[T ref.Val](fn func(T) ref.Val) func(ref.Val) ref.Val {
+	return func(v ref.Val) ref.Val {
+		x, ok := v.(T)
+		if !ok {
+			return types.MaybeNoSuchOverloadErr(v)
+		}
+		return fn(x)
 	}
 }

@@ -432,15 +432,13 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 			e.namespace, e.name = m.GetNamespace(), m.GetName()
 		}
 		if spec.SortBy != nil {
-			v, err := spec.SortBy(obj)
+			v, ok, err := evalOne(spec.SortBy, obj, stop, &sortFails)
 			if err != nil {
-				if stop(err) {
-					return nil, err
-				}
-				sortFails.Add(obj, err)
-				v = nil
+				return nil, err
 			}
-			e.key = v
+			if ok {
+				e.key = v
+			}
 		}
 		entries[i] = e
 	}
@@ -797,16 +795,12 @@ func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]an
 			if stopped.Load() {
 				return kept, nil
 			}
-			ok, err := where(obj)
+			match, ok, err := evalOne(where, obj, stop, fails)
 			if err != nil {
-				if stop(err) {
-					stopped.Store(true)
-					return nil, err
-				}
-				fails.Add(obj, err)
-				continue
+				stopped.Store(true)
+				return nil, err
 			}
-			if ok {
+			if ok && match {
 				kept = append(kept, obj)
 			}
 		}
@@ -819,6 +813,22 @@ func filterObjects(objs []any, where PredicateFunc, stop func(error) bool) ([]an
 		return parts[0], fails, nil
 	}
 	return slices.Concat(parts...), fails, nil
+}
+
+// evalOne evaluates fn on obj. A failure that stop accepts ends the
+// evaluation: it is returned. Any other is counted in fails, and ok is
+// false.
+func evalOne[T any](fn func(any) (T, error), obj any, stop func(error) bool, fails *Failures) (v T, ok bool, err error) {
+	v, err = fn(obj)
+	switch {
+	case err == nil:
+		return v, true, nil
+	case stop(err):
+		return v, false, err
+	}
+	fails.Add(obj, err)
+	var zero T
+	return zero, false, nil
 }
 
 // group is the objects counted under one formatted GroupBy value.
@@ -881,13 +891,12 @@ func countGroups(objs []any, groupBy ValueFunc, stop func(error) bool, fails *Fa
 		if stopped.Load() {
 			return counts, nil
 		}
-		v, err := groupBy(obj)
+		v, ok, err := evalOne(groupBy, obj, stop, fails)
 		if err != nil {
-			if stop(err) {
-				stopped.Store(true)
-				return nil, err
-			}
-			fails.Add(obj, err)
+			stopped.Store(true)
+			return nil, err
+		}
+		if !ok {
 			continue
 		}
 		elems, isList := listElements(v)

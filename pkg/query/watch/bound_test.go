@@ -23,22 +23,6 @@ func TestRunBoundsResolution(t *testing.T) {
 	conn := func(rec *fixture.BoundRecorder) plan.Conn {
 		return plan.Conn{Resolver: factory.NewResolver(fixture.FailingMapper{Err: boom}, fixture.NoSchemas{FakeDiscovery: &fakediscovery.FakeDiscovery{}}), Bound: rec.Bound}
 	}
-	check := func(t *testing.T, rec *fixture.BoundRecorder, start, end time.Time, err error) {
-		t.Helper()
-		if !errors.Is(err, boom) {
-			t.Errorf("error %v, want the resolver's", err)
-		}
-		if rec.Calls != 1 || rec.Released != 1 {
-			t.Fatalf("Bound called %d times and released %d times, want 1 and 1", rec.Calls, rec.Released)
-		}
-		d, ok := rec.Ctx.Deadline()
-		if !ok || d.Before(start.Add(timeout)) || d.After(end.Add(timeout)) || rec.Limit != timeout {
-			t.Errorf("the bound's deadline is %v (set: %v, limit %s), want %s after the start", d, ok, rec.Limit, timeout)
-		}
-		if rec.Ctx.Err() == nil {
-			t.Error("the bound's context still runs after the sync ended")
-		}
-	}
 	t.Run("watch", func(t *testing.T) {
 		w, err := Compile(fixture.Env(t), Request{Resources: []string{"pods"}, SyncTimeout: timeout})
 		if err != nil {
@@ -47,7 +31,7 @@ func TestRunBoundsResolution(t *testing.T) {
 		rec := &fixture.BoundRecorder{}
 		start := time.Now()
 		err = w.Run(context.Background(), conn(rec), io.Discard, io.Discard)
-		check(t, rec, start, time.Now(), err)
+		rec.Check(t, start, time.Now(), timeout, err, boom)
 	})
 	t.Run("watch interrupted", func(t *testing.T) {
 		// Ctrl-C ends a watch without an error whenever it comes, also
