@@ -4,5 +4,10 @@
 // starts one SharedIndexInformer per resource scoped by namespace, label and
 // field selectors, registers index functions before the informers start,
 // trims cached objects with a transform, and waits for the caches to sync
-// with a timeout and optional progress reporting.
+// with a timeout and optional progress reporting. [Factory.Shutdown] stops
+// them all and waits for their goroutines.
+//
+// It is below every consumer of the caches (the query side, the exporter):
+// it imports none of them, nor package indexers, whose index functions it
+// receives as plain cache.Indexers.
 package factory

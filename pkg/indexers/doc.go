@@ -34,4 +34,13 @@
 //     evaluated gets no index value and the failure is counted in [Stats].
 //   - A schema only makes checking stricter; an expression that compiles
 //     with a schema evaluates exactly as it does without one.
+//
+// Like package factory, it is below every consumer of the caches and
+// imports none of them, nor package factory: lookups reach the caches
+// through the [Lookup] interface. It is one package of about 3,800 lines
+// because a [Program] is one thing seen from several sides that share its
+// unexported state: compiling and the references it reads (compile.go),
+// evaluation and its budget (eval.go, budget.go), the fast paths that skip
+// CEL for plain field selections (fast.go), the schema checks (schema.go)
+// and the index functions (index.go).
 package indexers

@@ -24,7 +24,9 @@
 // This package imports no other query package, no package factory and no
 // CEL: it is the bottom of the query side. [UsageError] is the one type of
 // the user's mistakes for all of them, and [Names] the words their messages
-// use for the parts of a query.
+// use for the parts of a query. Of its 3,300 lines, 1,300 are the table
+// columns of kubectl's built-in kinds (columns.go, columns_kinds.go,
+// printercolumns.go), kept beside the printer that uses them.
 //
 // What the package promises:
 //

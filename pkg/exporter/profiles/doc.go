@@ -11,4 +11,6 @@
 //
 // The profile "kube-state-metrics" reproduces kube-state-metrics' default
 // metric families: same names, types, HELP texts, labels and values.
+//
+// It holds files only, and imports no package of the project.
 package profiles

@@ -50,4 +50,6 @@
 // The view shows what the Go object holds. Typed clients and informers leave
 // TypeMeta empty, so object.kind and object.apiVersion are absent unless they
 // are set, in an informer transform for instance.
+//
+// It imports no package of the project.
 package jsonval
