@@ -46,7 +46,7 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 		lastErr = err.Error()
 	}
 	bind := func(p *indexers.Program) *indexers.Program {
-		if p != nil && lookup != nil && len(p.References()) > 0 {
+		if p != nil && lookup != nil && p.ReadsOthers() {
 			return p.WithLookup(lookup)
 		}
 		return p

@@ -199,19 +199,11 @@ type lookupNeed struct {
 // named by byIndex() must be defined on a configured entry of the same
 // resource.
 func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]lookupNeed, error) {
-	wanted := map[string]sets.Set[string]{}
+	var progs []*indexers.Program
 	for _, r := range c.Resources {
-		for _, p := range programsOf(r) {
-			for _, ref := range p.References() {
-				if wanted[ref.Resource] == nil {
-					wanted[ref.Resource] = sets.New[string]()
-				}
-				for _, ix := range ref.Indexes {
-					wanted[ref.Resource].Insert(ix)
-				}
-			}
-		}
+		progs = append(progs, programsOf(r)...)
 	}
+	wanted := indexers.ReadIndexes(progs)
 	var out []lookupNeed
 	looked := map[string]factory.Resource{}
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
@@ -404,7 +396,7 @@ func readsCache(r *CompiledResource) bool {
 		return true
 	}
 	for _, p := range programsOf(r) {
-		if len(p.References()) > 0 {
+		if p.ReadsOthers() {
 			return true
 		}
 	}
@@ -414,7 +406,7 @@ func readsCache(r *CompiledResource) bool {
 // bindLookup binds every program of r that calls get() or byIndex() to l.
 func bindLookup(r *CompiledResource, l indexers.Lookup) {
 	for name, p := range r.Indexes {
-		if len(p.References()) > 0 {
+		if p.ReadsOthers() {
 			r.Indexes[name] = p.WithLookup(l)
 		}
 	}

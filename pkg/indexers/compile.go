@@ -130,6 +130,26 @@ func (p *Program) Context() string { return p.context }
 // Kind returns the kind the expression was compiled for.
 func (p *Program) Kind() Kind { return p.kind }
 
+// ReadsOthers reports whether the expression reads other objects, with
+// get() or byIndex().
+func (p *Program) ReadsOthers() bool { return len(p.refs) > 0 }
+
+// ReadIndexes returns what progs read with get() and byIndex(): each
+// resource as the expressions name it, with the indexes byIndex() reads of
+// it (none for a resource read with get() alone).
+func ReadIndexes(progs []*Program) map[string]sets.Set[string] {
+	out := map[string]sets.Set[string]{}
+	for _, p := range progs {
+		for _, ref := range p.refs {
+			if out[ref.Resource] == nil {
+				out[ref.Resource] = sets.New[string]()
+			}
+			out[ref.Resource].Insert(ref.Indexes...)
+		}
+	}
+	return out
+}
+
 // References returns the resources the expression reads with get() and
 // byIndex(), sorted by resource, or nil. The caller owns the returned
 // slice.

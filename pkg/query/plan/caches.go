@@ -463,17 +463,7 @@ func (p *Plan) everyIndexHint(r *factory.Resolver, res factory.Resource, resourc
 // with the indexes byIndex() names, and binds the plan's programs to them.
 func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.Lookup, stats *indexers.Stats, queried []*factory.Informer,
 	configIndexes map[schema.GroupVersionResource]map[string]*indexers.Program) error {
-	wanted := map[string]sets.Set[string]{} // resource as written → index names
-	for _, prog := range p.programs() {
-		for _, ref := range prog.References() {
-			if wanted[ref.Resource] == nil {
-				wanted[ref.Resource] = sets.New[string]()
-			}
-			for _, ix := range ref.Indexes {
-				wanted[ref.Resource].Insert(ix)
-			}
-		}
-	}
+	wanted := indexers.ReadIndexes(p.programs()) // resource as written → index names
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
 		res, err := r.ResolveOne(name)
 		if err != nil {

@@ -315,7 +315,7 @@ func (p *Plan) queriedIndexes(config map[string]*indexers.Program) map[string]*i
 // ReadsOtherResources reports whether any program calls get() or byIndex().
 func (p *Plan) ReadsOtherResources() bool {
 	for _, prog := range p.programs() {
-		if len(prog.References()) > 0 {
+		if prog.ReadsOthers() {
 			return true
 		}
 	}
