@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -275,8 +276,8 @@ func TestCompileFamilies(t *testing.T) {
 			LabelNames: []string{"node"}, Labels: []string{"object.metadata.name"},
 			ConstLabels: constLabels, Value: `size(byIndex("pods", "byNode", object.metadata.name))`, Each: "<nil>", Line: 44},
 	}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("families:\n%+v\nwant:\n%+v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("families (-want +got):\n%s", diff)
 	}
 
 	pods, nodes := c.Resources[0], c.Resources[1]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -85,8 +86,8 @@ func TestRBACClusterWide(t *testing.T) {
 		rule("apps", "deployments", "replicasets"),
 		rule("demo.kubectl-informer.io", "databases"),
 	}
-	if !reflect.DeepEqual(got.ClusterRole.Rules, want) {
-		t.Errorf("ClusterRole rules:\n%+v\nwant\n%+v", got.ClusterRole.Rules, want)
+	if diff := cmp.Diff(want, got.ClusterRole.Rules); diff != "" {
+		t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
 	}
 	if len(got.Roles) != 0 || len(got.RoleBindings) != 0 {
 		t.Errorf("Roles %+v and RoleBindings %+v, want none", got.Roles, got.RoleBindings)
@@ -152,8 +153,8 @@ func TestRBACNamespaces(t *testing.T) {
 	if got.ClusterRole == nil {
 		t.Fatal("no ClusterRole")
 	}
-	if want := []rbacv1.PolicyRule{rule("", "nodes")}; !reflect.DeepEqual(got.ClusterRole.Rules, want) {
-		t.Errorf("ClusterRole rules %+v, want %+v", got.ClusterRole.Rules, want)
+	if diff := cmp.Diff([]rbacv1.PolicyRule{rule("", "nodes")}, got.ClusterRole.Rules); diff != "" {
+		t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
 	}
 	wantRoles := map[string][]rbacv1.PolicyRule{
 		"batch":    {rule("", "configmaps")},
@@ -166,8 +167,8 @@ func TestRBACNamespaces(t *testing.T) {
 		if r.Name != "exporter" {
 			t.Errorf("Role %s/%s, want the name exporter", r.Namespace, r.Name)
 		}
-		if !reflect.DeepEqual(r.Rules, wantRoles[r.Namespace]) {
-			t.Errorf("Role in %s: rules %+v, want %+v", r.Namespace, r.Rules, wantRoles[r.Namespace])
+		if diff := cmp.Diff(wantRoles[r.Namespace], r.Rules); diff != "" {
+			t.Errorf("Role in %s: rules (-want +got):\n%s", r.Namespace, diff)
 		}
 		b := got.RoleBindings[i]
 		if b.Namespace != r.Namespace || b.Name != "exporter" ||
@@ -256,15 +257,15 @@ func TestRBACLookupNamespaces(t *testing.T) {
 			if got.ClusterRole != nil {
 				cluster = got.ClusterRole.Rules
 			}
-			if !reflect.DeepEqual(cluster, tc.cluster) {
-				t.Errorf("ClusterRole rules %+v, want %+v", cluster, tc.cluster)
+			if diff := cmp.Diff(tc.cluster, cluster); diff != "" {
+				t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
 			}
 			roles := map[string][]rbacv1.PolicyRule{}
 			for _, r := range got.Roles {
 				roles[r.Namespace] = r.Rules
 			}
-			if !reflect.DeepEqual(roles, tc.roles) {
-				t.Errorf("Roles %+v, want %+v", roles, tc.roles)
+			if diff := cmp.Diff(tc.roles, roles); diff != "" {
+				t.Errorf("Roles (-want +got):\n%s", diff)
 			}
 		})
 	}

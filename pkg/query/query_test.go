@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -366,8 +367,8 @@ func TestRunCount(t *testing.T) {
 			if res.Matched != tt.wantMatched {
 				t.Errorf("matched = %d, want %d", res.Matched, tt.wantMatched)
 			}
-			if !reflect.DeepEqual(res.Groups, tt.wantGroups) {
-				t.Errorf("groups = %v, want %v", res.Groups, tt.wantGroups)
+			if diff := cmp.Diff(tt.wantGroups, res.Groups); diff != "" {
+				t.Errorf("groups (-want +got):\n%s", diff)
 			}
 			if res.Items != nil {
 				t.Errorf("items = %v, want none", keys(res))
