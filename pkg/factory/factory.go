@@ -594,7 +594,8 @@ func trimObject(obj runtime.Object) {
 	}
 }
 
-// SyncError says which resources did not sync and why.
+// SyncError says which resources did not sync and why. What bounded the
+// wait is the caller's to name.
 type SyncError struct {
 	// Resources that did not sync, with the last error of each (nil when
 	// the sync was still in progress at the deadline).
@@ -620,7 +621,6 @@ func (e *SyncError) Error() string {
 			fmt.Fprintf(&b, "\n  %s: %v", n, err)
 		}
 	}
-	b.WriteString("\nraise --sync-timeout for very large clusters, or check the API server's health")
 	return b.String()
 }
 
@@ -722,22 +722,26 @@ func (e *ForbiddenError) Error() string {
 // checks, the impersonated users, groups, UIDs or extras, or a service
 // account by name (a request for service accounts themselves names none
 // when it lists them).
+//
+// Constrained impersonation (Kubernetes 1.34 and later) refuses with the
+// details of the resource requested instead: only the Status's message
+// names the verb refused, impersonate-on:MODE:VERB. For it alone the
+// message is read, as the API server writes it ("cannot impersonate-on:").
 func IsImpersonationDenied(err error) bool {
 	var se apierrors.APIStatus
 	if !apierrors.IsForbidden(err) || !errors.As(err, &se) {
 		return false
 	}
-	d := se.Status().Details
-	if d == nil {
-		return false
+	st := se.Status()
+	if d := st.Details; d != nil {
+		switch {
+		case d.Group == "" && (d.Kind == "users" || d.Kind == "groups" || (d.Kind == "serviceaccounts" && d.Name != "")):
+			return true
+		case d.Group == "authentication.k8s.io" && (d.Kind == "uids" || d.Kind == "userextras" || strings.HasPrefix(d.Kind, "userextras/")):
+			return true
+		}
 	}
-	switch d.Group {
-	case "":
-		return d.Kind == "users" || d.Kind == "groups" || (d.Kind == "serviceaccounts" && d.Name != "")
-	case "authentication.k8s.io":
-		return d.Kind == "uids" || d.Kind == "userextras" || strings.HasPrefix(d.Kind, "userextras/")
-	}
-	return false
+	return strings.Contains(st.Message, "cannot impersonate-on:")
 }
 
 // ShellJoin joins a command's words for a shell: words holding anything

@@ -46,7 +46,7 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("%v\nthe query server could not be reached: check that kubectl informer serve runs there and that --server names it", e.Err)
+	return fmt.Sprintf("%v\nthe query server could not be reached: check that it runs at %s", e.Err, e.URL)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

@@ -225,11 +225,11 @@ func (s *Server) refuse(w http.ResponseWriter, u user.Info, err error) int {
 	switch {
 	case errors.Is(err, indexers.ErrBudgetExceeded):
 		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
-			fmt.Sprintf("%s: narrow the query (--by, -n, a cheaper --where) or ask for a higher --max-cost-per-request", err))
+			fmt.Sprintf("%s: narrow the query (an index, a namespace, a cheaper predicate) or ask for a higher cost limit per request", err))
 		return http.StatusTooManyRequests
 	case errors.Is(err, indexers.ErrInterrupted):
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonTimeout,
-			fmt.Sprintf("the query did not finish within the server's --max-request-duration (%s): narrow it", s.o.MaxRequestDuration))
+			fmt.Sprintf("the query did not finish within the server's longest request duration (%s): narrow it", s.o.MaxRequestDuration))
 		return http.StatusServiceUnavailable
 	case errors.As(err, &forbidden):
 		forbidden.User = u.GetName()

@@ -430,8 +430,13 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 		return &UsageError{Err: err}
 	}
 	const check = "check that it is running and healthy and that the kubeconfig (--kubeconfig, --context) points at it"
-	var na *noAnswerError
+	var (
+		na *noAnswerError
+		se *factory.SyncError
+	)
 	switch {
+	case errors.As(err, &se) && se.Cause == nil:
+		return fmt.Errorf("%w\nraise --sync-timeout for very large clusters, or check the API server's health", err)
 	case errors.As(err, &na):
 		return &timeoutError{err: err, hint: fmt.Sprintf("the API server did not answer within %s (%s): %s; raise %s if it is only slow", na.flag, na.limit, check, na.flag)}
 	case !isTimeout(err):

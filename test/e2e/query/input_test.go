@@ -119,7 +119,7 @@ func TestQueryConfigErrors(t *testing.T) {
 	}
 	exporter := write("exporter.yaml", "apiVersion: kubectl-informer.io/v1alpha1\nkind: ExporterConfig\ncommonLabels:\n  cluster: demo\nresources: []\n")
 	r = query(t, "pods", "-A", "--config", exporter)
-	want = "error: " + exporter + ":2: this is an ExporterConfig, the config of kubectl informer export (--config there); a query config has kind: QueryConfig\n"
+	want = "error: " + exporter + ":2: this is an ExporterConfig, the config of the exporter; a query config has kind: QueryConfig\n"
 	if r.code != app.ExitUsage || r.errOut != want {
 		t.Errorf("an ExporterConfig: exit %d, stderr\n%s\nwant exit 2 and\n%s", r.code, r.errOut, want)
 	}

@@ -25,7 +25,7 @@ func TestLimits(t *testing.T) {
 		r := s.query(t, cluster.Kubeconfig, "pods", "-A", "--where", `object.status.phase == "Running"`)
 		if r.code != app.ExitRuntime || r.out != "" ||
 			!strings.Contains(r.errOut, "429 Too Many Requests") || !strings.Contains(r.errOut, "CEL cost budget exceeded") ||
-			!strings.Contains(r.errOut, "--max-cost-per-request") {
+			!strings.Contains(r.errOut, "cost limit per request") {
 			t.Errorf("a --where over every pod: exit %d, stdout %q, stderr %q; want exit 1 and 429 over the cost budget", r.code, r.out, r.errOut)
 		}
 		// A query that evaluates no expression costs nothing.
