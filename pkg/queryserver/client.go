@@ -46,7 +46,7 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("%v\nthe query server could not be reached: check that it runs at %s", e.Err, e.URL)
+	return fmt.Sprintf("%v\nthe query server could not be reached: check that it runs at %s", e.Err, strings.TrimSuffix(e.URL, QueryPath))
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
