@@ -368,6 +368,14 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 // WriteFamilies writes every family to w in the text format (or
 // OpenMetrics), through a buffer unless w is a *bufio.Writer, and returns
 // the first write error. No lock is held while w is written to.
+//
+// The exposition is written by hand, not by client_golang's registry and
+// expfmt, which would build and encode every series at each scrape: here
+// the series are rendered into lines when objects change, and a scrape
+// copies bytes. make bench measures a whole uncompressed /metrics of
+// 468,005 series at 10,000 pods in about 40 ms (bench/RESULTS-profile.md).
+// Tests parse what it writes with expfmt, and compare its HELP lines with
+// those expfmt writes.
 func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
