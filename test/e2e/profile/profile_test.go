@@ -34,7 +34,8 @@ var needState = map[string]string{
 
 // addStates writes what the sample workload's objects lack for the
 // families that need it: terminating replicas in a deployment's and a
-// replica set's status, and an autoscaler with tolerances.
+// replica set's status, an autoscaler with tolerances, and a namespace's
+// condition.
 func addStates(t *testing.T) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster.Config)
@@ -68,6 +69,11 @@ func addStates(t *testing.T) {
 				ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: tolerance("0.1")}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A condition, as the namespace controller writes while it deletes.
+	cond := []byte(`{"status":{"conditions":[{"type":"NamespaceDeletionContentFailure","status":"False","reason":"ContentDeleted"}]}}`)
+	if _, err := cs.CoreV1().Namespaces().Patch(ctx, ns, types.StrategicMergePatchType, cond, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
 }
