@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -64,5 +65,95 @@ kube_namespace_status_condition{namespace="leaving",condition="NamespaceFinalize
 # TYPE kube_namespace_annotations gauge
 # HELP kube_namespace_labels [STABLE] Kubernetes labels converted to Prometheus labels.
 # TYPE kube_namespace_labels gauge
+`)
+}
+
+func TestNodes(t *testing.T) {
+	q := resource.MustParse
+	full := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "u1", CreationTimestamp: t0, DeletionTimestamp: &t0,
+			Labels: map[string]string{"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/worker": "true",
+				"topology.kubernetes.io/zone": "a"},
+			Annotations: map[string]string{"owner": "ops"}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.0.1.0/24", PodCIDRs: []string{"10.0.1.0/24", "fd00::/64"}, ProviderID: "aws:///i-1",
+			Unschedulable: true,
+			Taints: []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule},
+				{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoExecute}}},
+		Status: corev1.NodeStatus{
+			Capacity: corev1.ResourceList{"cpu": q("4"), "memory": q("16Gi"), "pods": q("110"), "ephemeral-storage": q("100Gi"),
+				"hugepages-2Mi": q("4Mi"), "example.com/gpu": q("2"), "attachable-volumes-aws-ebs": q("39"), "kubernetes.io/batch": q("1")},
+			Allocatable: corev1.ResourceList{"cpu": q("3920m"), "memory": q("15Gi"), "pods": q("110")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue},
+				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionUnknown}},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: "n1"},
+				{Type: corev1.NodeInternalIP, Address: "10.0.0.2"}},
+			NodeInfo: corev1.NodeSystemInfo{KernelVersion: "6.1", OSImage: "Debian", ContainerRuntimeVersion: "containerd://2.1.0",
+				KubeletVersion: "v1.36.3", SystemUUID: "uuid-1"},
+		},
+	}
+	bare := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "bare", UID: "u2"}}
+	got := renderWith(t, "nodes", "nodes=[topology.kubernetes.io/zone]", "nodes=[owner]", full, bare)
+	expectFamilies(t, got, `
+# HELP kube_node_annotations Kubernetes annotations converted to Prometheus labels.
+# TYPE kube_node_annotations gauge
+kube_node_annotations{node="n1",annotation_owner="ops"} 1
+kube_node_annotations{node="bare"} 1
+# HELP kube_node_created [STABLE] Unix creation timestamp
+# TYPE kube_node_created gauge
+kube_node_created{node="n1"} 1.7956008e+09
+# HELP kube_node_deletion_timestamp Unix deletion timestamp
+# TYPE kube_node_deletion_timestamp gauge
+kube_node_deletion_timestamp{node="n1"} 1.7956008e+09
+# HELP kube_node_info [STABLE] Information about a cluster node.
+# TYPE kube_node_info gauge
+kube_node_info{node="n1",kernel_version="6.1",os_image="Debian",container_runtime_version="containerd://2.1.0",kubelet_version="v1.36.3",kubeproxy_version="deprecated",provider_id="aws:///i-1",pod_cidr="10.0.1.0/24",system_uuid="uuid-1",internal_ip="10.0.0.2"} 1
+kube_node_info{node="bare",kernel_version="",os_image="",container_runtime_version="",kubelet_version="",kubeproxy_version="deprecated",provider_id="",pod_cidr="",system_uuid="",internal_ip=""} 1
+# HELP kube_node_labels [STABLE] Kubernetes labels converted to Prometheus labels.
+# TYPE kube_node_labels gauge
+kube_node_labels{node="n1",label_topology_kubernetes_io_zone="a"} 1
+kube_node_labels{node="bare"} 1
+# HELP kube_node_role The role of a cluster node.
+# TYPE kube_node_role gauge
+kube_node_role{node="n1",role="control-plane"} 1
+kube_node_role{node="n1",role="worker"} 1
+# HELP kube_node_spec_pod_cidrs The pod CIDRs of a cluster node.
+# TYPE kube_node_spec_pod_cidrs gauge
+kube_node_spec_pod_cidrs{node="n1",pod_cidr="10.0.1.0/24"} 1
+kube_node_spec_pod_cidrs{node="n1",pod_cidr="fd00::/64"} 1
+# HELP kube_node_spec_taint [STABLE] The taint of a cluster node.
+# TYPE kube_node_spec_taint gauge
+kube_node_spec_taint{node="n1",key="dedicated",value="db",effect="NoSchedule"} 1
+kube_node_spec_taint{node="n1",key="node.kubernetes.io/unreachable",value="",effect="NoExecute"} 1
+# HELP kube_node_spec_unschedulable [STABLE] Whether a node can schedule new pods.
+# TYPE kube_node_spec_unschedulable gauge
+kube_node_spec_unschedulable{node="n1"} 1
+kube_node_spec_unschedulable{node="bare"} 0
+# HELP kube_node_status_allocatable [STABLE] The allocatable for different resources of a node that are available for scheduling.
+# TYPE kube_node_status_allocatable gauge
+kube_node_status_allocatable{node="n1",resource="cpu",unit="core"} 3.92
+kube_node_status_allocatable{node="n1",resource="memory",unit="byte"} 1.610612736e+10
+kube_node_status_allocatable{node="n1",resource="pods",unit="integer"} 110
+# HELP kube_node_status_capacity [STABLE] The capacity for different resources of a node.
+# TYPE kube_node_status_capacity gauge
+kube_node_status_capacity{node="n1",resource="cpu",unit="core"} 4
+kube_node_status_capacity{node="n1",resource="memory",unit="byte"} 1.7179869184e+10
+kube_node_status_capacity{node="n1",resource="pods",unit="integer"} 110
+kube_node_status_capacity{node="n1",resource="ephemeral_storage",unit="byte"} 1.073741824e+11
+kube_node_status_capacity{node="n1",resource="hugepages_2Mi",unit="byte"} 4.194304e+06
+kube_node_status_capacity{node="n1",resource="example_com_gpu",unit="integer"} 2
+kube_node_status_capacity{node="n1",resource="attachable_volumes_aws_ebs",unit="byte"} 39
+# HELP kube_node_status_condition [STABLE] The condition of a cluster node.
+# TYPE kube_node_status_condition gauge
+kube_node_status_condition{node="n1",condition="Ready",status="true"} 1
+kube_node_status_condition{node="n1",condition="Ready",status="false"} 0
+kube_node_status_condition{node="n1",condition="Ready",status="unknown"} 0
+kube_node_status_condition{node="n1",condition="MemoryPressure",status="true"} 0
+kube_node_status_condition{node="n1",condition="MemoryPressure",status="false"} 0
+kube_node_status_condition{node="n1",condition="MemoryPressure",status="unknown"} 1
+# HELP kube_node_status_addresses Node address information.
+# TYPE kube_node_status_addresses gauge
+kube_node_status_addresses{node="n1",type="InternalIP",address="10.0.0.1"} 1
+kube_node_status_addresses{node="n1",type="Hostname",address="n1"} 1
+kube_node_status_addresses{node="n1",type="InternalIP",address="10.0.0.2"} 1
 `)
 }

@@ -30,12 +30,13 @@ import (
 // have series.
 var needState = map[string]string{
 	"kube_cronjob_schedule_invalid": "a schedule that does not parse, which the API server refuses (the profile's unit tests cover it)",
+	"kube_node_deletion_timestamp":  "a node being deleted, which would leave the cluster the other tests read (the profile's unit tests cover it)",
 }
 
 // addStates writes what the sample workload's objects lack for the
 // families that need it: terminating replicas in a deployment's and a
-// replica set's status, an autoscaler with tolerances, and a namespace's
-// condition.
+// replica set's status, an autoscaler with tolerances, a node's role and
+// taint, and a namespace's condition.
 func addStates(t *testing.T) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster.Config)
@@ -69,6 +70,11 @@ func addStates(t *testing.T) {
 				ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: tolerance("0.1")}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A role and a taint on a node.
+	node := []byte(`{"metadata":{"labels":{"node-role.kubernetes.io/worker":""}},"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"}]}}`)
+	if _, err := cs.CoreV1().Nodes().Patch(ctx, workload.NodeName(0), types.StrategicMergePatchType, node, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A condition, as the namespace controller writes while it deletes.
