@@ -181,4 +181,4 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
 
 .PHONY: ksm-compare
 ksm-compare: build controlplane ## Serve the kube-state-metrics profile beside kube-state-metrics (KSM=binary) on the sample workload and compare every family (report in _output/ksm-compare)
-	KSM='$(KSM)' BIN=$(BIN_DIR) hack/ksm-compare.sh
+	KSM='$(KSM)' BIN=$(BIN_DIR) SETUP='bash hack/ksm-compare-states.sh' hack/ksm-compare.sh

@@ -7,7 +7,9 @@
 # (default bin/kubectl-informer), BIN (the control plane, default
 # _output/bin), RESOURCES (default: the resources of the profile that
 # the profile has files for), PODS (default 300), OUT (where
-# both expositions and the report go, default _output/ksm-compare).
+# both expositions and the report go, default _output/ksm-compare), SETUP
+# (a command run after the workload is loaded, with KUBECONFIG set, to add
+# the states the workload lacks; default none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 go run ./hack/workload --kubeconfig "$kubeconfig" --pods "$PODS" >&2
+if [ -n "${SETUP:-}" ]; then KUBECONFIG="$kubeconfig" bash -c "$SETUP" >&2; fi
 
 # Every label and annotation, so that the _labels and _annotations
 # families are compared too.

@@ -157,3 +157,39 @@ kube_node_status_addresses{node="n1",type="Hostname",address="n1"} 1
 kube_node_status_addresses{node="n1",type="InternalIP",address="10.0.0.2"} 1
 `)
 }
+
+func TestResourceQuotas(t *testing.T) {
+	q := resource.MustParse
+	full := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "compute", UID: "r1", CreationTimestamp: t0,
+			Labels: map[string]string{"team": "payments"}, Annotations: map[string]string{"owner": "ops"}},
+		Status: corev1.ResourceQuotaStatus{
+			Hard: corev1.ResourceList{"requests.cpu": q("4"), "limits.memory": q("8Gi"), "count/pods": q("10")},
+			Used: corev1.ResourceList{"requests.cpu": q("1500m"), "limits.memory": q("512Mi")},
+		},
+	}
+	// Status not written yet, as before the quota controller's first pass.
+	fresh := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "fresh", UID: "r2"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("5")}}}
+	got := renderWith(t, "resourcequotas", "resourcequotas=[team]", "resourcequotas=[owner]", full, fresh)
+	expectFamilies(t, got, `
+# HELP kube_resourcequota_created [STABLE] Unix creation timestamp
+# TYPE kube_resourcequota_created gauge
+kube_resourcequota_created{namespace="shop",resourcequota="compute"} 1.7956008e+09
+# HELP kube_resourcequota [STABLE] Information about resource quota.
+# TYPE kube_resourcequota gauge
+kube_resourcequota{namespace="shop",resourcequota="compute",resource="requests.cpu",type="hard"} 4
+kube_resourcequota{namespace="shop",resourcequota="compute",resource="limits.memory",type="hard"} 8.589934592e+09
+kube_resourcequota{namespace="shop",resourcequota="compute",resource="count/pods",type="hard"} 10
+kube_resourcequota{namespace="shop",resourcequota="compute",resource="requests.cpu",type="used"} 1.5
+kube_resourcequota{namespace="shop",resourcequota="compute",resource="limits.memory",type="used"} 5.36870912e+08
+# HELP kube_resourcequota_annotations Kubernetes annotations converted to Prometheus labels.
+# TYPE kube_resourcequota_annotations gauge
+kube_resourcequota_annotations{namespace="shop",resourcequota="compute",annotation_owner="ops"} 1
+kube_resourcequota_annotations{namespace="shop",resourcequota="fresh"} 1
+# HELP kube_resourcequota_labels [STABLE] Kubernetes labels converted to Prometheus labels.
+# TYPE kube_resourcequota_labels gauge
+kube_resourcequota_labels{namespace="shop",resourcequota="compute",label_team="payments"} 1
+kube_resourcequota_labels{namespace="shop",resourcequota="fresh"} 1
+`)
+}

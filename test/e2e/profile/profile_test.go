@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,7 +37,7 @@ var needState = map[string]string{
 // addStates writes what the sample workload's objects lack for the
 // families that need it: terminating replicas in a deployment's and a
 // replica set's status, an autoscaler with tolerances, a node's role and
-// taint, and a namespace's condition.
+// taint, a resource quota, and a namespace's condition.
 func addStates(t *testing.T) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster.Config)
@@ -75,6 +76,21 @@ func addStates(t *testing.T) {
 	// A role and a taint on a node.
 	node := []byte(`{"metadata":{"labels":{"node-role.kubernetes.io/worker":""}},"spec":{"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"}]}}`)
 	if _, err := cs.CoreV1().Nodes().Patch(ctx, workload.NodeName(0), types.StrategicMergePatchType, node, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A resource quota with the status the quota controller would write.
+	quota, err := cs.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "compute"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1000")}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota.Status = corev1.ResourceQuotaStatus{
+		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1000")},
+		Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")},
+	}
+	if _, err := cs.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, quota, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A condition, as the namespace controller writes while it deletes.
