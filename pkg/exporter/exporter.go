@@ -161,7 +161,7 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 	if err != nil {
 		return nil, err
 	}
-	f, err := factory.New(restConfig, factory.Config{})
+	f, err := factory.New(restConfig, factory.Config{KeepLastApplied: admitsLastApplied(opts.AnnotationsAllowlist)})
 	if err != nil {
 		return nil, err
 	}
@@ -507,4 +507,17 @@ func (x *Exporter) engine() *Engine {
 		return a.engine
 	}
 	return nil
+}
+
+// admitsLastApplied reports whether an annotations allowlist (resource →
+// keys, as --metric-annotations-allowlist) admits kubectl apply's
+// last-applied annotation for some resource: the caches must keep it then,
+// as kube-state-metrics serves it.
+func admitsLastApplied(allow map[string][]string) bool {
+	for _, keys := range allow {
+		if f, err := NewKeyFilter(keys); err == nil && f.Allows(factory.LastAppliedAnnotation) {
+			return true
+		}
+	}
+	return false
 }

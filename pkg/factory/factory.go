@@ -45,6 +45,10 @@ type Config struct {
 	// objects. Default false: both are dropped as objects arrive, which saves
 	// about a third of the memory.
 	KeepManagedFields bool
+	// KeepLastApplied keeps the last-applied annotation of kubectl apply,
+	// which is otherwise dropped with managedFields: a consumer reads
+	// annotations wholesale.
+	KeepLastApplied bool
 	// KubectlFlags are the flags that the kubectl commands suggested in
 	// messages carry, so that they ask about the same cluster and user:
 	// --kubeconfig, --context, --as... Default: none.
@@ -445,7 +449,7 @@ func (f *Factory) startLocked(inf *Informer) error {
 		return errors.New("the factory has been shut down")
 	}
 	trim := !f.cfg.KeepManagedFields
-	prepare := prepareFunc(inf.fields, trim)
+	prepare := prepareFunc(inf.fields, trim, !f.cfg.KeepLastApplied)
 	var wire *wirePruner
 	if inf.Mode != ModeMetadata {
 		wire = newWirePruner(inf.Resource.GVK, inf.fields, trim)
@@ -453,7 +457,7 @@ func (f *Factory) startLocked(inf *Informer) error {
 	if wire != nil && wire.exact {
 		// Decoded pruned already; an object received in JSON instead is
 		// then kept whole, which costs memory but changes no answer.
-		prepare = prepareFunc(nil, trim)
+		prepare = prepareFunc(nil, trim, !f.cfg.KeepLastApplied)
 	}
 	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, wire, &inf.Requests, &inf.lists)
 	if err != nil {
@@ -560,22 +564,23 @@ func transform(gvk schema.GroupVersionKind) cache.TransformFunc {
 
 // prepareFunc returns what is done to each object as it arrives from the
 // server, before the reflector stores it anywhere: with trim, managedFields
-// and the last-applied annotation are dropped; with fields, everything else
-// is pruned. Nil when there is nothing to do.
-func prepareFunc(fields *jsonval.Paths, trim bool) func(runtime.Object) {
+// are dropped, and with lastApplied too the last-applied annotation; with
+// fields, everything else is pruned. Nil when there is nothing to do.
+func prepareFunc(fields *jsonval.Paths, trim, lastApplied bool) func(runtime.Object) {
 	if fields == nil && !trim {
 		return nil
 	}
 	return func(obj runtime.Object) {
 		if trim {
-			trimObject(obj)
+			trimObject(obj, lastApplied)
 		}
 		jsonval.Prune(obj, fields)
 	}
 }
 
-// trimObject drops managedFields and the last-applied annotation.
-func trimObject(obj runtime.Object) {
+// trimObject drops managedFields and, with lastApplied, the last-applied
+// annotation.
+func trimObject(obj runtime.Object, lastApplied bool) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
@@ -583,7 +588,7 @@ func trimObject(obj runtime.Object) {
 	if m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
-	if ann := m.GetAnnotations(); ann != nil {
+	if ann := m.GetAnnotations(); lastApplied && ann != nil {
 		if _, ok := ann[LastAppliedAnnotation]; ok {
 			delete(ann, LastAppliedAnnotation)
 			if len(ann) == 0 {

@@ -154,7 +154,7 @@ func decodePrepared(t *testing.T, dec runtime.Decoder, data []byte, fields *json
 	if err != nil {
 		t.Fatal(err)
 	}
-	prepare := prepareFunc(fields, trim)
+	prepare := prepareFunc(fields, trim, true)
 	if prepare == nil {
 		return obj
 	}
@@ -307,8 +307,8 @@ func BenchmarkDecodePod(b *testing.B) {
 			prepare(obj)
 		}
 	}
-	b.Run("whole", func(b *testing.B) { run(b, protoSerializer, prepareFunc(fields, true)) })
+	b.Run("whole", func(b *testing.B) { run(b, protoSerializer, prepareFunc(fields, true, true)) })
 	b.Run("pruned", func(b *testing.B) {
-		run(b, pruningDecoder{Serializer: protoSerializer, pruner: wire}, prepareFunc(nil, true))
+		run(b, pruningDecoder{Serializer: protoSerializer, pruner: wire}, prepareFunc(nil, true, true))
 	})
 }

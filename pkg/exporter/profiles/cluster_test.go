@@ -193,3 +193,60 @@ kube_resourcequota_labels{namespace="shop",resourcequota="compute",label_team="p
 kube_resourcequota_labels{namespace="shop",resourcequota="fresh"} 1
 `)
 }
+
+func TestPersistentVolumeClaims(t *testing.T) {
+	block, class := corev1.PersistentVolumeBlock, "fast"
+	full := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "data", UID: "c1", CreationTimestamp: t0, DeletionTimestamp: &t0,
+			Labels: map[string]string{"app": "db"}, Annotations: map[string]string{"owner": "ops"}},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, VolumeName: "pv-1", VolumeMode: &block,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{"storage": resource.MustParse("1.5Gi")}}},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Conditions: []corev1.PersistentVolumeClaimCondition{
+			{Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionFalse}}},
+	}
+	// The beta annotation wins over the field; no phase, no request.
+	beta := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "beta", UID: "c2",
+			Annotations: map[string]string{"volume.beta.kubernetes.io/storage-class": "old"}},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class},
+	}
+	got := renderWith(t, "persistentvolumeclaims", "persistentvolumeclaims=[app]", "persistentvolumeclaims=[owner]", full, beta)
+	expectFamilies(t, got, `
+# HELP kube_persistentvolumeclaim_labels [STABLE] Kubernetes labels converted to Prometheus labels.
+# TYPE kube_persistentvolumeclaim_labels gauge
+kube_persistentvolumeclaim_labels{namespace="shop",persistentvolumeclaim="data",label_app="db"} 1
+kube_persistentvolumeclaim_labels{namespace="shop",persistentvolumeclaim="beta"} 1
+# HELP kube_persistentvolumeclaim_annotations Kubernetes annotations converted to Prometheus labels.
+# TYPE kube_persistentvolumeclaim_annotations gauge
+kube_persistentvolumeclaim_annotations{namespace="shop",persistentvolumeclaim="data",annotation_owner="ops"} 1
+kube_persistentvolumeclaim_annotations{namespace="shop",persistentvolumeclaim="beta"} 1
+# HELP kube_persistentvolumeclaim_info [STABLE] Information about persistent volume claim.
+# TYPE kube_persistentvolumeclaim_info gauge
+kube_persistentvolumeclaim_info{namespace="shop",persistentvolumeclaim="data",storageclass="fast",volumename="pv-1",volumemode="Block"} 1
+kube_persistentvolumeclaim_info{namespace="shop",persistentvolumeclaim="beta",storageclass="old",volumename="",volumemode=""} 1
+# HELP kube_persistentvolumeclaim_status_phase [STABLE] The phase the persistent volume claim is currently in.
+# TYPE kube_persistentvolumeclaim_status_phase gauge
+kube_persistentvolumeclaim_status_phase{namespace="shop",persistentvolumeclaim="data",phase="Lost"} 0
+kube_persistentvolumeclaim_status_phase{namespace="shop",persistentvolumeclaim="data",phase="Bound"} 1
+kube_persistentvolumeclaim_status_phase{namespace="shop",persistentvolumeclaim="data",phase="Pending"} 0
+# HELP kube_persistentvolumeclaim_resource_requests_storage_bytes [STABLE] The capacity of storage requested by the persistent volume claim.
+# TYPE kube_persistentvolumeclaim_resource_requests_storage_bytes gauge
+kube_persistentvolumeclaim_resource_requests_storage_bytes{namespace="shop",persistentvolumeclaim="data"} 1.610612736e+09
+# HELP kube_persistentvolumeclaim_access_mode [STABLE] The access mode(s) specified by the persistent volume claim.
+# TYPE kube_persistentvolumeclaim_access_mode gauge
+kube_persistentvolumeclaim_access_mode{namespace="shop",persistentvolumeclaim="data",access_mode="ReadWriteOnce"} 1
+kube_persistentvolumeclaim_access_mode{namespace="shop",persistentvolumeclaim="data",access_mode="ReadOnlyMany"} 1
+# HELP kube_persistentvolumeclaim_status_condition Information about status of different conditions of persistent volume claim.
+# TYPE kube_persistentvolumeclaim_status_condition gauge
+kube_persistentvolumeclaim_status_condition{namespace="shop",persistentvolumeclaim="data",condition="Resizing",status="true"} 0
+kube_persistentvolumeclaim_status_condition{namespace="shop",persistentvolumeclaim="data",condition="Resizing",status="false"} 1
+kube_persistentvolumeclaim_status_condition{namespace="shop",persistentvolumeclaim="data",condition="Resizing",status="unknown"} 0
+# HELP kube_persistentvolumeclaim_created Unix creation timestamp
+# TYPE kube_persistentvolumeclaim_created gauge
+kube_persistentvolumeclaim_created{namespace="shop",persistentvolumeclaim="data"} 1.7956008e+09
+# HELP kube_persistentvolumeclaim_deletion_timestamp Unix deletion timestamp
+# TYPE kube_persistentvolumeclaim_deletion_timestamp gauge
+kube_persistentvolumeclaim_deletion_timestamp{namespace="shop",persistentvolumeclaim="data"} 1.7956008e+09
+`)
+}

@@ -30,14 +30,15 @@ import (
 // no object for, each with what it would take; every other family must
 // have series.
 var needState = map[string]string{
-	"kube_cronjob_schedule_invalid": "a schedule that does not parse, which the API server refuses (the profile's unit tests cover it)",
-	"kube_node_deletion_timestamp":  "a node being deleted, which would leave the cluster the other tests read (the profile's unit tests cover it)",
+	"kube_cronjob_schedule_invalid":                 "a schedule that does not parse, which the API server refuses (the profile's unit tests cover it)",
+	"kube_node_deletion_timestamp":                  "a node being deleted, which would leave the cluster the other tests read (the profile's unit tests cover it)",
+	"kube_persistentvolumeclaim_deletion_timestamp": "a claim being deleted (the profile's unit tests cover it)",
 }
 
 // addStates writes what the sample workload's objects lack for the
 // families that need it: terminating replicas in a deployment's and a
 // replica set's status, an autoscaler with tolerances, a node's role and
-// taint, a resource quota, and a namespace's condition.
+// taint, a resource quota, a bound claim, and a namespace's condition.
 func addStates(t *testing.T) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster.Config)
@@ -91,6 +92,23 @@ func addStates(t *testing.T) {
 		Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")},
 	}
 	if _, err := cs.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, quota, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A bound claim, as the volume controller leaves it.
+	class := "standard"
+	claim, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, VolumeName: "pv-data",
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, AccessModes: claim.Spec.AccessModes,
+		Capacity:   corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
+		Conditions: []corev1.PersistentVolumeClaimCondition{{Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionFalse}}}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A condition, as the namespace controller writes while it deletes.
