@@ -253,8 +253,10 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 		if err := p.checkSchema(set, res, append(p.QueryPrograms(), mapValues(ixs)...)); err != nil {
 			return nil, p.everyIndexHint(conn.Resolver, res, resources, ixs, err)
 		}
-		needs := factory.Needs{Mode: factory.ModeFull, Indexers: indexers.IndexFuncs(ixs, c.stats)}
-		if !opts.Events {
+		var needs factory.Needs
+		if opts.Events {
+			needs = factory.Needs{Mode: factory.ModeFull, Indexers: indexers.IndexFuncs(ixs, c.stats)}
+		} else {
 			columns := p.printerColumns(syncCtx, conn, res, errOut)
 			if columns != nil {
 				if c.crdColumns == nil {
