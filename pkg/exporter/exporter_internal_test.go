@@ -1,6 +1,12 @@
 package exporter
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
 
 // TestAdmitsLastApplied: the caches keep kubectl apply's annotation only
 // when an annotations allowlist admits it for some resource.
@@ -17,6 +23,53 @@ func TestAdmitsLastApplied(t *testing.T) {
 	} {
 		if got := admitsLastApplied(tc.allow); got != tc.want {
 			t.Errorf("admitsLastApplied(%v) = %v, want %v", tc.allow, got, tc.want)
+		}
+	}
+}
+
+// TestFieldsOfEveryProgram: the caches keep every field a family reads,
+// in its labels, value, each and labelsFrom map alike.
+func TestFieldsOfEveryProgram(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile("c.yaml", []byte(`apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: volumeattachments
+  metrics:
+  - name: attachment_metadata
+    type: gauge
+    help: A test family.
+    labels:
+      node: object.spec.nodeName
+    labelsFrom:
+      map: object.status.attachmentMetadata
+      prefix: metadata
+  - name: attached
+    type: gauge
+    help: A test family.
+    value: object.status.attached
+  - name: each_source
+    type: gauge
+    help: A test family.
+    each: '[object.spec.source]'
+    labels:
+      pv: each.persistentVolumeName
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fieldsOf(c.Resources[0])
+	if got == nil {
+		t.Fatal("fieldsOf = nil (whole objects), want the fields the families read")
+	}
+	for _, want := range []string{"spec.nodeName", "status.attachmentMetadata", "status.attached", "spec.source"} {
+		p := &jsonval.Paths{}
+		p.Add(strings.Split(want, "."))
+		if !got.Covers(p) {
+			t.Errorf("fieldsOf = %s, which does not keep %s", got, want)
 		}
 	}
 }

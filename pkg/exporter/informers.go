@@ -366,7 +366,7 @@ func programsOf(r *CompiledResource) []*indexers.Program {
 	}
 	for _, f := range r.Families {
 		out = append(out, f.Labels...)
-		for _, p := range []*indexers.Program{f.Value, f.Each} {
+		for _, p := range []*indexers.Program{f.Value, f.Each, f.LabelsFrom} {
 			if p != nil {
 				out = append(out, p)
 			}
