@@ -26,6 +26,7 @@ func main() {
 	flag.IntVar(&spec.PodsPerDeployment, "pods-per-deployment", 10, "pods per deployment")
 	flag.IntVar(&spec.CustomResources, "databases", 0, "Database custom resources (default pods/10)")
 	flag.BoolVar(&spec.Controllers, "controllers", true, "also create replica sets, stateful sets, daemon sets, jobs, cron jobs, autoscalers, disruption budgets and replication controllers in each namespace")
+	flag.BoolVar(&spec.Others, "others", true, "also create the objects of the other kinds kube-state-metrics reports by default (services, endpoint slices, config maps, secrets, ingresses, network policies, limit ranges, leases, a storage class, a volume attachment, a certificate signing request, admission webhooks and policies)")
 	flag.Int64Var(&spec.Seed, "seed", 1, "seed of the generated statuses")
 	flag.IntVar(&spec.Concurrency, "concurrency", 32, "requests in flight")
 	zones := flag.String("zones", "zone-a,zone-b,zone-c", "comma-separated zones")

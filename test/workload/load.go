@@ -27,13 +27,15 @@ type Summary struct {
 	Namespaces, Nodes, Deployments, Pods, CustomResources int
 	// Controllers counts the objects of Spec.Controllers.
 	Controllers int
-	Existing    int
-	Elapsed     time.Duration
+	// Others counts the objects of Spec.Others.
+	Others   int
+	Existing int
+	Elapsed  time.Duration
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("%d namespaces, %d nodes, %d deployments, %d pods, %d databases, %d other controllers created (%d existed) in %s",
-		s.Namespaces, s.Nodes, s.Deployments, s.Pods, s.CustomResources, s.Controllers, s.Existing, s.Elapsed.Round(time.Millisecond))
+	return fmt.Sprintf("%d namespaces, %d nodes, %d deployments, %d pods, %d databases, %d other controllers, %d objects of other kinds created (%d existed) in %s",
+		s.Namespaces, s.Nodes, s.Deployments, s.Pods, s.CustomResources, s.Controllers, s.Others, s.Existing, s.Elapsed.Round(time.Millisecond))
 }
 
 // Load creates the workload described by spec (defaults applied) through the
@@ -46,6 +48,9 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 	start := time.Now()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0 // the local API server is the limit
+	// The API server warns of fields the workload sets on purpose
+	// (spec.externalIPs, say).
+	cfg.WarningHandler = rest.NoWarnings{}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return Summary{}, err
@@ -153,6 +158,19 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 			return sum, fmt.Errorf("creating controllers: %w", err)
 		}
 		_, _ = fmt.Fprintf(log, "workload: %d other controllers\n", sum.Controllers)
+	}
+	if spec.Others {
+		others := func(err error) error { return count(&sum.Others, err) }
+		if err := spec.loadClusterOthers(ctx, cs, others); err != nil {
+			return sum, fmt.Errorf("creating cluster objects: %w", err)
+		}
+		err = parallel(ctx, spec.Namespaces, spec.Concurrency, func(ctx context.Context, i int) error {
+			return spec.loadOthers(ctx, cs, i, others)
+		})
+		if err != nil {
+			return sum, fmt.Errorf("creating objects of other kinds: %w", err)
+		}
+		_, _ = fmt.Fprintf(log, "workload: %d objects of other kinds\n", sum.Others)
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil

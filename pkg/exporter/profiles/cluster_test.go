@@ -250,3 +250,85 @@ kube_persistentvolumeclaim_created{namespace="shop",persistentvolumeclaim="data"
 kube_persistentvolumeclaim_deletion_timestamp{namespace="shop",persistentvolumeclaim="data"} 1.7956008e+09
 `)
 }
+
+func TestPersistentVolumes(t *testing.T) {
+	block, lun, initiator := corev1.PersistentVolumeBlock, int32(3), "iqn.client"
+	csi := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-csi", UID: "v1", CreationTimestamp: t0, DeletionTimestamp: &t0,
+			Labels: map[string]string{"tier": "ssd"}, Annotations: map[string]string{"owner": "ops"}},
+		Spec: corev1.PersistentVolumeSpec{
+			StorageClassName: "fast", VolumeMode: &block, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+			Capacity:               corev1.ResourceList{"storage": resource.MustParse("10Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod},
+			ClaimRef:               &corev1.ObjectReference{Namespace: "shop", Name: "data"},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-1"}},
+		},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
+	}
+	fc := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-fc", UID: "v2", CreationTimestamp: t0},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
+			FC: &corev1.FCVolumeSource{Lun: &lun, TargetWWNs: []string{"a1", "a2"}, WWIDs: []string{"w1", "w2"}}}},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased},
+	}
+	// No phase and no capacity: no phase series, capacity 0.
+	iscsi := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-iscsi", UID: "v3"},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
+			ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.target", Lun: 0, InitiatorName: &initiator}}},
+	}
+	got := renderWith(t, "persistentvolumes", "persistentvolumes=[tier]", "persistentvolumes=[owner]", csi, fc, iscsi)
+	expectWhole(t, got, `
+# HELP kube_persistentvolume_claim_ref [STABLE] Information about the Persistent Volume Claim Reference.
+# TYPE kube_persistentvolume_claim_ref gauge
+kube_persistentvolume_claim_ref{persistentvolume="pv-csi",name="data",claim_namespace="shop"} 1
+# HELP kube_persistentvolume_annotations Kubernetes annotations converted to Prometheus labels.
+# TYPE kube_persistentvolume_annotations gauge
+kube_persistentvolume_annotations{persistentvolume="pv-csi",annotation_owner="ops"} 1
+kube_persistentvolume_annotations{persistentvolume="pv-fc"} 1
+kube_persistentvolume_annotations{persistentvolume="pv-iscsi"} 1
+# HELP kube_persistentvolume_labels [STABLE] Kubernetes labels converted to Prometheus labels.
+# TYPE kube_persistentvolume_labels gauge
+kube_persistentvolume_labels{persistentvolume="pv-csi",label_tier="ssd"} 1
+kube_persistentvolume_labels{persistentvolume="pv-fc"} 1
+kube_persistentvolume_labels{persistentvolume="pv-iscsi"} 1
+# HELP kube_persistentvolume_status_phase [STABLE] The phase indicates if a volume is available, bound to a claim, or released by a claim.
+# TYPE kube_persistentvolume_status_phase gauge
+kube_persistentvolume_status_phase{persistentvolume="pv-csi",phase="Pending"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-csi",phase="Available"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-csi",phase="Bound"} 1
+kube_persistentvolume_status_phase{persistentvolume="pv-csi",phase="Released"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-csi",phase="Failed"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-fc",phase="Pending"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-fc",phase="Available"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-fc",phase="Bound"} 0
+kube_persistentvolume_status_phase{persistentvolume="pv-fc",phase="Released"} 1
+kube_persistentvolume_status_phase{persistentvolume="pv-fc",phase="Failed"} 0
+# HELP kube_persistentvolume_info [STABLE] Information about persistentvolume.
+# TYPE kube_persistentvolume_info gauge
+kube_persistentvolume_info{persistentvolume="pv-csi",storageclass="fast",gce_persistent_disk_name="",ebs_volume_id="",azure_disk_name="",fc_wwids="",fc_lun="",fc_target_wwns="",iscsi_target_portal="",iscsi_iqn="",iscsi_lun="",iscsi_initiator_name="",nfs_server="",nfs_path="",csi_driver="ebs.csi.aws.com",csi_volume_handle="vol-1",local_path="",local_fs="",host_path="",host_path_type="",reclaim_policy="Delete"} 1
+kube_persistentvolume_info{persistentvolume="pv-fc",storageclass="",gce_persistent_disk_name="",ebs_volume_id="",azure_disk_name="",fc_wwids="w1,w2",fc_lun="3",fc_target_wwns="a1,a2",iscsi_target_portal="",iscsi_iqn="",iscsi_lun="",iscsi_initiator_name="",nfs_server="",nfs_path="",csi_driver="",csi_volume_handle="",local_path="",local_fs="",host_path="",host_path_type="",reclaim_policy=""} 1
+kube_persistentvolume_info{persistentvolume="pv-iscsi",storageclass="",gce_persistent_disk_name="",ebs_volume_id="",azure_disk_name="",fc_wwids="",fc_lun="",fc_target_wwns="",iscsi_target_portal="10.0.0.1:3260",iscsi_iqn="iqn.target",iscsi_lun="0",iscsi_initiator_name="iqn.client",nfs_server="",nfs_path="",csi_driver="",csi_volume_handle="",local_path="",local_fs="",host_path="",host_path_type="",reclaim_policy=""} 1
+# HELP kube_persistentvolume_capacity_bytes [STABLE] Persistentvolume capacity in bytes.
+# TYPE kube_persistentvolume_capacity_bytes gauge
+kube_persistentvolume_capacity_bytes{persistentvolume="pv-csi"} 1.073741824e+10
+kube_persistentvolume_capacity_bytes{persistentvolume="pv-fc"} 0
+kube_persistentvolume_capacity_bytes{persistentvolume="pv-iscsi"} 0
+# HELP kube_persistentvolume_created Unix creation timestamp
+# TYPE kube_persistentvolume_created gauge
+kube_persistentvolume_created{persistentvolume="pv-csi"} 1.7956008e+09
+kube_persistentvolume_created{persistentvolume="pv-fc"} 1.7956008e+09
+# HELP kube_persistentvolume_deletion_timestamp Unix deletion timestamp
+# TYPE kube_persistentvolume_deletion_timestamp gauge
+kube_persistentvolume_deletion_timestamp{persistentvolume="pv-csi"} 1.7956008e+09
+# HELP kube_persistentvolume_volume_mode Volume Mode information for the PersistentVolume.
+# TYPE kube_persistentvolume_volume_mode gauge
+kube_persistentvolume_volume_mode{persistentvolume="pv-csi",volumemode="Block"} 1
+kube_persistentvolume_volume_mode{persistentvolume="pv-fc",volumemode="Filesystem"} 1
+kube_persistentvolume_volume_mode{persistentvolume="pv-iscsi",volumemode="Filesystem"} 1
+# HELP kube_persistentvolume_access_mode The access mode(s) specified by the persistent volume.
+# TYPE kube_persistentvolume_access_mode gauge
+kube_persistentvolume_access_mode{persistentvolume="pv-csi",access_mode="ReadWriteOnce"} 1
+kube_persistentvolume_access_mode{persistentvolume="pv-csi",access_mode="ReadWriteOncePod"} 1
+`)
+}

@@ -130,3 +130,16 @@ func parseExposition(t *testing.T, what, text string) map[string]seriesset.Famil
 	}
 	return fams
 }
+
+// expectWhole is expectFamilies where want is the whole exposition: a
+// family of got with series that want does not name is an error too.
+func expectWhole(t *testing.T, got, want string) {
+	t.Helper()
+	expectFamilies(t, got, want)
+	w := parseExposition(t, "want", want)
+	for name, gf := range parseExposition(t, "got", got) {
+		if _, ok := w[name]; !ok && len(gf.Series) > 0 {
+			t.Errorf("family %s: %d series the test does not expect:\n%s", name, len(gf.Series), strings.Join(gf.Series, "\n"))
+		}
+	}
+}

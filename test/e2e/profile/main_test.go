@@ -1,6 +1,7 @@
 // Package profile_test serves the kube-state-metrics profile from a real
-// kube-apiserver holding the sample workload with its controllers'
-// objects, and checks its families against the API server's objects.
+// kube-apiserver holding the sample workload with its controllers' objects
+// and objects of every other kind the profile reads, and checks its
+// families against the API server's objects.
 package profile_test
 
 import (
@@ -13,7 +14,7 @@ import (
 
 var (
 	cluster *framework.Cluster
-	spec    = workload.Spec{Namespaces: 2, Nodes: 3, Pods: 60, PodsPerDeployment: 10, Controllers: true}
+	spec    = workload.Spec{Namespaces: 2, Nodes: 3, Pods: 60, PodsPerDeployment: 10, Controllers: true, Others: true}
 )
 
 func TestMain(m *testing.M) {

@@ -33,12 +33,14 @@ var needState = map[string]string{
 	"kube_cronjob_schedule_invalid":                 "a schedule that does not parse, which the API server refuses (the profile's unit tests cover it)",
 	"kube_node_deletion_timestamp":                  "a node being deleted, which would leave the cluster the other tests read (the profile's unit tests cover it)",
 	"kube_persistentvolumeclaim_deletion_timestamp": "a claim being deleted (the profile's unit tests cover it)",
+	"kube_persistentvolume_deletion_timestamp":      "a volume being deleted (the profile's unit tests cover it)",
 }
 
 // addStates writes what the sample workload's objects lack for the
 // families that need it: terminating replicas in a deployment's and a
 // replica set's status, an autoscaler with tolerances, a node's role and
-// taint, a resource quota, a bound claim, and a namespace's condition.
+// taint, a resource quota, a bound claim and its volume, and a namespace's
+// condition.
 func addStates(t *testing.T) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cluster.Config)
@@ -109,6 +111,24 @@ func addStates(t *testing.T) {
 		Capacity:   corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
 		Conditions: []corev1.PersistentVolumeClaimCondition{{Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionFalse}}}
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The claim's volume, bound to it.
+	mode := corev1.PersistentVolumeFilesystem
+	pv, err := cs.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-data", Labels: map[string]string{"tier": "ssd"}},
+		Spec: corev1.PersistentVolumeSpec{StorageClassName: class, VolumeMode: &mode,
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: "data"},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: "vol-1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}
+	if _, err := cs.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A condition, as the namespace controller writes while it deletes.
