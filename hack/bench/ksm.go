@@ -32,16 +32,34 @@ type exporterTarget struct {
 	// resources and families are the profile's, for kube-state-metrics'
 	// --resources and --metric-allowlist.
 	resources, families []string
+	// whole is set when the target is the whole profile: every default
+	// resource and family of kube-state-metrics, which then runs with its
+	// defaults, not with --resources and --metric-allowlist.
+	whole bool
 }
 
-// profileTarget is the kube-state-metrics profile on resources.
+// profileTarget is the kube-state-metrics profile on resources; all of it
+// when resources is nil.
 func profileTarget(resources []string) (exporterTarget, error) {
 	t := exporterTarget{
 		name:      "the kube-state-metrics profile",
-		args:      []string{"--profile=" + profiles.KubeStateMetrics, "--resources=" + strings.Join(resources, ",")},
+		args:      []string{"--profile=" + profiles.KubeStateMetrics},
 		resources: resources,
+		whole:     resources == nil,
 	}
-	for _, res := range resources {
+	if t.whole {
+		files, err := profiles.Files(profiles.KubeStateMetrics)
+		if err != nil {
+			return t, err
+		}
+		for _, f := range files {
+			t.resources = append(t.resources, f.Resource)
+		}
+		t.name = "the whole kube-state-metrics profile"
+	} else {
+		t.args = append(t.args, "--resources="+strings.Join(resources, ","))
+	}
+	for _, res := range t.resources {
 		f, err := profiles.FileOf(profiles.KubeStateMetrics, res)
 		if err != nil {
 			return t, err
@@ -60,20 +78,21 @@ func profileTarget(resources []string) (exporterTarget, error) {
 }
 
 // kubeStateMetricsArgs are the flags kube-state-metrics runs with beside
-// the exporter: the resources and families of the exporter's target, so
-// that both serve the same series, on loopback ports, gzip allowed (it is
-// off by default; Prometheus asks for it), all else at its defaults.
+// the exporter: the resources and families of the exporter's target (none
+// for the whole profile: its defaults are the same), so that both serve the
+// same series, on loopback ports, gzip allowed (it is off by default;
+// Prometheus asks for it), all else at its defaults.
 func kubeStateMetricsArgs(t exporterTarget, kubeconfig, addr, telemetryAddr string) []string {
 	host, port, _ := strings.Cut(addr, ":")
 	thost, tport, _ := strings.Cut(telemetryAddr, ":")
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--resources=" + strings.Join(t.resources, ","),
-		"--metric-allowlist=" + strings.Join(t.families, ","),
-		"--host=" + host, "--port=" + port,
-		"--telemetry-host=" + thost, "--telemetry-port=" + tport,
-		"--enable-gzip-encoding",
+	args := []string{"--kubeconfig=" + kubeconfig}
+	if !t.whole {
+		args = append(args, "--resources="+strings.Join(t.resources, ","), "--metric-allowlist="+strings.Join(t.families, ","))
 	}
+	return append(args,
+		"--host="+host, "--port="+port,
+		"--telemetry-host="+thost, "--telemetry-port="+tport,
+		"--enable-gzip-encoding")
 }
 
 // comparison is how the exporter's exposition compares with

@@ -126,7 +126,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64, Controllers: true}
+	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64, Controllers: true, Others: true}
 	fmt.Fprintf(os.Stderr, "loading %d pods…\n", o.pods)
 	sum, err := workload.Load(context.Background(), cfg, spec, os.Stderr)
 	if err != nil {
@@ -180,7 +180,7 @@ func run(o options) error {
 		}
 	}
 	fmt.Fprintln(os.Stderr, "measuring the exporter…")
-	target, err := profileTarget(profileResources)
+	target, err := profileTarget(nil)
 	if err != nil {
 		return err
 	}
@@ -239,12 +239,6 @@ const (
 	jsonFloor     = "GET /api/v1/pods, JSON (transfer only)"
 	whereCount    = "query pods -A --where 'phase == Pending' --count"
 )
-
-// profileResources are the resources of the kube-state-metrics profile
-// the exporter serves beside kube-state-metrics: the pods and the workload
-// controllers.
-var profileResources = []string{"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
-	"horizontalpodautoscalers", "poddisruptionbudgets", "replicationcontrollers"}
 
 // measureAll runs each command once to warm the API server's caches, then
 // runs rounds in which each command runs once, in turn, so that a change
