@@ -24,15 +24,31 @@ type Shard struct {
 	Total int
 }
 
-// owns reports whether the object with uid belongs to this shard: the FNV-1a
-// hash of its UID modulo Total equals Index.
+// owns reports whether the object with uid belongs to this shard: the
+// jump consistent hash (Lamping and Veach) of the FNV-1a 64-bit hash of
+// its UID, over Total buckets, is Index. kube-state-metrics assigns
+// objects to shards the same way, so a replica of either serves the same
+// objects for the same shard.
 func (s Shard) owns(uid string) bool {
 	if s.Total <= 1 {
 		return true
 	}
-	h := fnv.New32a()
+	h := fnv.New64a()
 	_, _ = h.Write([]byte(uid))
-	return int(h.Sum32()%uint32(s.Total)) == s.Index //nolint:gosec // G115: Total > 1 here; no deployment has 2^32 shards
+	return jumpHash(h.Sum64(), s.Total) == s.Index
+}
+
+// jumpHash returns the bucket, 0 ≤ bucket < buckets, of key by the jump
+// consistent hash: when buckets grows by one, only the keys that move to
+// the new bucket change buckets.
+func jumpHash(key uint64, buckets int) int {
+	b, j := int64(-1), int64(0)
+	for j < int64(buckets) {
+		b = j
+		key = key*2862933555777941757 + 1
+		j = int64(float64(b+1) * (float64(int64(1)<<31) / float64((key>>33)+1)))
+	}
+	return int(b)
 }
 
 // resourceState is a configured resource's families and event counters.

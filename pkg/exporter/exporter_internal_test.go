@@ -73,3 +73,29 @@ resources:
 		}
 	}
 }
+
+// TestJumpHash: every key lands in a bucket in range; growing the buckets
+// by one moves a key to the new bucket or not at all; and buckets are
+// about equally full.
+func TestJumpHash(t *testing.T) {
+	const keys = 30000
+	for n := 1; n <= 10; n++ {
+		count := make([]int, n)
+		for k := range uint64(keys) {
+			key := k * 0x9E3779B97F4A7C15 // spread the keys over 64 bits
+			b := jumpHash(key, n)
+			if b < 0 || b >= n {
+				t.Fatalf("jumpHash(%d, %d) = %d, out of range", key, n, b)
+			}
+			count[b]++
+			if next := jumpHash(key, n+1); next != b && next != n {
+				t.Errorf("jumpHash(%d, %d) = %d but jumpHash(%d, %d) = %d: the key moved between old buckets", key, n, b, key, n+1, next)
+			}
+		}
+		for b, c := range count {
+			if want := keys / n; c < want*9/10 || c > want*11/10 {
+				t.Errorf("%d buckets: bucket %d holds %d keys, want about %d", n, b, c, want)
+			}
+		}
+	}
+}
