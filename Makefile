@@ -180,5 +180,5 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
 	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./cmd/kubectl-informer/app
 
 .PHONY: ksm-compare
-ksm-compare: build controlplane ## Serve the kube-state-metrics profile beside kube-state-metrics (KSM=binary) on the sample workload and compare every family (report in _output/ksm-compare)
-	KSM='$(KSM)' BIN=$(BIN_DIR) SETUP='bash hack/ksm-compare-states.sh' hack/ksm-compare.sh
+ksm-compare: build controlplane ## Serve the kube-state-metrics profile beside kube-state-metrics (KSM=binary) on the sample workload and compare every family, with FLAGS and the custom resource state config CRS given to both (report in _output/ksm-compare)
+	KSM='$(KSM)' BIN=$(BIN_DIR) FLAGS='$(FLAGS)' CRS='$(CRS)' SETUP='bash hack/ksm-compare-states.sh' hack/ksm-compare.sh

@@ -48,7 +48,10 @@ func Describe(w io.Writer, c *Compiled) error {
 func describeLabels(f *Family) string {
 	labels := make([]string, 0, len(f.LabelNames)+len(f.ConstLabels))
 	labels = append(labels, f.LabelNames...)
-	if f.LabelsFrom != nil {
+	switch {
+	case f.LabelsFrom != nil && f.LabelsVerbatim:
+		labels = append(labels, "*")
+	case f.LabelsFrom != nil:
 		labels = append(labels, f.LabelsPrefix+"_*")
 	}
 	for _, c := range f.ConstLabels {

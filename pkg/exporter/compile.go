@@ -104,7 +104,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			ctx := metricContext(cfg.Prefix, m.Name, resourceContext(r.Resource, i), j)
 			f := &Family{
 				Name:        cfg.Prefix + m.Name,
-				Help:        strings.TrimSpace(m.Help),
+				Help:        strings.Trim(m.Help, "\r\n"), // as written, but for a block scalar's line ends
 				Type:        m.Type,
 				ConstLabels: slices.Clone(constLabels),
 				Aggregate:   m.Aggregate,
@@ -139,7 +139,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			}
 			if lf := m.LabelsFrom; lf != nil {
 				f.LabelsFrom = compile(withEach, lf.Map, indexers.KindValue, ctx+" labelsFrom", mat("labelsFrom", "map")...)
-				f.LabelsPrefix, f.LabelsAllowlist = lf.Prefix, lf.Allowlist
+				f.LabelsPrefix, f.LabelsAllowlist, f.LabelsVerbatim = lf.Prefix, lf.Allowlist, lf.Verbatim
 				f.NoLabelsSeries = lf.Allowlist != ""
 			}
 			cr.Families = append(cr.Families, f)

@@ -58,7 +58,7 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 	mapExtra := func(each any, withEach bool) ([]extraLabel, error) {
 		v, err := eval(bind(f.LabelsFrom), obj, each, withEach)
 		if err == nil {
-			return mapLabels(v, f.LabelsPrefix, f.LabelKeys)
+			return mapLabels(v, f.LabelsPrefix, f.LabelsVerbatim, f.LabelKeys)
 		}
 		return nil, err
 	}

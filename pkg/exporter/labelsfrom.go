@@ -150,7 +150,7 @@ type extraLabel struct{ name, value string }
 
 // mapLabels turns a labelsFrom map into labels named prefix_KEY (see
 // LabelsFromConfig), keeping the keys keys allows.
-func mapLabels(v ref.Val, prefix string, keys *KeyFilter) ([]extraLabel, error) {
+func mapLabels(v ref.Val, prefix string, verbatim bool, keys *KeyFilter) ([]extraLabel, error) {
 	m, ok := v.(traits.Mapper)
 	if !ok {
 		return nil, fmt.Errorf("labelsFrom must be a map, got %s", v.Type().TypeName())
@@ -189,6 +189,9 @@ func mapLabels(v ref.Val, prefix string, keys *KeyFilter) ([]extraLabel, error) 
 	}
 	for i, e := range entries {
 		base := prefix + "_" + labelKeyName(e.key)
+		if verbatim {
+			base = sanitizedLabelName(e.key)
+		}
 		name := base
 		if _, seen := conflicts[base]; seen {
 			name = next(base)
@@ -271,4 +274,28 @@ func (c *Compiled) UnusedAllowlistEntries(labels, annotations map[string][]strin
 		}
 	}
 	return out
+}
+
+// sanitizedLabelName is key as a whole label name, as kube-state-metrics
+// names the labels of custom resource state metrics: each character other
+// than ASCII letters, digits and '_' becomes '_', case kept.
+func sanitizedLabelName(key string) string {
+	b := []byte(key)
+	out := b[:0:0]
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c >= 0x80 {
+			_, size := utf8.DecodeRune(b[i:])
+			out = append(out, '_')
+			i += size
+			continue
+		}
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			out = append(out, c)
+		} else {
+			out = append(out, '_')
+		}
+		i++
+	}
+	return string(out)
 }

@@ -49,7 +49,7 @@ func TestMapLabelsConflicts(t *testing.T) {
 			[]extraLabel{{"label_a_b_conflict1", "3"}, {"label_a_b_conflict2", "1"}, {"label_a_b_conflict3", "2"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := mapLabels(types.DefaultTypeAdapter.NativeToValue(tc.in), "label", nil)
+			got, err := mapLabels(types.DefaultTypeAdapter.NativeToValue(tc.in), "label", false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestMapLabelsConflicts(t *testing.T) {
 			}
 		})
 	}
-	if _, err := mapLabels(types.String("x"), "label", nil); err == nil || !strings.Contains(err.Error(), "must be a map") {
+	if _, err := mapLabels(types.String("x"), "label", false, nil); err == nil || !strings.Contains(err.Error(), "must be a map") {
 		t.Errorf("a string: %v, want an error saying labelsFrom must be a map", err)
 	}
 }

@@ -210,10 +210,19 @@ func (c *Compiled) identifies(i, j int, namespaced bool) bool {
 }
 
 // labelPaths returns the paths of the object that the labels of the j-th
-// family of the i-th resource read; nil when they may read anything.
+// family of the i-th resource read, its labelsFrom map's included, and its
+// each's when a label reads each; nil when they may read anything.
 func (c *Compiled) labelPaths(i, j int) *jsonval.Paths {
+	f := c.Resources[i].Families[j]
+	progs := slices.Clone(f.Labels)
+	if f.LabelsFrom != nil {
+		progs = append(progs, f.LabelsFrom)
+	}
+	if f.Each != nil && slices.ContainsFunc(progs, func(p *indexers.Program) bool { return p != nil && p.UsesEach() }) {
+		progs = append(progs, f.Each)
+	}
 	out := &jsonval.Paths{}
-	for _, l := range c.Resources[i].Families[j].Labels {
+	for _, l := range progs {
 		if l == nil {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/yamlcheck"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/crs"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
@@ -25,6 +26,12 @@ type Sources struct {
 	Profile string
 	// Selection chooses the profile's families.
 	Selection Selection
+	// CustomResourceState is a kube-state-metrics custom resource state
+	// config (CustomResourceStateMetrics), translated into a config by
+	// package crs; CustomResourceStateName names it in messages. Empty:
+	// none.
+	CustomResourceState     []byte
+	CustomResourceStateName string
 	// LabelsAllowlist and AnnotationsAllowlist choose the keys of the
 	// labelsFrom maps of every config (see Compiled.SetAllowlists).
 	LabelsAllowlist      map[string][]string
@@ -206,6 +213,17 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 			parts = append(parts, c)
 		}
 	}
+	if len(s.CustomResourceState) > 0 {
+		data, err := crs.Convert(s.CustomResourceStateName, s.CustomResourceState)
+		if err != nil {
+			return nil, err
+		}
+		c, err := Compile(s.CustomResourceStateName+" (translated)", data, env)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, c)
+	}
 	if s.ConfigPath != "" {
 		c, err := Load(s.ConfigPath, env)
 		if err != nil {
@@ -217,7 +235,7 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 		if s.Profile != "" {
 			return nil, fmt.Errorf("the selection leaves no family of the %s profile, and there is no config file", s.Profile)
 		}
-		return nil, errors.New("no config: give a config file or a profile")
+		return nil, errors.New("no config: give a config file, a profile or a custom resource state config")
 	}
 	c, err := Merge(parts...)
 	if err != nil {

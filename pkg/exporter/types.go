@@ -84,6 +84,12 @@ type LabelsFromConfig struct {
 	// has no series in the family, as in kube-state-metrics. Empty: every
 	// key, whatever the options.
 	Allowlist string `json:"allowlist,omitempty" yaml:"allowlist,omitempty"`
+	// Verbatim makes the keys themselves the label names, each character
+	// not allowed in a label name replaced by '_' (as kube-state-metrics
+	// names the labels of its custom resource state metrics), instead of
+	// Prefix_KEY in snake_case. It takes no Prefix, and the metric then has
+	// no other labels: the map holds them all.
+	Verbatim bool `json:"verbatim,omitempty" yaml:"verbatim,omitempty"`
 }
 
 // Allowlists for LabelsFromConfig.Allowlist.
@@ -175,6 +181,8 @@ type Family struct {
 	// CompileEach when Each is set.
 	LabelsFrom   *indexers.Program
 	LabelsPrefix string
+	// LabelsVerbatim is LabelsFromConfig.Verbatim.
+	LabelsVerbatim bool
 	// LabelsAllowlist is LabelsFromConfig.Allowlist; LabelKeys selects
 	// the keys (nil: every key), and NoLabelsSeries, set when the
 	// allowlist option does not name the resource, leaves the family

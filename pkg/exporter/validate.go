@@ -199,6 +199,14 @@ func (p *configParser) validateLabelsFrom(c *Config, m MetricConfig, lf *LabelsF
 	}
 	prefixLine := p.Line(at("labelsFrom", "prefix")...)
 	switch {
+	case lf.Verbatim:
+		verbatimLine := p.Line(at("labelsFrom", "verbatim")...)
+		if lf.Prefix != "" {
+			p.Errorf(prefixLine, ctx, "labelsFrom.verbatim takes no prefix: the keys are the label names")
+		}
+		if len(m.Labels) > 0 || len(c.CommonLabels) > 0 {
+			p.Errorf(verbatimLine, ctx, "a metric with labelsFrom.verbatim has no labels or commonLabels of its own: its map holds them all")
+		}
 	case lf.Prefix == "":
 		p.Errorf(prefixLine, ctx, "labelsFrom.prefix is missing; name the labels' prefix, such as label (for label_KEY)")
 	case labelNameProblem(lf.Prefix+"_") != "":

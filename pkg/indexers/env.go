@@ -518,6 +518,7 @@ func (e *Env) extend(objectType *cel.Type, decl *apiservercel.DeclType) (*cel.En
 	opts := append([]cel.EnvOption{cel.Variable(ObjectVar, objectType)}, lookupFunctions()...)
 	opts = append(opts, quantityFunctions()...)
 	opts = append(opts, cronFunctions()...)
+	opts = append(opts, crsFunctions()...)
 	if decl != nil {
 		// As environment.EnvSet.Extend declares the types of a schema.
 		provider := apiservercel.NewDeclTypeProvider(decl)

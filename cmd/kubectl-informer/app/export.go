@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/crs"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -32,6 +33,12 @@ type ExportOptions struct {
 	ConfigFile  string
 	Profile     string
 	PrintConfig bool
+	// kube-state-metrics' custom resource state flags, with its names,
+	// and --convert-crs, which prints the config they translate to.
+	CRSConfigFile string
+	CRSConfig     string
+	CRSOnly       bool
+	ConvertCRS    string
 	// The selection flags of kube-state-metrics, with its names.
 	Resources            []string
 	MetricAllowlist      []string
@@ -59,6 +66,9 @@ type ExportOptions struct {
 
 	// labels and annotations are the parsed allowlists.
 	labels, annotations map[string][]string
+	// crsData is the custom resource state config; crsName names it.
+	crsData []byte
+	crsName string
 	// rbacNaming are the flags naming the objects of --print-rbac that
 	// were given.
 	rbacNaming []string
@@ -148,6 +158,10 @@ namespaces. No informer starts and nothing is served.
 	f.StringVar(&o.ConfigFile, "config", "", "the exporter config file (required without --profile)")
 	f.StringVar(&o.Profile, "profile", "", "serve a built-in profile's families: "+strings.Join(profiles.Names(), ", "))
 	f.BoolVar(&o.PrintConfig, "print-config", false, "with --profile: print the profile's config files the selection flags keep, and exit")
+	f.StringVar(&o.CRSConfigFile, "custom-resource-state-config-file", "", "a kube-state-metrics custom resource state config (CustomResourceStateMetrics) to serve, as kube-state-metrics serves it")
+	f.StringVar(&o.CRSConfig, "custom-resource-state-config", "", "the same config inline, as YAML")
+	f.BoolVar(&o.CRSOnly, "custom-resource-state-only", false, "as kube-state-metrics' flag: serve only the custom resource state metrics (no --profile)")
+	f.StringVar(&o.ConvertCRS, "convert-crs", "", "print the exporter config a kube-state-metrics custom resource state config FILE translates to, and exit")
 	f.StringSliceVar(&o.Resources, "resources", nil, "with --profile: the profile's resources to serve, comma-separated (default: all)")
 	f.StringSliceVar(&o.MetricAllowlist, "metric-allowlist", nil, "with --profile: serve only the families one of these regular expressions matches")
 	f.StringSliceVar(&o.MetricDenylist, "metric-denylist", nil, "with --profile: do not serve the families these regular expressions match")
@@ -187,6 +201,18 @@ func (o *ExportOptions) Complete(cmd *cobra.Command, _ []string) error {
 			o.rbacNaming = append(o.rbacNaming, name)
 		}
 	}
+	switch {
+	case o.CRSConfigFile != "" && o.CRSConfig != "":
+		return usageErrorf("--custom-resource-state-config-file and --custom-resource-state-config: give one")
+	case o.CRSConfigFile != "":
+		data, err := os.ReadFile(o.CRSConfigFile)
+		if err != nil {
+			return usageErrorf("--custom-resource-state-config-file: %v", err)
+		}
+		o.crsData, o.crsName = data, o.CRSConfigFile
+	case o.CRSConfig != "":
+		o.crsData, o.crsName = []byte(o.CRSConfig), "--custom-resource-state-config"
+	}
 	return nil
 }
 
@@ -196,8 +222,17 @@ func (o *ExportOptions) Validate() error {
 		return usageErrorf("--%s is only for --print-rbac", o.rbacNaming[0])
 	}
 	var errs []error
-	if o.ConfigFile == "" && o.Profile == "" {
+	if o.ConvertCRS != "" {
+		return nil // it reads the file only
+	}
+	if o.ConfigFile == "" && o.Profile == "" && len(o.crsData) == 0 {
 		errs = append(errs, fmt.Errorf("--config or --profile is required: the exporter config file (see docs/exporter-config.md), or a built-in profile (%s)", strings.Join(profiles.Names(), ", ")))
+	}
+	if o.CRSOnly && o.Profile != "" {
+		errs = append(errs, errors.New("--custom-resource-state-only serves the custom resource state metrics alone: leave out --profile"))
+	}
+	if o.CRSOnly && len(o.crsData) == 0 {
+		errs = append(errs, errors.New("--custom-resource-state-only needs --custom-resource-state-config-file or --custom-resource-state-config"))
 	}
 	errs = append(errs, o.validateSelection()...)
 	if o.TotalShards < 1 || o.Shard < 0 || o.Shard >= o.TotalShards {
@@ -290,6 +325,7 @@ func (o *ExportOptions) selection() exporter.Selection {
 // sources are the configs the flags name.
 func (o *ExportOptions) sources() exporter.Sources {
 	return exporter.Sources{ConfigPath: o.ConfigFile, Profile: o.Profile, Selection: o.selection(),
+		CustomResourceState: o.crsData, CustomResourceStateName: o.crsName,
 		LabelsAllowlist: o.labels, AnnotationsAllowlist: o.annotations}
 }
 
@@ -330,6 +366,9 @@ func gcPercents() (startup, steady int) {
 
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
 func (o *ExportOptions) Run(ctx context.Context) error {
+	if o.ConvertCRS != "" {
+		return o.convertCRS()
+	}
 	o.warnSelection()
 	if o.PrintConfig {
 		return o.printConfig()
@@ -538,4 +577,27 @@ func (o *ExportOptions) printRBAC() error {
 		return &UsageError{Err: err}
 	}
 	return objs.WriteYAML(o.Out)
+}
+
+// convertCRS prints the exporter config that the custom resource state
+// config of --convert-crs translates to; it compiles it first, so that what
+// it prints loads.
+func (o *ExportOptions) convertCRS() error {
+	data, err := os.ReadFile(o.ConvertCRS)
+	if err != nil {
+		return usageErrorf("--convert-crs: %v", err)
+	}
+	out, err := crs.Convert(o.ConvertCRS, data)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	env, err := indexers.NewEnv(o.envOptions()...)
+	if err != nil {
+		return err
+	}
+	if _, err := exporter.Compile(o.ConvertCRS+" (translated)", out, env); err != nil {
+		return &UsageError{Err: err}
+	}
+	_, err = o.Out.Write(out)
+	return err
 }
