@@ -333,6 +333,16 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Service", "StatefulSet", "ServiceMonitor"},
 		},
 		{
+			name: "kube-state-metrics", dir: "deploy/kube-state-metrics",
+			want:  []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment"},
+			check: checkKubeStateMetricsRendering,
+		},
+		{
+			name: "kube-state-metrics with servicemonitor", resources: []string{"deploy/kube-state-metrics"}, components: []string{"deploy/servicemonitor"},
+			want:  []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment", "ServiceMonitor"},
+			check: checkKubeStateMetricsRendering,
+		},
+		{
 			name: "serve", dir: "deploy/serve",
 			want:      []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "ConfigMap", "Service", "Deployment"},
 			elsewhere: []string{"RoleBinding/kube-system/" + queryServiceAccount + "-authentication-reader"},
@@ -492,6 +502,8 @@ type podWant struct {
 	port           int32
 	// scheme is the probes' scheme.
 	scheme corev1.URIScheme
+	// noConfig: the pod mounts no config file (it serves a profile).
+	noConfig bool
 }
 
 // exporterPod is the exporter's pod: metrics and probes over HTTP on 10149.
@@ -580,8 +592,11 @@ func checkPodTemplate(t *testing.T, what string, tpl *corev1.PodTemplateSpec, wa
 			mounted = true
 		}
 	}
-	if !mounted {
+	if !mounted && !want.noConfig {
 		t.Errorf("%s: the config is not mounted read-only, without subPath, at /etc/kubectl-informer", what)
+	}
+	if mounted && want.noConfig {
+		t.Errorf("%s mounts a config at /etc/kubectl-informer; it serves a profile", what)
 	}
 }
 

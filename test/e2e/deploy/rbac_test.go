@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -42,19 +43,26 @@ import (
 // nothing on stderr: it starts no informer and serves nothing.
 func printRBAC(t *testing.T, kubeconfig, config string, args ...string) string {
 	t.Helper()
+	return printRBACOf(t, kubeconfig, config, append([]string{"--config", config}, args...)...)
+}
+
+// printRBACOf is printRBAC with the flags that choose what is served
+// (--config, --profile) in args; what names it in messages.
+func printRBACOf(t *testing.T, kubeconfig, what string, args ...string) string {
+	t.Helper()
 	out, errOut := &framework.SyncBuffer{}, &framework.SyncBuffer{}
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
 	cmd := app.NewRootCommand(streams)
-	cmd.SetArgs(append([]string{"export", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir(), "--config", config, "--print-rbac"}, args...))
+	cmd.SetArgs(append([]string{"export", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir(), "--print-rbac"}, args...))
 	done := make(chan int, 1)
 	go func() { done <- app.Execute(cmd, streams) }()
 	select {
 	case code := <-done:
 		if code != app.ExitOK || errOut.String() != "" {
-			t.Fatalf("export --print-rbac of %s: exit %d\nstderr:\n%s", config, code, errOut)
+			t.Fatalf("export --print-rbac of %s: exit %d\nstderr:\n%s", what, code, errOut)
 		}
 	case <-time.After(framework.HangTimeout):
-		t.Fatalf("export --print-rbac of %s did not exit within %s\nstdout:\n%s\nstderr:\n%s", config, framework.HangTimeout, out, errOut)
+		t.Fatalf("export --print-rbac of %s did not exit within %s\nstdout:\n%s\nstderr:\n%s", what, framework.HangTimeout, out, errOut)
 	}
 	return out.String()
 }
@@ -500,9 +508,39 @@ spec:
 // for its ServiceAccount: no more, so that the manifests stay
 // least-privilege, and no less, so that the exporter runs.
 func TestDeployBaseRBACIsPrintRBAC(t *testing.T) {
-	out, stderr, err := kubectl("kustomize", filepath.Join(cluster.Root, "deploy/base"))
+	checkRBACIsPrintRBAC(t, "deploy/base", func(config string, sa *unstructured.Unstructured) string {
+		if config == "" {
+			t.Fatal("deploy/base renders no ConfigMap with a config.yaml")
+		}
+		file := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return printRBAC(t, cluster.Kubeconfig, file, "--rbac-name", sa.GetName(), "--rbac-namespace", sa.GetNamespace())
+	})
+}
+
+// TestDeployKubeStateMetricsRBACIsPrintRBAC: the overlay that replaces
+// kube-state-metrics grants what --print-rbac prints for the profile.
+func TestDeployKubeStateMetricsRBACIsPrintRBAC(t *testing.T) {
+	checkRBACIsPrintRBAC(t, "deploy/kube-state-metrics", func(config string, sa *unstructured.Unstructured) string {
+		if config != "" {
+			t.Error("deploy/kube-state-metrics renders a config file; the profile needs none")
+		}
+		return printRBACOf(t, cluster.Kubeconfig, "the kube-state-metrics profile", "--profile", profiles.KubeStateMetrics,
+			"--rbac-name", sa.GetName(), "--rbac-namespace", sa.GetNamespace())
+	})
+}
+
+// checkRBACIsPrintRBAC checks that the RBAC objects dir renders are those
+// printed returns, given the config.yaml of its ConfigMap ("" when none) and
+// its ServiceAccount: the same objects with the same rules, role
+// references and subjects.
+func checkRBACIsPrintRBAC(t *testing.T, dir string, printed func(config string, sa *unstructured.Unstructured) string) {
+	t.Helper()
+	out, stderr, err := kubectl("kustomize", filepath.Join(cluster.Root, dir))
 	if err != nil {
-		t.Fatalf("kubectl kustomize deploy/base: %v\n%s", err, stderr)
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr)
 	}
 	rendered := decodeAll(t, []byte(out))
 	var config string
@@ -521,26 +559,22 @@ func TestDeployBaseRBACIsPrintRBAC(t *testing.T) {
 			renderedRBAC[key(u)] = u
 		}
 	}
-	if config == "" || sa == nil {
-		t.Fatal("deploy/base renders no ConfigMap with a config.yaml, or no ServiceAccount")
+	if sa == nil {
+		t.Fatalf("%s renders no ServiceAccount", dir)
 	}
-	file := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	printed := decodeAll(t, []byte(printRBAC(t, cluster.Kubeconfig, file, "--rbac-name", sa.GetName(), "--rbac-namespace", sa.GetNamespace())))
+	objs := decodeAll(t, []byte(printed(config, sa)))
 	type grants struct {
 		Rules    []rbacv1.PolicyRule `json:"rules,omitempty"`
 		RoleRef  *rbacv1.RoleRef     `json:"roleRef,omitempty"`
 		Subjects []rbacv1.Subject    `json:"subjects,omitempty"`
 	}
-	for _, u := range printed {
+	for _, u := range objs {
 		if !rbacKinds[u.GetKind()] {
 			continue
 		}
 		r, ok := renderedRBAC[key(u)]
 		if !ok {
-			t.Errorf("deploy/base has no %s; --print-rbac prints\n%s", key(u), toYAML(t, u))
+			t.Errorf("%s has no %s; --print-rbac prints\n%s", dir, key(u), toYAML(t, u))
 			continue
 		}
 		delete(renderedRBAC, key(u))
@@ -548,11 +582,11 @@ func TestDeployBaseRBACIsPrintRBAC(t *testing.T) {
 		fromUnstructured(t, r, &got)
 		fromUnstructured(t, u, &want)
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("deploy/base's %s differs from what --print-rbac prints:\n%s\nwant:\n%s", key(u), toYAML(t, r), toYAML(t, u))
+			t.Errorf("%s's %s differs from what --print-rbac prints:\n%s\nwant:\n%s", dir, key(u), toYAML(t, r), toYAML(t, u))
 		}
 	}
 	for k := range renderedRBAC {
-		t.Errorf("deploy/base has %s, which --print-rbac does not print", k)
+		t.Errorf("%s has %s, which --print-rbac does not print", dir, k)
 	}
 }
 
