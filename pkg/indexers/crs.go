@@ -443,14 +443,24 @@ type crsGauge struct {
 	labelsFromPath map[string]crsPath
 }
 
-func crsGaugeOf(spec map[string]any) (*crsGauge, error) {
+// crsValuePaths compiles the valueFrom and labelsFromPath settings of a
+// gauge or a state set.
+func crsValuePaths(spec map[string]any) (crsPath, map[string]crsPath, error) {
 	valueFrom, err := crsCompilePath(stringsOf(spec["valueFrom"]))
 	if err != nil {
-		return nil, fmt.Errorf("valueFrom: %w", err)
+		return nil, nil, fmt.Errorf("valueFrom: %w", err)
 	}
 	paths, err := crsCompilePaths(mapOf(spec["labelsFromPath"]))
 	if err != nil {
-		return nil, fmt.Errorf("labelsFromPath: %w", err)
+		return nil, nil, fmt.Errorf("labelsFromPath: %w", err)
+	}
+	return valueFrom, paths, nil
+}
+
+func crsGaugeOf(spec map[string]any) (*crsGauge, error) {
+	valueFrom, paths, err := crsValuePaths(spec)
+	if err != nil {
+		return nil, err
 	}
 	g := &crsGauge{valueFrom: valueFrom, labelsFromPath: paths}
 	g.nilIsZero, _ = spec["nilIsZero"].(bool)
@@ -576,13 +586,9 @@ type crsStateSet struct {
 }
 
 func crsStateSetOf(spec map[string]any) (*crsStateSet, error) {
-	valueFrom, err := crsCompilePath(stringsOf(spec["valueFrom"]))
+	valueFrom, paths, err := crsValuePaths(spec)
 	if err != nil {
-		return nil, fmt.Errorf("valueFrom: %w", err)
-	}
-	paths, err := crsCompilePaths(mapOf(spec["labelsFromPath"]))
-	if err != nil {
-		return nil, fmt.Errorf("labelsFromPath: %w", err)
+		return nil, err
 	}
 	s := &crsStateSet{list: stringsOf(spec["list"]), valueFrom: valueFrom, labelsFromPath: paths}
 	s.labelName, _ = spec["labelName"].(string)
