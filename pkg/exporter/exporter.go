@@ -157,7 +157,8 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	env, err := indexers.NewEnv(opts.EnvOptions...)
+	// The configs of one load (a profile's files) share their programs.
+	env, err := indexers.NewEnv(append(slices.Clone(opts.EnvOptions), indexers.WithSharedPrograms())...)
 	if err != nil {
 		return nil, err
 	}

@@ -216,7 +216,36 @@ const EachVar = "each"
 // CompileEach compiles expr like Compile, with the variable each (dyn)
 // declared too; evaluate it with EvalEach.
 func (e *Env) CompileEach(expr string, kind Kind, context string) (*Program, error) {
-	return e.compile(e.dynEach, nil, nil, expr, kind, context)
+	return e.compileShared(sharedKey{expr, kind, true}, context)
+}
+
+// compileShared compiles key's expression with the dyn environment (with
+// each when key.each), reusing the program of an earlier call when
+// programs are shared (see WithSharedPrograms).
+func (e *Env) compileShared(key sharedKey, context string) (*Program, error) {
+	env := e.dyn
+	if key.each {
+		env = e.dynEach
+	}
+	if e.shared == nil {
+		return e.compile(env, nil, nil, key.expr, key.kind, context)
+	}
+	e.mu.Lock()
+	p := e.shared[key]
+	e.mu.Unlock()
+	if p != nil {
+		return p.WithContext(context), nil
+	}
+	p, err := e.compile(env, nil, nil, key.expr, key.kind, context)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.shared[key] = p
+	e.mu.Unlock()
+	// A copy: callers may change theirs (AdoptSizeBounds), never the
+	// shared one.
+	return p.WithContext(context), nil
 }
 
 // Compile compiles expr for the given kind, declaring object as dyn: field
@@ -225,7 +254,7 @@ func (e *Env) CompileEach(expr string, kind Kind, context string) (*Program, err
 // `column "node"`) and is used in messages. A compile error is an
 // [*ExprError].
 func (e *Env) Compile(expr string, kind Kind, context string) (*Program, error) {
-	return e.compile(e.dyn, nil, nil, expr, kind, context)
+	return e.compileShared(sharedKey{expr, kind, false}, context)
 }
 
 // CompileWithSchema is [Env.Compile] with object declared with the type

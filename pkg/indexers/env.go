@@ -92,6 +92,17 @@ type options struct {
 	converter    Converter
 	version      *version.Version
 	trackAllCost bool
+	share        bool
+}
+
+// WithSharedPrograms makes Compile and CompileEach return the program
+// compiled before for the same expression and kind (with the caller's
+// context), until ForgetSchemas: a program holds its own copy of every
+// function's overloads, and configs compiled in one batch (the files of a
+// profile) repeat many expressions. Use it where each batch of
+// compilations ends with ForgetSchemas.
+func WithSharedPrograms() Option {
+	return func(o *options) { o.share = true }
 }
 
 // WithCostTracking makes every program track the cost of its evaluations,
@@ -169,6 +180,16 @@ type Env struct {
 	// schemaEnvs caches the environment built for each schema passed to
 	// CompileWithSchema. Guarded by mu.
 	schemaEnvs map[*spec.Schema]*schemaEnv
+	// shared caches the programs of Compile and CompileEach when
+	// WithSharedPrograms is set (nil otherwise). Guarded by mu.
+	shared map[sharedKey]*Program
+}
+
+// sharedKey names a program of Env.shared.
+type sharedKey struct {
+	expr string
+	kind Kind
+	each bool
 }
 
 // ForgetSchemas drops the environments built for schemas so far, and the
@@ -180,6 +201,7 @@ func (e *Env) ForgetSchemas() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	clear(e.schemaEnvs)
+	clear(e.shared)
 }
 
 // NewEnv builds the CEL environment. Build one per process and compile
@@ -208,6 +230,9 @@ func NewEnv(opts ...Option) (*Env, error) {
 		trackAllCost: o.trackAllCost,
 		converter:    o.converter,
 		schemaEnvs:   make(map[*spec.Schema]*schemaEnv),
+	}
+	if o.share {
+		e.shared = map[sharedKey]*Program{}
 	}
 	e.lookupDecorator = cel.CustomDecoratorV2(lookupDecorator(e.lookupConverter()))
 	if e.dyn, err = e.extend(cel.DynType, nil); err != nil {
