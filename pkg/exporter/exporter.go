@@ -96,9 +96,14 @@ type Exporter struct {
 	// indexExprs are the expressions of the indexes registered on each
 	// informer, by name.
 	indexExprs map[*factory.Informer]map[string]string
-	// mu guards active.
+	// mu guards active and unavailable.
 	mu     sync.RWMutex
 	active *activeConfig
+	// unavailable are the profile's resources the server does not have
+	// (see Sources.Available), as of the last load.
+	unavailable []string
+	// unavailableLogged are those logged so far; guarded by reloadMu.
+	unavailableLogged map[string]bool
 	// started is set once a config has been loaded, closed once the
 	// exporter has stopped; both guarded by reloadMu.
 	started, closed bool
@@ -166,7 +171,14 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 	if err != nil {
 		return nil, err
 	}
-	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger, indexExprs: map[*factory.Informer]map[string]string{}}
+	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger, indexExprs: map[*factory.Informer]map[string]string{},
+		unavailableLogged: map[string]bool{}}
+	if x.opts.Profile != "" && x.opts.Available == nil {
+		x.opts.Available = func(resource string) bool {
+			_, err := resolver.ResolveOne(resource)
+			return !factory.IsUnknownResource(err)
+		}
+	}
 	x.tel = newTelemetry(x)
 	return x, nil
 }
@@ -283,6 +295,16 @@ func (x *Exporter) Reload(ctx context.Context) error {
 		return err
 	}
 	x.started = true
+	x.mu.Lock()
+	x.unavailable = compiled.Unavailable
+	x.mu.Unlock()
+	for _, res := range compiled.Unavailable {
+		if !x.unavailableLogged[res] {
+			x.unavailableLogged[res] = true
+			x.log.Warn("the API server does not have this resource of the profile: its families are not served; they are once the server has it and the config is reloaded (SIGHUP), and --resources without it leaves it out",
+				"profile", x.opts.Profile, "resource", res)
+		}
+	}
 	attrs := []any{"path", compiled.Path, "sha256", compiled.Hash, "resources", len(compiled.Resources)}
 	if ns := x.opts.namespaces(); len(ns) > 0 {
 		attrs = append(attrs, "namespaces", strings.Join(ns, ","))

@@ -69,7 +69,10 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	capped := x.capped()
-	if len(failing) == 0 && len(capped) == 0 {
+	x.mu.RLock()
+	unavailable := x.unavailable
+	x.mu.RUnlock()
+	if len(failing) == 0 && len(capped) == 0 && len(unavailable) == 0 {
 		_, _ = fmt.Fprintln(w, "ok")
 		return
 	}
@@ -91,6 +94,14 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 			_, _ = fmt.Fprint(w, "and ")
 		}
 		_, _ = fmt.Fprintf(w, "%s\n%s\n", what, strings.Join(capped, "\n"))
+	}
+	if len(unavailable) > 0 {
+		if len(failing)+len(capped) == 0 {
+			_, _ = fmt.Fprint(w, "ok, but ")
+		} else {
+			_, _ = fmt.Fprint(w, "and ")
+		}
+		_, _ = fmt.Fprintf(w, "the API server does not have these resources of the %s profile, whose families are not served:\n%s\n", x.opts.Profile, strings.Join(unavailable, "\n"))
 	}
 }
 

@@ -32,6 +32,13 @@ type Sources struct {
 	// none.
 	CustomResourceState     []byte
 	CustomResourceStateName string
+	// Available reports whether the API server has a resource of the
+	// profile; the files of those it has not are left out, and
+	// Compiled.Unavailable names them, as kube-state-metrics serves what
+	// the server has (admission policies are only in Kubernetes 1.36 and
+	// later, say). nil: every resource is taken to be there, and one that
+	// is not fails the load as any config's.
+	Available func(resource string) bool
 	// LabelsAllowlist and AnnotationsAllowlist choose the keys of the
 	// labelsFrom maps of every config (see Compiled.SetAllowlists).
 	LabelsAllowlist      map[string][]string
@@ -197,6 +204,7 @@ func selectFamilies(data []byte, keeps func(name string) bool) ([]byte, int, err
 // set.
 func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 	var parts []*Compiled
+	var unavailable []string
 	if s.Profile != "" {
 		if _, err := s.Selection.Validate(s.Profile); err != nil {
 			return nil, err
@@ -206,6 +214,10 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 			return nil, err
 		}
 		for _, f := range files {
+			if s.Available != nil && !s.Available(f.Resource) {
+				unavailable = append(unavailable, f.Resource)
+				continue
+			}
 			c, err := Compile(f.Path, f.Data, env)
 			if err != nil {
 				return nil, err
@@ -241,6 +253,7 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.Unavailable = unavailable
 	if err := c.SetAllowlists(s.LabelsAllowlist, s.AnnotationsAllowlist); err != nil {
 		return nil, err
 	}

@@ -123,3 +123,39 @@ func TestSourcesSelectAndMerge(t *testing.T) {
 		t.Errorf("a name in both: %v", err)
 	}
 }
+
+// TestSourcesLeaveOutUnavailable: the profile's resources that Available
+// says the server lacks are left out and named; a config file's are not
+// asked about.
+func TestSourcesLeaveOutUnavailable(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	c, err := Sources{Profile: profiles.KubeStateMetrics, Available: func(res string) bool {
+		asked = append(asked, res)
+		return res != "leases" && res != "mutatingadmissionpolicies"
+	}}.Load(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"leases", "mutatingadmissionpolicies"}; !slices.Equal(c.Unavailable, want) {
+		t.Errorf("Unavailable = %v, want %v", c.Unavailable, want)
+	}
+	for _, r := range c.Resources {
+		if r.Config.Resource == "leases" || r.Config.Resource == "mutatingadmissionpolicies" {
+			t.Errorf("%s is served", r.Config.Resource)
+		}
+	}
+	files, err := profiles.Files(profiles.KubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != len(files) {
+		t.Errorf("Available was asked of %d resources, want the profile's %d", len(asked), len(files))
+	}
+	if len(c.Resources) != len(files)-2 {
+		t.Errorf("%d resources served, want %d", len(c.Resources), len(files)-2)
+	}
+}

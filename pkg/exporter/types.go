@@ -123,6 +123,9 @@ type Compiled struct {
 	Hash string
 	// Resources are in the config's order.
 	Resources []*CompiledResource
+	// Unavailable are the profile's resources the API server does not
+	// have, whose families are left out (see Sources.Available).
+	Unavailable []string
 
 	// parts are the configs this one was merged from (see Merge); nil for
 	// a config compiled from one file.

@@ -424,13 +424,16 @@ func (o *ExportOptions) envOptions() []indexers.Option { return costLimitOptions
 const checkTimeout = "10s"
 
 // load compiles the config file in a new CEL environment; a config that
-// does not compile is a *UsageError.
-func (o *ExportOptions) load() (*indexers.Env, *exporter.Compiled, error) {
+// does not compile is a *UsageError. available, when not nil, says which
+// of the profile's resources the server has (see exporter.Sources).
+func (o *ExportOptions) load(available func(string) bool) (*indexers.Env, *exporter.Compiled, error) {
 	env, err := indexers.NewEnv(o.envOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := o.sources().Load(env)
+	s := o.sources()
+	s.Available = available
+	c, err := s.Load(env)
 	if err != nil {
 		return nil, nil, &UsageError{Err: err}
 	}
@@ -484,7 +487,7 @@ func (o *ExportOptions) printConfig() error {
 // the expressions are checked dynamically and metrics that may serve
 // duplicate series are only warned about, on stderr.
 func (o *ExportOptions) check(ctx context.Context) error {
-	env, c, err := o.load()
+	env, c, err := o.load(nil)
 	if err != nil {
 		return err
 	}
@@ -550,19 +553,27 @@ func (o *ExportOptions) checkCluster(ctx context.Context, env *indexers.Env, c *
 // printRBAC resolves the resources of the config through discovery and
 // prints the RBAC the exporter needs for them. It starts no informer.
 func (o *ExportOptions) printRBAC() error {
-	_, c, err := o.load()
+	resolver, err := factory.NewResolverFor(o.ConfigFlags)
 	if err != nil {
 		return err
+	}
+	// The profile's resources the server does not have are left out, as
+	// the exporter leaves them out.
+	_, c, err := o.load(func(resource string) bool {
+		_, err := resolver.ResolveOne(resource)
+		return !factory.IsUnknownResource(err)
+	})
+	if err != nil {
+		return err
+	}
+	for _, res := range c.Unavailable {
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: the API server does not have %s, a resource of the %s profile: its families are not served, and it gets no rule\n", res, o.Profile)
 	}
 	namespace := o.RBACNamespace
 	if namespace == "" {
 		if namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
 			return err
 		}
-	}
-	resolver, err := factory.NewResolverFor(o.ConfigFlags)
-	if err != nil {
-		return err
 	}
 	resolved, err := exporter.ResolveRBACResources(c, resolver)
 	if err != nil {

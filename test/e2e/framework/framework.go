@@ -121,6 +121,9 @@ func Start() (*Cluster, error) {
 		Set("max-requests-inflight", "1000").
 		Set("max-mutating-requests-inflight", "500").
 		Set("watch-cache-sizes", "podtemplates#0")
+	for flag, value := range APIServerFlags {
+		apiserver.Configure().Set(flag, value)
+	}
 	// So is etcd's data directory, so that RestartEtcd brings it back with
 	// its data.
 	etcdDir, err := os.MkdirTemp("", "kubectl-informer-e2e-etcd-")
@@ -394,6 +397,11 @@ func (c *Cluster) EtcdCompact(ctx context.Context) (int64, error) {
 	})
 	return rev, err
 }
+
+// APIServerFlags are kube-apiserver flags that Start adds, set by a
+// package's TestMain before Main: --runtime-config to leave out an API, as
+// an older server lacks it, say.
+var APIServerFlags map[string]string
 
 // Main runs a test package against a fresh control plane, stored in *c for
 // the tests, after running each setup function. It points KUBECONFIG at the
