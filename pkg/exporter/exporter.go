@@ -405,6 +405,7 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 	if err := x.checkResources(c, resolved); err != nil {
 		return err
 	}
+	c.releaseSource()
 	x.log.Debug("resources resolved", "took", time.Since(start).Round(time.Millisecond))
 	lookups, err := x.lookupNeeds(c, resolved)
 	if err != nil {

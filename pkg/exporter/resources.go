@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
+	"k8s.io/client-go/openapi/cached"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -49,14 +52,37 @@ func ResolveResources(c *Compiled, resolver *factory.Resolver) (infos []Resource
 func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]ResourceInfo, []error) {
 	infos := make([]ResourceInfo, len(resolved))
 	var errs []error
+	// The schemas' documents are cached for this load only (over the
+	// discovery client's HTTP cache): the discovery client would keep
+	// them, megabytes, for the life of the process.
+	d := loadDiscovery{DiscoveryInterface: resolver.Discovery()}
+	d.openapi = cached.NewClient(openapi.NewClient(d.RESTClient()))
 	for i, res := range resolved {
-		s, err := indexers.ResolveSchema(resolver.Discovery(), res.GVK)
+		s, err := indexers.ResolveSchema(d, res.GVK)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		infos[i] = ResourceInfo{Resource: res, Schema: s}
 	}
 	return infos, errs
+}
+
+// loadDiscovery is a discovery client whose OpenAPI client is the one of a
+// load.
+type loadDiscovery struct {
+	discovery.DiscoveryInterface
+	openapi openapi.Client
+}
+
+func (d loadDiscovery) OpenAPIV3() openapi.Client { return d.openapi }
+
+// releaseSource lets go of what only CheckResources reads: the YAML nodes
+// and the compiled expressions' places. CheckResources fails after it.
+func (c *Compiled) releaseSource() {
+	c.parser, c.exprs = nil, nil
+	for _, p := range c.parts {
+		p.releaseSource()
+	}
 }
 
 // CheckResources checks c against what the API server says of its
