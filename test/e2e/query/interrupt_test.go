@@ -197,7 +197,10 @@ func TestInterruptWithoutCostLimit(t *testing.T) {
 			case <-time.After(framework.HangTimeout):
 				t.Fatalf("the command did not end within %s of its cancellation", framework.HangTimeout)
 			}
-			verifyNoLeaks(t, before, goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"))
+			// Connections kept for reuse, HTTP/2's and HTTP/1.1's, are the
+			// transport's.
+			verifyNoLeaks(t, before, goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+				goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"), goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
 		})
 	}
 }

@@ -130,6 +130,9 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		// network poller, so the function to ignore is not at the top of
 		// its stack.
 		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+		// And those of an HTTP/1.1 connection kept for reuse.
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 	)
 }
 
