@@ -53,7 +53,9 @@ func profileTarget(resources []string) (exporterTarget, error) {
 			return t, err
 		}
 		for _, f := range files {
-			t.resources = append(t.resources, f.Resource)
+			if f.Default {
+				t.resources = append(t.resources, f.Resource)
+			}
 		}
 		t.name = "the whole kube-state-metrics profile"
 	} else {

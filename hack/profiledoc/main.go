@@ -50,7 +50,8 @@ is the CEL expression whose list gives one series per element (bound as `+"`each
 for one series per object; "value" is the sample value's expression, 1 when empty, and a value
 that is absent (an empty optional, null) leaves the series out. Labels "PREFIX_* from MAP" are one
 per entry of the map, named as kube-state-metrics names them; with an allowlist, only for the
-resources and keys the option names. kube-state-metrics' opt-in families are not in the profile.
+resources and keys the option names. kube-state-metrics' opt-in families are not in the profile;
+its resources outside its `+"`--resources`"+` default are served when `+"`--resources`"+` names them.
 
 `, ksmVersion)
 	for _, f := range files {
@@ -59,7 +60,11 @@ resources and keys the option names. kube-state-metrics' opt-in families are not
 			return err
 		}
 		for _, r := range cfg.Resources {
-			fmt.Fprintf(&b, "## %s\n\n| family | type | labels | series | value | follows |\n|---|---|---|---|---|---|\n", r.Resource)
+			fmt.Fprintf(&b, "## %s\n\n", r.Resource)
+			if !f.Default {
+				fmt.Fprintf(&b, "Not a default resource of kube-state-metrics: served when `--resources` names it.\n\n")
+			}
+			b.WriteString("| family | type | labels | series | value | follows |\n|---|---|---|---|---|---|\n")
 			for _, m := range r.Metrics {
 				labels := slices.Sorted(maps.Keys(m.Labels))
 				if lf := m.LabelsFrom; lf != nil {

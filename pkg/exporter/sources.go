@@ -113,7 +113,8 @@ func (s Selection) keeper() (func(name string) bool, error) {
 }
 
 // Files returns the config files of profile the selection keeps: those
-// of the selected resources, each with only the selected families; a
+// of the selected resources (without a selection, the profile's default
+// ones: see profiles.File.Default), each with only the selected families; a
 // file left without families is left out. A file the selection does not
 // change is returned as it is; one it does is written again from its
 // YAML, comments included.
@@ -128,7 +129,7 @@ func (s Selection) Files(profile string) ([]profiles.File, error) {
 	}
 	var out []profiles.File
 	for _, f := range files {
-		if len(s.Resources) > 0 && !slices.Contains(s.Resources, f.Resource) {
+		if len(s.Resources) > 0 && !slices.Contains(s.Resources, f.Resource) || len(s.Resources) == 0 && !f.Default {
 			continue
 		}
 		data, kept, err := selectFamilies(f.Data, keeps)

@@ -152,10 +152,46 @@ func TestSourcesLeaveOutUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(asked) != len(files) {
-		t.Errorf("Available was asked of %d resources, want the profile's %d", len(asked), len(files))
+	defaults := 0
+	for _, f := range files {
+		if f.Default {
+			defaults++
+		}
 	}
-	if len(c.Resources) != len(files)-2 {
-		t.Errorf("%d resources served, want %d", len(c.Resources), len(files)-2)
+	if len(asked) != defaults {
+		t.Errorf("Available was asked of %d resources, want the profile's %d default ones", len(asked), defaults)
+	}
+	if len(c.Resources) != defaults-2 {
+		t.Errorf("%d resources served, want %d", len(c.Resources), defaults-2)
+	}
+}
+
+// TestSourcesNonDefaultResources: a resource kube-state-metrics does not
+// serve by default is served only when the selection names it.
+func TestSourcesNonDefaultResources(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := func(s Sources) []string {
+		t.Helper()
+		c, err := s.Load(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range c.Resources {
+			out = append(out, r.Config.Resource)
+		}
+		return out
+	}
+	if got := served(Sources{Profile: profiles.KubeStateMetrics}); slices.Contains(got, "ingressclasses") {
+		t.Errorf("the default selection serves ingressclasses: %v", got)
+	}
+	if got := served(Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: []string{"ingressclasses", "pods"}}}); !slices.Equal(got, []string{"ingressclasses", "pods"}) {
+		t.Errorf("--resources=ingressclasses,pods serves %v", got)
+	}
+	if unserved, err := (Selection{Resources: []string{"ingressclasses"}}).Validate(profiles.KubeStateMetrics); err != nil || len(unserved) > 0 {
+		t.Errorf("Validate(ingressclasses) = %v, %v; want it served", unserved, err)
 	}
 }

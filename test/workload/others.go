@@ -195,6 +195,13 @@ func (s Spec) loadClusterOthers(ctx context.Context, cs kubernetes.Interface, co
 		},
 		func() error { return s.createCSR(ctx, cs) },
 		func() error {
+			_, err := cs.NetworkingV1().IngressClasses().Create(ctx, &networkingv1.IngressClass{
+				ObjectMeta: metav1.ObjectMeta{Name: "nginx", Labels: map[string]string{"app.kubernetes.io/name": "ingress-nginx"}},
+				Spec:       networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
 			_, err := adm.MutatingWebhookConfigurations().Create(ctx, &admissionv1.MutatingWebhookConfiguration{
 				ObjectMeta: metav1.ObjectMeta{Name: "workload-defaults"},
 				Webhooks: []admissionv1.MutatingWebhook{{Name: "defaults.example.com", ClientConfig: hook, Rules: rules,

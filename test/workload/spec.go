@@ -27,13 +27,14 @@ type Spec struct {
 	// their controllers would write. Default false.
 	Controllers bool `json:"controllers" yaml:"controllers"`
 	// Others adds the objects of the other kinds kube-state-metrics
-	// reports by default, with their statuses: in each namespace a load
-	// balancer service (and one being deleted), an endpoint slice, a config
-	// map, a secret holding SecretValue, an ingress, a network policy, a
-	// limit range and a lease; once, a storage class, a volume attachment,
-	// an approved and issued certificate signing request, and webhook
-	// configurations and admission policies with bindings that match a
-	// resource no API server serves. Default false.
+	// reports, with their statuses: in each namespace a load balancer
+	// service (and one being deleted), an endpoint slice, a config map, a
+	// secret holding SecretValue, an ingress, a network policy, a limit
+	// range and a lease; once, a storage class, an ingress class (the
+	// ingresses'), a volume attachment, an approved and issued certificate
+	// signing request, and webhook configurations and admission policies
+	// with bindings that match a resource no API server serves. Default
+	// false.
 	Others bool `json:"others" yaml:"others"`
 	// Seed makes the statuses reproducible. Default 1.
 	Seed int64 `json:"seed" yaml:"seed"`

@@ -162,7 +162,7 @@ namespaces. No informer starts and nothing is served.
 	f.StringVar(&o.CRSConfig, "custom-resource-state-config", "", "the same config inline, as YAML")
 	f.BoolVar(&o.CRSOnly, "custom-resource-state-only", false, "as kube-state-metrics' flag: serve only the custom resource state metrics (no --profile)")
 	f.StringVar(&o.ConvertCRS, "convert-crs", "", "print the exporter config a kube-state-metrics custom resource state config FILE translates to, and exit")
-	f.StringSliceVar(&o.Resources, "resources", nil, "with --profile: the profile's resources to serve, comma-separated (default: all)")
+	f.StringSliceVar(&o.Resources, "resources", nil, "with --profile: the profile's resources to serve, comma-separated (default: kube-state-metrics' default resources)")
 	f.StringSliceVar(&o.MetricAllowlist, "metric-allowlist", nil, "with --profile: serve only the families one of these regular expressions matches")
 	f.StringSliceVar(&o.MetricDenylist, "metric-denylist", nil, "with --profile: do not serve the families these regular expressions match")
 	f.StringSliceVar(&o.MetricOptInList, "metric-opt-in-list", nil, "with --profile: opt-in families to serve (the profile has none: those names are reported)")

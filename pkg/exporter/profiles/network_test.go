@@ -186,3 +186,30 @@ kube_networkpolicy_spec_egress_rules{namespace="shop",networkpolicy="deny"} 1
 kube_networkpolicy_spec_egress_rules{namespace="shop",networkpolicy="bare"} 0
 `)
 }
+
+func TestIngressClasses(t *testing.T) {
+	nginx := &networkingv1.IngressClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", UID: "c1", CreationTimestamp: t0,
+			Labels: map[string]string{"team": "edge"}, Annotations: map[string]string{"ingressclass.kubernetes.io/is-default-class": "true"}},
+		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"},
+	}
+	bare := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "bare", UID: "c2"}}
+	got := renderWith(t, "ingressclasses", "ingressclasses=[team]", "ingressclasses=[*]", nginx, bare)
+	expectWhole(t, got, `
+# HELP kube_ingressclass_info Information about ingressclass.
+# TYPE kube_ingressclass_info gauge
+kube_ingressclass_info{ingressclass="nginx",controller="k8s.io/ingress-nginx"} 1
+kube_ingressclass_info{ingressclass="bare",controller=""} 1
+# HELP kube_ingressclass_created Unix creation timestamp
+# TYPE kube_ingressclass_created gauge
+kube_ingressclass_created{ingressclass="nginx"} 1.7956008e+09
+# HELP kube_ingressclass_annotations Kubernetes annotations converted to Prometheus labels.
+# TYPE kube_ingressclass_annotations gauge
+kube_ingressclass_annotations{ingressclass="nginx",annotation_ingressclass_kubernetes_io_is_default_class="true"} 1
+kube_ingressclass_annotations{ingressclass="bare"} 1
+# HELP kube_ingressclass_labels Kubernetes labels converted to Prometheus labels.
+# TYPE kube_ingressclass_labels gauge
+kube_ingressclass_labels{ingressclass="nginx",label_team="edge"} 1
+kube_ingressclass_labels{ingressclass="bare"} 1
+`)
+}

@@ -26,6 +26,11 @@ type File struct {
 	Path string
 	// Data is the file's content.
 	Data []byte
+	// Default: the profile serves the file unless a selection of
+	// resources leaves it out; a file not Default is served only when a
+	// selection names its resource, as kube-state-metrics serves its
+	// resources outside its --resources default.
+	Default bool
 }
 
 // Names returns the names of the profiles, sorted.
@@ -63,7 +68,8 @@ func Files(name string) ([]File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading profile %q: %w", name, err)
 		}
-		out = append(out, File{Resource: strings.TrimSuffix(e.Name(), ".yaml"), Path: p, Data: data})
+		res := strings.TrimSuffix(e.Name(), ".yaml")
+		out = append(out, File{Resource: res, Path: p, Data: data, Default: name != KubeStateMetrics || !slices.Contains(kubeStateMetricsOptIn, res)})
 	}
 	return out, nil
 }
@@ -95,6 +101,11 @@ var kubeStateMetricsResources = []string{
 	"storageclasses", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 	"validatingwebhookconfigurations", "volumeattachments",
 }
+
+// kubeStateMetricsOptIn are the resources of the profile that
+// kube-state-metrics v2.20 does not serve by default (they are not in its
+// --resources default).
+var kubeStateMetricsOptIn = []string{"ingressclasses"}
 
 // KnownResources returns the resources the source the profile name
 // follows can serve, including those the profile has no file for yet.

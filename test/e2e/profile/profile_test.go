@@ -446,3 +446,32 @@ resources:
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestNonDefaultResource: ingressclasses, which kube-state-metrics serves
+// only when its --resources names it, is served when the selection names
+// it, from the workload's ingress class.
+func TestNonDefaultResource(t *testing.T) {
+	_, url := cluster.ServeExporter(t, nil, exporter.Options{Sources: exporter.Sources{
+		Profile:   profiles.KubeStateMetrics,
+		Selection: exporter.Selection{Resources: []string{"ingressclasses"}},
+	}})
+	framework.WaitReady(t, url)
+	mfs := framework.Scrape(t, url)
+	info := mfs["kube_ingressclass_info"].GetMetric()
+	if len(info) != 1 {
+		t.Fatalf("kube_ingressclass_info: %d series, want 1 (the workload's ingress class)", len(info))
+	}
+	got := map[string]string{}
+	for _, l := range info[0].GetLabel() {
+		got[l.GetName()] = l.GetValue()
+	}
+	if got["ingressclass"] != "nginx" || got["controller"] != "k8s.io/ingress-nginx" {
+		t.Errorf("kube_ingressclass_info labels %v, want ingressclass nginx, controller k8s.io/ingress-nginx", got)
+	}
+	if n := len(mfs["kube_ingressclass_created"].GetMetric()); n != 1 {
+		t.Errorf("kube_ingressclass_created: %d series, want 1", n)
+	}
+	if n := len(mfs["kube_pod_info"].GetMetric()); n != 0 {
+		t.Errorf("kube_pod_info: %d series; the selection names ingressclasses only", n)
+	}
+}
