@@ -94,6 +94,15 @@ func (s Spec) loadOthers(ctx context.Context, cs kubernetes.Interface, i int, co
 			return err
 		},
 		func() error {
+			_, err := core.ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
+				ObjectMeta:                   metav1.ObjectMeta{Name: ServiceName, Labels: labels},
+				AutomountServiceAccountToken: ptr(false),
+				Secrets:                      []corev1.ObjectReference{{Name: "db-credentials"}},
+				ImagePullSecrets:             []corev1.LocalObjectReference{{Name: "registry"}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
 			_, err := core.ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: ServiceName, Labels: labels},
 				Data:       map[string]string{"listen": ":8080"},
