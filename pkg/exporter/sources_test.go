@@ -194,4 +194,16 @@ func TestSourcesNonDefaultResources(t *testing.T) {
 	if unserved, err := (Selection{Resources: []string{"ingressclasses"}}).Validate(profiles.KubeStateMetrics); err != nil || len(unserved) > 0 {
 		t.Errorf("Validate(ingressclasses) = %v, %v; want it served", unserved, err)
 	}
+	// Every file loads, default or not.
+	files, err := profiles.Files(profiles.KubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, f := range files {
+		all = append(all, f.Resource)
+	}
+	if got := served(Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: all}}); !slices.Equal(got, all) {
+		t.Errorf("--resources naming every file serves %v, want %v", got, all)
+	}
 }

@@ -94,6 +94,21 @@ func (s Spec) loadOthers(ctx context.Context, cs kubernetes.Interface, i int, co
 			return err
 		},
 		func() error {
+			// The service's Endpoints, as the endpoints controller would
+			// write them beside its endpoint slice: kube-state-metrics still
+			// reports v1 Endpoints, deprecated since Kubernetes 1.33.
+			//nolint:staticcheck // SA1019: as said
+			_, err := core.Endpoints(ns).Create(ctx, &corev1.Endpoints{
+				ObjectMeta: metav1.ObjectMeta{Name: ServiceName, Labels: labels},
+				Subsets: []corev1.EndpointSubset{{
+					Addresses:         []corev1.EndpointAddress{{IP: "10.1.0.1", NodeName: ptr(node.Name)}},
+					NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.1.0.9"}},
+					Ports:             []corev1.EndpointPort{{Name: "http", Port: 8080, Protocol: corev1.ProtocolTCP}},
+				}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
 			_, err := core.ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
 				ObjectMeta:                   metav1.ObjectMeta{Name: ServiceName, Labels: labels},
 				AutomountServiceAccountToken: ptr(false),

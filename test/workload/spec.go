@@ -28,7 +28,7 @@ type Spec struct {
 	Controllers bool `json:"controllers" yaml:"controllers"`
 	// Others adds the objects of the other kinds kube-state-metrics
 	// reports, with their statuses: in each namespace a load balancer
-	// service (and one being deleted), an endpoint slice, a service
+	// service (and one being deleted), its endpoints and endpoint slice, a service
 	// account, a config map, a secret holding SecretValue, an ingress, a
 	// network policy, a limit range and a lease; once, a storage class, an ingress class (the
 	// ingresses'), a volume attachment, an approved and issued certificate

@@ -213,3 +213,49 @@ kube_ingressclass_labels{ingressclass="nginx",label_team="edge"} 1
 kube_ingressclass_labels{ingressclass="bare"} 1
 `)
 }
+
+//nolint:staticcheck // SA1019: kube-state-metrics still reports v1 Endpoints, deprecated since Kubernetes 1.33.
+func TestEndpoints(t *testing.T) {
+	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	ep := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "e1", CreationTimestamp: t0,
+			Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"owner": "ops"}},
+		Subsets: []corev1.EndpointSubset{{
+			Addresses:         []corev1.EndpointAddress{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}},
+			NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.0.0.3"}},
+			Ports:             []corev1.EndpointPort{{Name: "http", Port: 8080, Protocol: tcp}, {Name: "dns", Port: 53, Protocol: udp}},
+		}},
+	}
+	// No subsets: no address or port series.
+	bare := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "bare", UID: "e2"}}
+	got := renderWith(t, "endpoints", "endpoints=[app]", "endpoints=[owner]", ep, bare)
+	expectWhole(t, got, `
+# HELP kube_endpoint_info [STABLE] Information about endpoint.
+# TYPE kube_endpoint_info gauge
+kube_endpoint_info{namespace="shop",endpoint="web"} 1
+kube_endpoint_info{namespace="shop",endpoint="bare"} 1
+# HELP kube_endpoint_created [STABLE] Unix creation timestamp
+# TYPE kube_endpoint_created gauge
+kube_endpoint_created{namespace="shop",endpoint="web"} 1.7956008e+09
+# HELP kube_endpoint_annotations Kubernetes annotations converted to Prometheus labels.
+# TYPE kube_endpoint_annotations gauge
+kube_endpoint_annotations{namespace="shop",endpoint="web",annotation_owner="ops"} 1
+kube_endpoint_annotations{namespace="shop",endpoint="bare"} 1
+# HELP kube_endpoint_labels [STABLE] Kubernetes labels converted to Prometheus labels.
+# TYPE kube_endpoint_labels gauge
+kube_endpoint_labels{namespace="shop",endpoint="web",label_app="web"} 1
+kube_endpoint_labels{namespace="shop",endpoint="bare"} 1
+# HELP kube_endpoint_address [STABLE] Information about Endpoint available and non available addresses.
+# TYPE kube_endpoint_address gauge
+kube_endpoint_address{namespace="shop",endpoint="web",port_protocol="TCP",port_number="8080",port_name="http",ip="10.0.0.1",ready="true"} 1
+kube_endpoint_address{namespace="shop",endpoint="web",port_protocol="TCP",port_number="8080",port_name="http",ip="10.0.0.2",ready="true"} 1
+kube_endpoint_address{namespace="shop",endpoint="web",port_protocol="TCP",port_number="8080",port_name="http",ip="10.0.0.3",ready="false"} 1
+kube_endpoint_address{namespace="shop",endpoint="web",port_protocol="UDP",port_number="53",port_name="dns",ip="10.0.0.1",ready="true"} 1
+kube_endpoint_address{namespace="shop",endpoint="web",port_protocol="UDP",port_number="53",port_name="dns",ip="10.0.0.2",ready="true"} 1
+kube_endpoint_address{namespace="shop",endpoint="web",port_protocol="UDP",port_number="53",port_name="dns",ip="10.0.0.3",ready="false"} 1
+# HELP kube_endpoint_ports [STABLE] (Deprecated since v2.14.0) Information about the Endpoint ports.
+# TYPE kube_endpoint_ports gauge
+kube_endpoint_ports{namespace="shop",endpoint="web",port_name="http",port_protocol="TCP",port_number="8080"} 1
+kube_endpoint_ports{namespace="shop",endpoint="web",port_name="dns",port_protocol="UDP",port_number="53"} 1
+`)
+}

@@ -105,7 +105,7 @@ var kubeStateMetricsResources = []string{
 // kubeStateMetricsOptIn are the resources of the profile that
 // kube-state-metrics v2.20 does not serve by default (they are not in its
 // --resources default).
-var kubeStateMetricsOptIn = []string{"clusterrolebindings", "clusterroles", "ingressclasses", "rolebindings", "roles", "serviceaccounts"}
+var kubeStateMetricsOptIn = []string{"clusterrolebindings", "clusterroles", "endpoints", "ingressclasses", "rolebindings", "roles", "serviceaccounts"}
 
 // KnownResources returns the resources the source the profile name
 // follows can serve, including those the profile has no file for yet.
