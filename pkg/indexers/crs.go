@@ -1,6 +1,7 @@
 package indexers
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -81,10 +82,6 @@ func crsFunctions() []cel.EnvOption {
 		cel.Function("crs.path",
 			cel.Overload(crsPathOverload, []*cel.Type{cel.DynType, strList}, cel.DynType,
 				cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-					v, err := jsonval.ToNative(a)
-					if err != nil {
-						return types.NewErr("%v", err)
-					}
 					p, err := jsonval.ToNative(b)
 					if err != nil {
 						return types.NewErr("%v", err)
@@ -93,19 +90,35 @@ func crsFunctions() []cel.EnvOption {
 					if err != nil {
 						return types.NewErr("crs.path: %v", err)
 					}
-					return types.DefaultTypeAdapter.NativeToValue(path.get(v))
+					got, err := path.resolve(a)
+					if err != nil {
+						return types.NewErr("crs.path: %v", err)
+					}
+					return types.DefaultTypeAdapter.NativeToValue(got)
 				}))),
 		cel.Function("crs.labels",
 			cel.Overload(crsLabelsOverload, []*cel.Type{cel.DynType, cel.MapType(cel.StringType, strList)}, labels,
-				cel.BinaryBinding(native(func(v any, spec map[string]any) ref.Val {
-					paths, err := crsCompilePaths(spec)
+				cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+					s, err := jsonval.ToNative(b)
+					if err != nil {
+						return types.NewErr("%v", err)
+					}
+					paths, err := crsCompilePaths(mapOf(s))
 					if err != nil {
 						return types.NewErr("crs.labels: %v", err)
 					}
 					out := map[string]string{}
-					crsAddPathLabels(v, paths, out)
+					var resolveErr error
+					crsAddLabels(func(p crsPath) any {
+						got, err := p.resolve(a)
+						resolveErr = cmp.Or(resolveErr, err)
+						return got
+					}, paths, out)
+					if resolveErr != nil {
+						return types.NewErr("crs.labels: %v", resolveErr)
+					}
 					return types.DefaultTypeAdapter.NativeToValue(out)
-				})))),
+				}))),
 		cel.Function("crs.gauge",
 			cel.Overload(crsGaugeOverload, []*cel.Type{cel.DynType, spec}, series,
 				cel.BinaryBinding(native(func(v any, spec map[string]any) ref.Val {
@@ -238,6 +251,9 @@ type crsPath []crsStep
 type crsStep struct {
 	part string
 	get  func(any) any
+	// plain: the step is a key of a map or an index of a list, nothing
+	// else (see resolve).
+	plain bool
 }
 
 func (p crsPath) get(v any) any {
@@ -248,6 +264,48 @@ func (p crsPath) get(v any) any {
 		v = s.get(v)
 	}
 	return v
+}
+
+// resolve is get of a CEL value: it walks the plain steps on the value as
+// CEL sees it, and converts to Go only what they lead to, so that a path
+// into an object converts none of the rest of it.
+func (p crsPath) resolve(v ref.Val) (any, error) {
+	for i, s := range p {
+		if _, null := v.(types.Null); null || v == nil {
+			return nil, nil
+		}
+		if !s.plain {
+			n, err := jsonval.ToNative(v)
+			if err != nil {
+				return nil, err
+			}
+			return p[i:].get(n), nil
+		}
+		switch c := v.(type) {
+		case traits.Mapper:
+			got, found := c.Find(types.String(s.part))
+			if !found {
+				return nil, nil
+			}
+			v = got
+		case traits.Lister:
+			n, err := strconv.Atoi(s.part)
+			size, _ := c.Size().(types.Int)
+			if n < 0 {
+				n += int(size)
+			}
+			if err != nil || n < 0 || n >= int(size) {
+				return nil, nil
+			}
+			v = c.Get(types.Int(n))
+		default:
+			return nil, nil
+		}
+	}
+	if _, null := v.(types.Null); null || v == nil {
+		return nil, nil
+	}
+	return jsonval.ToNative(v)
 }
 
 func (p crsPath) String() string {
@@ -312,7 +370,7 @@ func crsCompilePath(parts []string) (crsPath, error) {
 			}})
 			continue
 		}
-		out = append(out, crsStep{part: part, get: func(v any) any {
+		out = append(out, crsStep{part: part, plain: strings.Count(part, "=") != 1, get: func(v any) any {
 			switch c := v.(type) {
 			case map[string]any:
 				if kv := strings.Split(part, "="); len(kv) == 2 {
@@ -351,6 +409,12 @@ var invalidLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 // trailing one prefixing its keys with the name before it), then the
 // others, whose value is skipped when the path does not resolve.
 func crsAddPathLabels(v any, paths map[string]crsPath, out map[string]string) {
+	crsAddLabels(func(p crsPath) any { return p.get(v) }, paths, out)
+}
+
+// crsAddLabels is crsAddPathLabels with get resolving a path from the
+// value.
+func crsAddLabels(get func(crsPath) any, paths map[string]crsPath, out map[string]string) {
 	stars := slices.Sorted(func(yield func(string) bool) {
 		for k := range paths {
 			if strings.HasPrefix(k, "*") || strings.HasSuffix(k, "*") {
@@ -361,7 +425,7 @@ func crsAddPathLabels(v any, paths map[string]crsPath, out map[string]string) {
 		}
 	})
 	for _, star := range stars {
-		m, ok := paths[star].get(v).(map[string]any)
+		m, ok := get(paths[star]).(map[string]any)
 		if !ok {
 			continue
 		}
@@ -376,7 +440,7 @@ func crsAddPathLabels(v any, paths map[string]crsPath, out map[string]string) {
 		if strings.HasPrefix(k, "*") || strings.HasSuffix(k, "*") {
 			continue
 		}
-		val := paths[k].get(v)
+		val := get(paths[k])
 		if val == nil {
 			continue
 		}

@@ -3,6 +3,7 @@ package indexers
 import (
 	"testing"
 
+	"github.com/google/cel-go/common/types"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -43,6 +44,14 @@ func TestCRSPath(t *testing.T) {
 		}
 		if diff := cmp.Diff(c.want, p.get(obj)); diff != "" {
 			t.Errorf("%v: (-want +got)\n%s", c.path, diff)
+		}
+		// The same path walked on the value as CEL sees it.
+		got, err := p.resolve(types.DefaultTypeAdapter.NativeToValue(obj))
+		if err != nil {
+			t.Fatalf("%v: resolve: %v", c.path, err)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%v: resolve (-want +got)\n%s", c.path, diff)
 		}
 	}
 	if _, err := crsCompilePath([]string{"[type]"}); err == nil {
