@@ -1,20 +1,19 @@
 package crs_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/seriesset"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/crs"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/internal/exportertest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
@@ -34,7 +33,7 @@ func object(t *testing.T, file string) *unstructured.Unstructured {
 
 // render translates the custom resource state config, compiles the
 // result with the exporter, and returns the exposition of objs.
-func render(t *testing.T, config string, objs ...*unstructured.Unstructured) string {
+func render(t *testing.T, config string, objs ...any) string {
 	t.Helper()
 	out, err := crs.Convert("crs.yaml", []byte(config))
 	if err != nil {
@@ -48,30 +47,7 @@ func render(t *testing.T, config string, objs ...*unstructured.Unstructured) str
 	if err != nil {
 		t.Fatalf("compiling the translation: %v\n%s", err, out)
 	}
-	e := exporter.NewEngine(c, exporter.EngineOptions{})
-	t.Cleanup(e.Close)
-	for _, o := range objs {
-		e.Update(0, o)
-	}
-	for name, msg := range e.EvaluationErrors() {
-		t.Errorf("%s: evaluation error: %s", name, msg)
-	}
-	var b bytes.Buffer
-	if err := e.WriteFamilies(&b, false); err != nil {
-		t.Fatal(err)
-	}
-	problems, err := promlint.New(bytes.NewReader(b.Bytes())).Lint()
-	if err != nil {
-		t.Fatalf("promlint: %v\n%s", err, b.String())
-	}
-	for _, p := range problems {
-		// Advice on names is for the config's author; the names are
-		// kube-state-metrics'.
-		if !strings.Contains(p.Text, "suffix") && !strings.Contains(p.Text, "base unit") && !strings.Contains(p.Text, "snake_case") {
-			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-		}
-	}
-	return b.String()
+	return exportertest.Exposition(t, c, objs...)
 }
 
 // expect checks that got has exactly the families and series of want, as

@@ -1,15 +1,14 @@
 package profiles_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/seriesset"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/internal/exportertest"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
@@ -52,44 +51,10 @@ func renderWith(t *testing.T, resource, labels, annotations string, objs ...any)
 	if err := c.SetAllowlists(l, a); err != nil {
 		t.Fatal(err)
 	}
-	e := exporter.NewEngine(c, exporter.EngineOptions{})
-	t.Cleanup(e.Close)
-	for _, o := range objs {
-		e.Update(0, o)
-	}
-	// The profile's expressions never fail on a valid object.
-	for name, msg := range e.EvaluationErrors() {
-		t.Errorf("%s: evaluation error: %s", name, msg)
-	}
-	var b bytes.Buffer
-	if err := e.WriteFamilies(&b, false); err != nil {
-		t.Fatal(err)
-	}
-	problems, err := promlint.New(bytes.NewReader(b.Bytes())).Lint()
-	if err != nil {
-		t.Fatalf("promlint: %v\n%s", err, b.String())
-	}
-	for _, p := range problems {
-		// kube-state-metrics' own names are the specification, and some
-		// break promlint's naming advice (a counter without _total, a
-		// unit-less gauge); only problems with the exposition itself fail.
-		if isNamingAdvice(p.Text) {
-			continue
-		}
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
-	return b.String()
-}
-
-// isNamingAdvice reports whether a promlint problem is advice on a metric's
-// name, which kube-state-metrics' names sometimes do not follow.
-func isNamingAdvice(text string) bool {
-	for _, s := range []string{"counter metrics should have \"_total\" suffix", "non-counter metrics should not have \"_total\" suffix", "use base unit", "metric names should be written in 'snake_case'", "non-histogram and non-summary metrics should not have"} {
-		if strings.Contains(text, s) {
-			return true
-		}
-	}
-	return false
+	// The profile's expressions never fail on a valid object, and the
+	// exposition passes promlint but for its advice on names:
+	// kube-state-metrics' own names are the specification.
+	return exportertest.Exposition(t, c, objs...)
 }
 
 // expectFamilies checks that every family of want (exposition text with
