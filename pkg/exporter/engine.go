@@ -55,6 +55,9 @@ func jumpHash(key uint64, buckets int) int {
 type resourceState struct {
 	name     string // as the config names it
 	families []*familyState
+	// slots number the objects that have been computed and not deleted;
+	// the families keep their lines by slot.
+	slots *objectSlots
 	// converter prepares an object for the families' programs; nil when
 	// they have none.
 	converter *indexers.Program
@@ -193,7 +196,7 @@ func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 		go e.work(q)
 	}
 	for _, r := range c.Resources {
-		rs := &resourceState{name: r.Config.Resource, converter: converter(r)}
+		rs := &resourceState{name: r.Config.Resource, converter: converter(r), slots: newObjectSlots()}
 		for _, f := range r.Families {
 			rs.families = append(rs.families, newFamilyState(f, opts.MaxSeriesPerMetric))
 		}
@@ -267,13 +270,14 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	}
 	cr := e.compiled.Resources[i]
 	shared := sharedLabels{values: make([]string, cr.LabelSlots), done: make([]bool, cr.LabelSlots)}
+	slot := rs.slots.assign(uid)
 	target := obj
 	if rs.converter != nil {
 		target = rs.converter.Prepare(obj)
 	}
 	for fi, fs := range rs.families {
 		samples, errs, last := evaluate(cr.Families[fi], target, lookup, &shared)
-		fs.set(uid, samples, errs, last)
+		fs.set(slot, uid, samples, errs, last)
 	}
 	e.deps.commit(rec)
 }
@@ -342,8 +346,12 @@ func (e *Engine) Delete(i int, obj any) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, fs := range e.resources[i].families {
-		fs.set(uid, nil, 0, "")
+	rs := e.resources[i]
+	if slot, ok := rs.slots.lookup(uid); ok {
+		for _, fs := range rs.families {
+			fs.set(slot, uid, nil, 0, "")
+		}
+		rs.slots.release(uid)
 	}
 	e.deps.forget(i, uid)
 }

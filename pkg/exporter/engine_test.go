@@ -428,11 +428,11 @@ func TestRunawaySeriesAreCapped(t *testing.T) {
 		// What the family holds is bounded by the cap, not by the objects.
 		fs.mu.Lock()
 		held, bytes := len(fs.groups), 0
-		for _, r := range fs.rows {
-			bytes += len(r.line)
-		}
-		if fs.f.Aggregate == AggregateNone {
-			held = len(fs.index)
+		for _, line := range fs.rows {
+			bytes += len(line)
+			if line != nil && fs.f.Aggregate == AggregateNone {
+				held++
+			}
 		}
 		fs.mu.Unlock()
 		if held > limit || bytes > limit*100 {

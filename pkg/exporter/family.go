@@ -33,26 +33,25 @@ type familyState struct {
 
 	// mu guards every field below.
 	mu sync.Mutex
-	// rows hold each object's rendered sample lines (plain families), in
-	// the order the objects were first seen, and index maps an object's
-	// UID to its row. A removed object's row stays, empty, until the next
-	// compaction; removed counts those rows.
-	rows    []row
-	index   map[string]int32
-	removed int
+	// rows hold each object's rendered sample lines (plain families) at
+	// the object's slot (see objectSlots); nil for a slot whose object has
+	// no series. A scrape writes them in slot order.
+	rows [][]byte
 	// The rows' lines are cut from chunks of memory, each line once: a
 	// changed row's lines are written anew and the old ones become
 	// garbage, so lines handed to a scrape stay valid after the lock is
-	// released. chunk is the current chunk's unused part. compactLocked
-	// copies the live lines into one block, in row order, so that a
-	// scrape reads them sequentially.
+	// released. A row's capacity extends to its chunk's end. chunk is the
+	// current chunk's unused part. compactLocked copies the live lines
+	// into one block, in row order, so that a scrape reads them
+	// sequentially.
 	chunk []byte
 	// live is the length of the live rows' lines; held is the length of
 	// every line in the chunks since the last compaction, live or not;
 	// moved is the length of the lines written since the last compaction
-	// for objects that had lines already, which a scrape reads away from
-	// their neighbours' (lines of new objects follow those of the objects
-	// added before them, in row order).
+	// that a scrape reads away from their neighbours': those of objects
+	// that had lines already, and those of new objects in a slot before
+	// the last (lines of new objects in the last slot follow those of
+	// the slots before them).
 	live, held, moved int
 	// minGarbage is the garbage below which the chunks are never
 	// compacted by an update (compactIfWastefulLocked).
@@ -90,15 +89,9 @@ type familyState struct {
 	sorted []string
 }
 
-// row is one object's rendered sample lines, by its UID; line is nil once
-// the object was removed. line's capacity extends to its chunk's end. A
-// line is written without the family's name, which a scrape writes before
-// it: `{labels} value\n` (or ` value\n` without labels). The name would
-// be a quarter of what the lines hold.
-type row struct {
-	uid  string
-	line []byte
-}
+// A line is written without the family's name, which a scrape writes
+// before it: `{labels} value\n` (or ` value\n` without labels). The name
+// would be a quarter of what the lines hold.
 
 // chunkSize is the size of the chunks that lines are cut from; a larger
 // rendering gets a chunk of its own.
@@ -118,7 +111,6 @@ func newFamilyState(f *Family, maxSeries int) *familyState {
 		order:         labelOrder(f),
 		maxSeries:     maxSeries,
 		minGarbage:    1 << 20,
-		index:         map[string]int32{},
 		contributions: map[string][]contribution{},
 		groups:        map[string]*group{},
 		excess:        map[string]int{},
@@ -145,10 +137,10 @@ func identifiesObject(f *Family) bool {
 	return exprs.Has("object.metadata.uid") || (exprs.Has("object.metadata.namespace") && exprs.Has("object.metadata.name"))
 }
 
-// set replaces the series of object uid by samples (nil or empty removes
-// them) and counts evalErrors failed evaluations, the last with message
-// lastErr.
-func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr string) {
+// set replaces the series of object uid, whose slot is slot, by samples
+// (nil or empty removes them) and counts evalErrors failed evaluations,
+// the last with message lastErr.
+func (s *familyState) set(slot int32, uid string, samples []sample, evalErrors int, lastErr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if evalErrors > 0 {
@@ -156,19 +148,23 @@ func (s *familyState) set(uid string, samples []sample, evalErrors int, lastErr 
 		s.lastError = lastErr
 	}
 	if s.f.Aggregate == AggregateNone {
-		s.setPlainLocked(uid, samples)
+		s.setPlainLocked(slot, uid, samples)
 		return
 	}
 	s.setAggregateLocked(uid, samples)
 }
 
-func (s *familyState) setPlainLocked(uid string, samples []sample) {
-	i, had := s.index[uid]
+func (s *familyState) setPlainLocked(slot int32, uid string, samples []sample) {
+	var cur []byte
+	if int(slot) < len(s.rows) {
+		cur = s.rows[slot]
+	}
+	had := cur != nil
 	var old int
 	if had {
-		old = countLines(s.rows[i].line)
-		s.live -= len(s.rows[i].line)
-		s.releaseLocked(uid, s.rows[i].line)
+		old = countLines(cur)
+		s.live -= len(cur)
+		s.releaseLocked(uid, cur)
 	}
 	if n := s.excess[uid]; n > 0 {
 		s.unserved -= n
@@ -232,14 +228,15 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 	}
 	if keep == 0 {
 		if had {
-			delete(s.index, uid)
-			s.rows[i].line = nil
-			s.removed++
+			s.rows[slot] = nil
+			for n := len(s.rows); n > 0 && s.rows[n-1] == nil; n-- {
+				s.rows = s.rows[:n-1]
+			}
 		}
 		s.compactIfWastefulLocked()
 		return
 	}
-	if had && bytes.Equal(b, s.rows[i].line) {
+	if had && bytes.Equal(b, cur) {
 		// Nothing changed (the usual case for most families of an
 		// updated object): the row keeps its lines, and the chunk's
 		// space is used again, so that an update makes no garbage.
@@ -247,13 +244,13 @@ func (s *familyState) setPlainLocked(uid string, samples []sample) {
 		return
 	}
 	s.keptLocked(b)
-	if had {
-		s.rows[i].line = b
-		s.moved += len(b)
-	} else {
-		s.index[uid] = int32(len(s.rows)) //nolint:gosec // G115: one row per object in a cache, far below 2^31
-		s.rows = append(s.rows, row{uid: uid, line: b})
+	for len(s.rows) <= int(slot) {
+		s.rows = append(s.rows, nil)
 	}
+	if had || int(slot) < len(s.rows)-1 {
+		s.moved += len(b)
+	}
+	s.rows[slot] = b
 	s.compactIfWastefulLocked()
 }
 
@@ -340,30 +337,20 @@ func (s *familyState) compactIfWastefulLocked() {
 	}
 }
 
-// compactLocked drops the rows of removed objects and copies the live
-// lines into one new block, in row order, updating the index of the rows
-// that moved. The old chunks stay valid for the scrapes still writing from
-// them.
+// compactLocked copies the live lines into one new block, in row order.
+// The old chunks stay valid for the scrapes still writing from them.
 func (s *familyState) compactLocked() {
 	block := make([]byte, 0, s.live)
-	live := 0
-	for _, r := range s.rows {
-		if r.line == nil {
+	for i, line := range s.rows {
+		if line == nil {
 			continue
 		}
 		off := len(block)
-		block = append(block, r.line...)
-		r.line = block[off:len(block):s.live]
-		if live != int(s.index[r.uid]) {
-			s.index[r.uid] = int32(live) //nolint:gosec // G115: one row per object in a cache, far below 2^31
-		}
-		s.rows[live] = r
-		live++
+		block = append(block, line...)
+		s.rows[i] = block[off:len(block):s.live]
 	}
-	clear(s.rows[live:])
-	s.rows = s.rows[:live]
 	s.chunk = nil
-	s.held, s.moved, s.removed = s.live, 0, 0
+	s.held, s.moved = s.live, 0
 }
 
 func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
@@ -653,27 +640,26 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	refs = refs[:0]
 	s.mu.Lock()
 	if s.f.Aggregate == AggregateNone {
-		// Lines rewritten since the last compaction are read away from
-		// their neighbours'; once they are a quarter of the lines, or
-		// removed objects a quarter of the rows, compact. Lines of new
-		// objects need nothing: they follow the others in row order.
-		if s.moved > s.live/4 || s.removed > len(s.rows)/4 {
+		// Lines written since the last compaction out of row order are
+		// read away from their neighbours'; once they are a quarter of
+		// the lines, compact.
+		if s.moved > s.live/4 {
 			s.compactLocked()
 		}
 		// Rows whose lines are adjacent in a chunk are written as one.
 		var run []byte
-		for _, r := range s.rows {
-			if len(r.line) == 0 {
-				continue // a removed object's
+		for _, line := range s.rows {
+			if len(line) == 0 {
+				continue // a slot without series
 			}
-			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &r.line[0] {
-				run = run[:n+len(r.line)]
+			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &line[0] {
+				run = run[:n+len(line)]
 				continue
 			}
 			if run != nil {
 				refs = append(refs, run[:len(run):len(run)])
 			}
-			run = r.line
+			run = line
 		}
 		if run != nil {
 			refs = append(refs, run[:len(run):len(run)])

@@ -3,7 +3,9 @@ package exporter
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,12 +13,13 @@ import (
 )
 
 // TestFamilyRowsInOrder adds, changes and removes objects of a plain family
-// at random, writing it between batches, and checks each write against a
-// model: every object's lines once, in the order the objects were added (a
-// change keeps an object's place; one removed and added again comes last),
-// and the index pointing at each object's row. The garbage of its chunks
-// stays within its bound after every change; with minGarbage 0 and writes
-// only every thirtieth batch, updates compact it too.
+// at random, as the engine does (an object gets a slot when it is first
+// computed and gives it up when it is deleted), writing the family between
+// batches, and checks each write against a model: every object's lines
+// once, in the order of the objects' slots, and as many rows as the
+// highest slot with lines. The garbage of its chunks stays within its
+// bound after every change; with minGarbage 0 and writes only every
+// thirtieth batch, updates compact it too.
 func TestFamilyRowsInOrder(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -25,8 +28,8 @@ func TestFamilyRowsInOrder(t *testing.T) {
 			if seed%2 == 0 {
 				s.minGarbage = 0
 			}
+			slots := newObjectSlots()
 			model := map[string]float64{}
-			var added []string // the model's objects in the order they were added
 			var refs [][]byte
 			for batch := range 200 {
 				// Batches of every size, from a single change to many.
@@ -34,17 +37,14 @@ func TestFamilyRowsInOrder(t *testing.T) {
 					uid := fmt.Sprintf("u%03d", rng.IntN(300))
 					switch rng.IntN(4) {
 					case 0:
-						s.set(uid, nil, 0, "")
-						if _, ok := model[uid]; ok {
-							delete(model, uid)
-							added = slices.DeleteFunc(added, func(u string) bool { return u == uid })
+						if slot, ok := slots.lookup(uid); ok {
+							s.set(slot, uid, nil, 0, "")
+							slots.release(uid)
 						}
+						delete(model, uid)
 					default:
 						v := float64(rng.IntN(1000))
-						s.set(uid, []sample{{labels: []string{uid}, value: v}}, 0, "")
-						if _, ok := model[uid]; !ok {
-							added = append(added, uid)
-						}
+						s.set(slots.assign(uid), uid, []sample{{labels: []string{uid}, value: v}}, 0, "")
 						model[uid] = v
 					}
 					if garbage := s.held - s.live; garbage > max(s.live, s.minGarbage) {
@@ -61,23 +61,23 @@ func TestFamilyRowsInOrder(t *testing.T) {
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
+				bySlot := slices.SortedFunc(maps.Keys(model), func(a, b string) int {
+					sa, _ := slots.lookup(a)
+					sb, _ := slots.lookup(b)
+					return cmp.Compare(sa, sb)
+				})
 				want := "# HELP x h\n# TYPE x gauge\n"
-				for _, uid := range added {
+				rows := 0
+				for _, uid := range bySlot {
 					want += fmt.Sprintf("x{uid=%q} %s\n", uid, formatValue(model[uid]))
+					slot, _ := slots.lookup(uid)
+					rows = int(slot) + 1
 				}
 				if got := buf.String(); got != want {
 					t.Fatalf("batch %d: wrote\n%s\nwant\n%s", batch, got, want)
 				}
-				if len(s.index) != len(model) || len(s.rows)-s.removed != len(model) || s.series != len(model) {
-					t.Fatalf("batch %d: %d indexed, %d rows (%d removed), %d series; want %d", batch, len(s.index), len(s.rows), s.removed, s.series, len(model))
-				}
-				if s.removed > len(s.rows)/4 {
-					t.Fatalf("batch %d: %d of %d rows are removed objects' after a write", batch, s.removed, len(s.rows))
-				}
-				for uid, i := range s.index {
-					if r := s.rows[i]; r.uid != uid || !strings.Contains(string(r.line), uid) {
-						t.Fatalf("batch %d: index[%s] = %d, which holds %q", batch, uid, i, s.rows[i].uid)
-					}
+				if len(s.rows) != rows || s.series != len(model) {
+					t.Fatalf("batch %d: %d rows, %d series; want %d and %d", batch, len(s.rows), s.series, rows, len(model))
 				}
 			}
 		})
@@ -90,17 +90,17 @@ func TestFamilyRowsInOrder(t *testing.T) {
 func TestFamilyUnchangedUpdateMakesNoGarbage(t *testing.T) {
 	s := newFamilyState(&Family{Name: "x", Help: "h", Type: TypeGauge, LabelNames: []string{"uid"}}, 0)
 	one := []sample{{labels: []string{"a"}, value: 1}, {labels: []string{"a2"}, value: 2}}
-	s.set("a", one, 0, "")
-	s.set("b", []sample{{labels: []string{"b"}, value: 1}}, 0, "")
+	s.set(0, "a", one, 0, "")
+	s.set(1, "b", []sample{{labels: []string{"b"}, value: 1}}, 0, "")
 	held, live := s.held, s.live
-	first := s.rows[s.index["a"]].line
+	first := s.rows[0]
 	for range 100 {
-		s.set("a", slices.Clone(one), 0, "")
+		s.set(0, "a", slices.Clone(one), 0, "")
 	}
-	if s.held != held || s.live != live || &s.rows[s.index["a"]].line[0] != &first[0] {
+	if s.held != held || s.live != live || &s.rows[0][0] != &first[0] {
 		t.Fatalf("unchanged updates: held %d, live %d, want %d and %d, and the same lines", s.held, s.live, held, live)
 	}
-	s.set("a", []sample{{labels: []string{"a"}, value: 3}, {labels: []string{"a2"}, value: 2}}, 0, "")
+	s.set(0, "a", []sample{{labels: []string{"a"}, value: 3}, {labels: []string{"a2"}, value: 2}}, 0, "")
 	if s.held <= held || s.live != live {
 		t.Fatalf("changed update: held %d (was %d), live %d (was %d): want more held, the same live", s.held, held, s.live, live)
 	}

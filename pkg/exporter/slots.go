@@ -1,0 +1,56 @@
+package exporter
+
+import "sync"
+
+// objectSlots numbers the objects of a resource: each family of the
+// resource keeps an object's lines at its slot, so that one map finds an
+// object for all of them, rather than a map in each family. A removed
+// object's slot goes to the next new object, so that slots stay fewer
+// than the most objects held at once. It is safe for concurrent use.
+type objectSlots struct {
+	// mu guards every field below.
+	mu    sync.Mutex
+	slots map[string]int32
+	// free are the slots of removed objects, the newest last.
+	free []int32
+	next int32
+}
+
+func newObjectSlots() *objectSlots { return &objectSlots{slots: map[string]int32{}} }
+
+// assign returns the slot of object uid, giving it one if it has none.
+func (o *objectSlots) assign(uid string) int32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if slot, ok := o.slots[uid]; ok {
+		return slot
+	}
+	var slot int32
+	if n := len(o.free); n > 0 {
+		slot, o.free = o.free[n-1], o.free[:n-1]
+	} else {
+		slot = o.next
+		o.next++
+	}
+	o.slots[uid] = slot
+	return slot
+}
+
+// lookup returns the slot of object uid, if it has one.
+func (o *objectSlots) lookup(uid string) (int32, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	slot, ok := o.slots[uid]
+	return slot, ok
+}
+
+// release frees the slot of object uid, once no family holds lines of it
+// there.
+func (o *objectSlots) release(uid string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if slot, ok := o.slots[uid]; ok {
+		delete(o.slots, uid)
+		o.free = append(o.free, slot)
+	}
+}
