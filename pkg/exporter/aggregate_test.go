@@ -31,14 +31,14 @@ func TestAggregatesDoNotDrift(t *testing.T) {
 				for step := range 20000 {
 					uid := fmt.Sprintf("u%02d", rng.IntN(40))
 					if rng.IntN(5) == 0 {
-						s.set(0, uid, nil, 0, "")
+						s.set(&rowKey{uid: uid}, nil, 0, "")
 						delete(model, uid)
 					} else {
 						var samples []sample
 						for range 1 + rng.IntN(3) {
 							samples = append(samples, sample{labels: []string{fmt.Sprint(rng.IntN(3))}, value: values[rng.IntN(len(values))]})
 						}
-						s.set(0, uid, samples, 0, "")
+						s.set(&rowKey{uid: uid}, samples, 0, "")
 						model[uid] = samples
 					}
 					if step%500 != 499 {
@@ -58,7 +58,7 @@ func writeFamily(t *testing.T, s *familyState) string {
 	t.Helper()
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	s.write(w, false, nil)
+	s.write(w, false, &writeScratch{})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

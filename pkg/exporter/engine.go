@@ -200,9 +200,33 @@ func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 		for _, f := range r.Families {
 			rs.families = append(rs.families, newFamilyState(f, opts.MaxSeriesPerMetric))
 		}
+		rs.shareHeads()
 		e.resources = append(e.resources, rs)
 	}
 	return e
+}
+
+// shareHeads makes the plain families of rs whose identity labels are
+// those of most of them keep each object's identity labels once, in
+// rs.slots (see familyState.heads). Families whose labels may not tell the
+// objects apart check each line against the others' and keep them whole.
+func (rs *resourceState) shareHeads() {
+	count := map[string]int{}
+	best := ""
+	for _, fs := range rs.families {
+		if fs.f.Aggregate != AggregateNone || fs.claims != nil || fs.identity == 0 {
+			continue
+		}
+		k := fs.identityKey()
+		if count[k]++; count[k] > count[best] {
+			best = k
+		}
+	}
+	for _, fs := range rs.families {
+		if best != "" && fs.f.Aggregate == AggregateNone && fs.claims == nil && fs.identity > 0 && fs.identityKey() == best {
+			fs.heads = rs.slots
+		}
+	}
 }
 
 // Getter reads an object from a resource's caches by namespace/name key.
@@ -271,13 +295,14 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	cr := e.compiled.Resources[i]
 	shared := sharedLabels{values: make([]string, cr.LabelSlots), done: make([]bool, cr.LabelSlots)}
 	slot := rs.slots.assign(uid)
+	key := rowKey{uid: uid, slot: slot, head: rs.slots.head(slot)}
 	target := obj
 	if rs.converter != nil {
 		target = rs.converter.Prepare(obj)
 	}
 	for fi, fs := range rs.families {
 		samples, errs, last := evaluate(cr.Families[fi], target, lookup, &shared)
-		fs.set(slot, uid, samples, errs, last)
+		fs.set(&key, samples, errs, last)
 	}
 	e.deps.commit(rec)
 }
@@ -348,8 +373,9 @@ func (e *Engine) Delete(i int, obj any) {
 	defer mu.Unlock()
 	rs := e.resources[i]
 	if slot, ok := rs.slots.lookup(uid); ok {
+		key := rowKey{uid: uid, slot: slot}
 		for _, fs := range rs.families {
-			fs.set(slot, uid, nil, 0, "")
+			fs.set(&key, nil, 0, "")
 		}
 		rs.slots.release(uid)
 	}
@@ -405,10 +431,10 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
-	var refs [][]byte
+	var sc writeScratch
 	for _, rs := range e.resources {
 		for _, fs := range rs.families {
-			refs = fs.write(bw, openMetrics, refs)
+			fs.write(bw, openMetrics, &sc)
 		}
 	}
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,9 +104,9 @@ func TestEngineGolden(t *testing.T) {
 	e.Update(0, pod("data", "db-0", "u3", "n2", "Running", 7))
 	want := `# HELP pod_info Pod information.
 # TYPE pod_info gauge
-pod_info{cluster="c1",namespace="shop",node="n1",pod="web-1"} 1
-pod_info{cluster="c1",namespace="shop",node="n1",pod="web-2"} 1
-pod_info{cluster="c1",namespace="data",node="n2",pod="db-0"} 1
+pod_info{namespace="shop",pod="web-1",cluster="c1",node="n1"} 1
+pod_info{namespace="shop",pod="web-2",cluster="c1",node="n1"} 1
+pod_info{namespace="data",pod="db-0",cluster="c1",node="n2"} 1
 # HELP pod_status_phase The pod's phase.
 # TYPE pod_status_phase gauge
 pod_status_phase{namespace="shop",pod="web-1",phase="Pending"} 0
@@ -160,7 +161,7 @@ func TestOpenMetrics(t *testing.T) {
 	e.Update(0, pod("shop", "web-1", "u1", "n1", "Running", 2))
 	got := exposition(e, true)
 	for _, want := range []string{
-		"# TYPE pod info\n", `pod_info{cluster="c1",namespace="shop",node="n1",pod="web-1"} 1`,
+		"# TYPE pod info\n", `pod_info{namespace="shop",pod="web-1",cluster="c1",node="n1"} 1`,
 		"# TYPE pod_restarts counter\n", `pod_restarts_total{namespace="shop",pod="web-1",container="c0"} 2`,
 	} {
 		if !strings.Contains(got, want) {
@@ -521,5 +522,78 @@ func TestLookupChangeDuringEvaluation(t *testing.T) {
 	}
 	if _, _, errs := e.resources[0].families[0].stats(); errs != 1 {
 		t.Errorf("%d evaluation errors, want 1 (the first evaluation)", errs)
+	}
+}
+
+// TestSharedHeads computes the same random adds, changes and deletes of
+// pods in two engines, one whose families keep each pod's identity labels
+// once (as NewEngine sets them up) and one whose families keep every line
+// whole, and checks that they write the same exposition after every batch,
+// with names that need escaping and slots taken again by new pods, and
+// that the first holds fewer bytes.
+func TestSharedHeads(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsPod := map[string]string{"namespace": "object.metadata.namespace", "pod": "object.metadata.name"}
+	with := func(m map[string]string, k, v string) map[string]string {
+		m = maps.Clone(m)
+		m[k] = v
+		return m
+	}
+	newEngine := func() *Engine {
+		c := &Compiled{Resources: []*CompiledResource{{
+			Config: ResourceConfig{Resource: "pods"},
+			Families: []*Family{
+				family(t, env, "pod_info", TypeGauge, "h", with(nsPod, "node", "object.spec.nodeName"), "", "", "", [2]string{"cluster", "c1"}),
+				family(t, env, "pod_status_phase", TypeGauge, "h", with(nsPod, "phase", "each"), "object.status.phase == each", `["Pending", "Running"]`, ""),
+				family(t, env, "pod_restarts_total", TypeCounter, "h", with(nsPod, "container", "each.name"), "each.restartCount", "object.status.containerStatuses", ""),
+				family(t, env, "pod_by_uid", TypeGauge, "h", map[string]string{"uid": "object.metadata.uid"}, "", "", ""),
+				family(t, env, "pod_node", TypeGauge, "h", map[string]string{"node": "object.spec.nodeName"}, "", "", ""),
+			},
+		}}}
+		e := NewEngine(c, EngineOptions{})
+		t.Cleanup(e.Close)
+		return e
+	}
+	shared, whole := newEngine(), newEngine()
+	for _, fs := range whole.resources[0].families {
+		fs.heads = nil
+	}
+	for i, want := range []bool{true, true, true, false, false} {
+		if got := shared.resources[0].families[i].heads != nil; got != want {
+			t.Fatalf("family %s shares heads: %v, want %v", shared.resources[0].families[i].f.Name, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 3)) //nolint:gosec // G404: seeded test data, not a secret
+	names := []string{"web", `we"b`, `a\b`, "line\nbreak", strings.Repeat("long", 40), "é"}
+	for batch := range 100 {
+		for range 1 + rng.IntN(20) {
+			n := rng.IntN(60)
+			p := pod(names[n%len(names)], fmt.Sprintf("%s-%d", names[(n/7)%len(names)], n), fmt.Sprintf("u%d", n),
+				fmt.Sprintf("n%d", rng.IntN(3)), []string{"Pending", "Running"}[rng.IntN(2)], slices.Repeat([]int64{int64(rng.IntN(5))}, rng.IntN(4))...)
+			if rng.IntN(4) == 0 {
+				shared.Delete(0, p)
+				whole.Delete(0, p)
+				continue
+			}
+			shared.Update(0, p)
+			whole.Update(0, p)
+		}
+		if got, want := exposition(shared, batch%2 == 0), exposition(whole, batch%2 == 0); got != want {
+			t.Fatalf("batch %d: wrote\n%s\nwant\n%s", batch, got, want)
+		}
+	}
+	live := func(e *Engine) (n int) {
+		for _, fs := range e.resources[0].families {
+			fs.mu.Lock()
+			n += fs.live
+			fs.mu.Unlock()
+		}
+		return n
+	}
+	if s, w := live(shared), live(whole); s >= w {
+		t.Fatalf("%d bytes of lines with shared heads, %d without", s, w)
 	}
 }

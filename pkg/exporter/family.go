@@ -3,6 +3,7 @@ package exporter
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -26,8 +27,16 @@ type sample struct {
 // when objects change; a scrape only copies bytes.
 type familyState struct {
 	f *Family
-	// order is the rendering order of the labels, computed once.
-	order []labelSlot
+	// order is the rendering order of the labels, computed once; its
+	// first identity labels are the object's namespace, name or UID.
+	order    []labelSlot
+	identity int
+	// heads, when not nil, keep the rendered identity labels of each
+	// object, shared by the families of its resource whose identity
+	// labels are the same: the family's rows then store a line that
+	// begins with them as headLine and the rest of the line. Set by the
+	// engine before any object is computed.
+	heads *objectSlots
 	// maxSeries caps the series of the family; 0: no cap.
 	maxSeries int
 
@@ -91,7 +100,8 @@ type familyState struct {
 
 // A line is written without the family's name, which a scrape writes
 // before it: `{labels} value\n` (or ` value\n` without labels). The name
-// would be a quarter of what the lines hold.
+// would be a quarter of what the lines hold. The object's identity labels,
+// another half, are stored once per object (see familyState.heads).
 
 // chunkSize is the size of the chunks that lines are cut from; a larger
 // rendering gets a chunk of its own.
@@ -106,9 +116,11 @@ type contribution struct {
 }
 
 func newFamilyState(f *Family, maxSeries int) *familyState {
+	order, identity := labelOrder(f)
 	s := &familyState{
 		f:             f,
-		order:         labelOrder(f),
+		order:         order,
+		identity:      identity,
 		maxSeries:     maxSeries,
 		minGarbage:    1 << 20,
 		contributions: map[string][]contribution{},
@@ -131,16 +143,25 @@ func identifiesObject(f *Family) bool {
 	exprs := sets.New[string]()
 	for _, p := range f.Labels {
 		if p != nil {
-			exprs.Insert(strings.Join(strings.Fields(p.Expr()), ""))
+			exprs.Insert(compactExpr(p.Expr()))
 		}
 	}
 	return exprs.Has("object.metadata.uid") || (exprs.Has("object.metadata.namespace") && exprs.Has("object.metadata.name"))
 }
 
-// set replaces the series of object uid, whose slot is slot, by samples
-// (nil or empty removes them) and counts evalErrors failed evaluations,
-// the last with message lastErr.
-func (s *familyState) set(slot int32, uid string, samples []sample, evalErrors int, lastErr string) {
+// rowKey names an object to the families of its resource: its UID, its
+// slot (see objectSlots) and its identity labels as rendered, nil until a
+// family renders them (see familyState.heads).
+type rowKey struct {
+	uid  string
+	slot int32
+	head []byte
+}
+
+// set replaces the series of object k by samples (nil or empty removes
+// them) and counts evalErrors failed evaluations, the last with message
+// lastErr.
+func (s *familyState) set(k *rowKey, samples []sample, evalErrors int, lastErr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if evalErrors > 0 {
@@ -148,13 +169,14 @@ func (s *familyState) set(slot int32, uid string, samples []sample, evalErrors i
 		s.lastError = lastErr
 	}
 	if s.f.Aggregate == AggregateNone {
-		s.setPlainLocked(slot, uid, samples)
+		s.setPlainLocked(k, samples)
 		return
 	}
-	s.setAggregateLocked(uid, samples)
+	s.setAggregateLocked(k.uid, samples)
 }
 
-func (s *familyState) setPlainLocked(slot int32, uid string, samples []sample) {
+func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
+	uid, slot := k.uid, k.slot
 	var cur []byte
 	if int(slot) < len(s.rows) {
 		cur = s.rows[slot]
@@ -225,6 +247,9 @@ func (s *familyState) setPlainLocked(slot int32, uid string, samples []sample) {
 	s.series += keep - old
 	if keep > 1 && s.claims == nil {
 		b = shareHead(b)
+	}
+	if keep > 0 && s.heads != nil {
+		b = s.elideHead(k, b, samples[0].labels)
 	}
 	if keep == 0 {
 		if had {
@@ -366,6 +391,9 @@ func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
 // expands them reading each run of rows in order.
 const (
 	continuedLine = 0x01
+	// headLine begins a row's first line stored without the object's
+	// identity labels (see elideHead).
+	headLine = 0x02
 	// maxHead is the longest common part a continued line can refer to.
 	maxHead = 1<<14 - 1
 )
@@ -400,23 +428,78 @@ func shareHead(b []byte) []byte {
 	return b[:w]
 }
 
+// elideHead stores the first line of b, an object's row, as headLine and
+// what follows the object's identity labels, when the line begins with
+// them: rendered from values, the labels of one of its samples, and
+// recorded for the object's other families, the first time. It returns the
+// shortened b.
+func (s *familyState) elideHead(k *rowKey, b []byte, values []string) []byte {
+	if k.head == nil {
+		h := s.appendIdentity(nil, values)
+		if len(h) == 0 {
+			return b
+		}
+		k.head = s.heads.setHead(k.slot, h)
+	}
+	if len(k.head) < 2 || !bytes.HasPrefix(b, k.head) {
+		return b
+	}
+	n := copy(b[1:], b[len(k.head):])
+	b[0] = headLine
+	return b[:1+n]
+}
+
+// appendIdentity appends the family's identity labels, as appendLabels
+// begins, to b: `{name="value",…` without the closing brace.
+func (s *familyState) appendIdentity(b []byte, values []string) []byte {
+	if s.identity == 0 {
+		return b
+	}
+	b = append(b, '{')
+	for i, o := range s.order[:s.identity] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, o.name...)
+		b = append(b, `="`...)
+		b = append(b, escapeLabelValue(values[o.value])...)
+		b = append(b, '"')
+	}
+	return b
+}
+
 // writeLines writes lines, whole rows, each with the metric's name before
-// it, expanding continued lines (see shareHead).
-func writeLines(w *bufio.Writer, name string, lines []byte) {
-	var head []byte // the last line stored whole
+// it, expanding continued lines (see shareHead) and lines stored without
+// their object's identity labels (see elideHead), which it takes from
+// heads, in order, and returns those left.
+func writeLines(w *bufio.Writer, name string, lines []byte, heads [][]byte) [][]byte {
+	// The last line stored whole is h1 followed by h2.
+	var h1, h2 []byte
 	for len(lines) > 0 {
 		end := bytes.IndexByte(lines, '\n') + 1
 		line := lines[:end]
 		_, _ = w.WriteString(name)
-		if line[0] == continuedLine {
-			_, _ = w.Write(head[:int(line[1]&0x7f)|int(line[2]&0x7f)<<7])
+		switch line[0] {
+		case continuedLine:
+			p := int(line[1]&0x7f) | int(line[2]&0x7f)<<7
+			if p <= len(h1) {
+				_, _ = w.Write(h1[:p])
+			} else {
+				_, _ = w.Write(h1)
+				_, _ = w.Write(h2[:p-len(h1)])
+			}
 			_, _ = w.Write(line[3:])
-		} else {
-			head = line
+		case headLine:
+			h1, h2, heads = heads[0], line[1:], heads[1:]
+			_, _ = w.Write(h1)
+			_, _ = w.Write(h2)
+		default:
+			h1, h2 = nil, line
 			_, _ = w.Write(line)
 		}
 		lines = lines[end:]
 	}
+	return heads
 }
 
 func (s *familyState) setAggregateLocked(uid string, samples []sample) {
@@ -538,31 +621,62 @@ type labelSlot struct {
 	constant string
 }
 
-// labelOrder merges the computed and constant labels of f by name, those
-// with one value per object first and those computed per element of each
-// after them: the series of one object then begin alike, and its row
-// stores what they have in common once (see shareHead). Prometheus does
-// not read the order of labels.
-func labelOrder(f *Family) []labelSlot {
-	var out []labelSlot
-	perElement := map[string]bool{}
+// labelOrder orders the computed and constant labels of f: first its
+// identity labels, the object's namespace, name or UID (returned as
+// identity, their number), then the others with one value per object,
+// then those computed per element of each, each group by name. The series
+// of one object then begin alike: its row stores what they have in common
+// once (see shareHead), and the identity labels, the same in the object's
+// other families, are stored once per object (see elideHead). Prometheus
+// does not read the order of labels.
+func labelOrder(f *Family) (order []labelSlot, identity int) {
+	rank := map[string]int{}
 	for i, n := range f.LabelNames {
-		out = append(out, labelSlot{name: n, value: i})
-		perElement[n] = f.Each != nil && i < len(f.Labels) && f.Labels[i] != nil && f.Labels[i].UsesEach()
+		order = append(order, labelSlot{name: n, value: i})
+		switch {
+		case i >= len(f.Labels) || f.Labels[i] == nil:
+			rank[n] = 1
+		case f.Each != nil && f.Labels[i].UsesEach():
+			rank[n] = 2
+		case identityExprs.Has(compactExpr(f.Labels[i].Expr())):
+			rank[n] = 0
+			identity++
+		default:
+			rank[n] = 1
+		}
 	}
 	for _, c := range f.ConstLabels {
-		out = append(out, labelSlot{name: c[0], value: -1, constant: c[1]})
+		order = append(order, labelSlot{name: c[0], value: -1, constant: c[1]})
+		rank[c[0]] = 1
 	}
-	slices.SortFunc(out, func(a, b labelSlot) int {
-		if perElement[a.name] != perElement[b.name] {
-			if perElement[a.name] {
-				return 1
-			}
-			return -1
+	slices.SortFunc(order, func(a, b labelSlot) int {
+		if c := cmp.Compare(rank[a.name], rank[b.name]); c != 0 {
+			return c
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	return out
+	return order, identity
+}
+
+// identityExprs are the expressions of an object's identity labels: never
+// changed while the object exists.
+var identityExprs = sets.New("object.metadata.namespace", "object.metadata.name", "object.metadata.uid")
+
+// compactExpr is expr without white space, to compare expressions.
+func compactExpr(expr string) string { return strings.Join(strings.Fields(expr), "") }
+
+// identityKey is what the identity labels of f are, by name and
+// expression: families with the same key render the same identity labels
+// for an object. Empty when f has none.
+func (s *familyState) identityKey() string {
+	var b strings.Builder
+	for _, o := range s.order[:s.identity] {
+		b.WriteString(o.name)
+		b.WriteByte('=')
+		b.WriteString(compactExpr(s.f.Labels[o.value].Expr()))
+		b.WriteByte(';')
+	}
+	return b.String()
 }
 
 var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
@@ -603,13 +717,23 @@ func formatValue(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// writeScratch holds what a scrape collects of a family under its lock,
+// reused from family to family.
+type writeScratch struct {
+	// runs are the rows' lines, adjacent rows' as one.
+	runs [][]byte
+	// heads are the identity labels of the rows stored without them, in
+	// row order.
+	heads [][]byte
+}
+
 // write writes the family to w in the given format: headers, then every
 // series, sorted for stable output. The lines of plain families are never
 // modified once rendered (an update renders new ones), so write copies only
-// references to them under the lock, into refs (returned for reuse), and
-// writes them after releasing it: a slow client never holds the lock, and a
-// scrape needs no buffer the size of the response.
-func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) [][]byte {
+// references to them under the lock, into sc, and writes them after
+// releasing it: a slow client never holds the lock, and a scrape needs no
+// buffer the size of the response.
+func (s *familyState) write(w *bufio.Writer, openMetrics bool, sc *writeScratch) {
 	name, typ := s.f.Name, s.f.Type
 	if openMetrics {
 		switch typ {
@@ -637,7 +761,7 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 	_, _ = w.WriteString(typ)
 	_ = w.WriteByte('\n')
 
-	refs = refs[:0]
+	refs, heads := sc.runs[:0], sc.heads[:0]
 	s.mu.Lock()
 	if s.f.Aggregate == AggregateNone {
 		// Lines written since the last compaction out of row order are
@@ -646,11 +770,17 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 		if s.moved > s.live/4 {
 			s.compactLocked()
 		}
+		if s.heads != nil {
+			s.heads.mu.Lock()
+		}
 		// Rows whose lines are adjacent in a chunk are written as one.
 		var run []byte
-		for _, line := range s.rows {
+		for slot, line := range s.rows {
 			if len(line) == 0 {
 				continue // a slot without series
+			}
+			if line[0] == headLine {
+				heads = append(heads, s.heads.headLocked(int32(slot))) //nolint:gosec // G115: slots are int32
 			}
 			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &line[0] {
 				run = run[:n+len(line)]
@@ -663,6 +793,9 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 		}
 		if run != nil {
 			refs = append(refs, run[:len(run):len(run)])
+		}
+		if s.heads != nil {
+			s.heads.mu.Unlock()
 		}
 	} else {
 		// Aggregated series change in place: render them under the lock.
@@ -678,10 +811,13 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, refs [][]byte) []
 		refs = append(refs, b)
 	}
 	s.mu.Unlock()
+	rest := heads
 	for _, l := range refs {
-		writeLines(w, s.f.Name, l)
+		rest = writeLines(w, s.f.Name, l, rest)
 	}
-	return refs
+	clear(refs)
+	clear(heads)
+	sc.runs, sc.heads = refs, heads
 }
 
 // sortedKeysLocked returns the keys of groups in order, sorting only after

@@ -30,7 +30,7 @@ func TestFamilyRowsInOrder(t *testing.T) {
 			}
 			slots := newObjectSlots()
 			model := map[string]float64{}
-			var refs [][]byte
+			var sc writeScratch
 			for batch := range 200 {
 				// Batches of every size, from a single change to many.
 				for range rng.IntN(1 + batch%40) {
@@ -38,13 +38,13 @@ func TestFamilyRowsInOrder(t *testing.T) {
 					switch rng.IntN(4) {
 					case 0:
 						if slot, ok := slots.lookup(uid); ok {
-							s.set(slot, uid, nil, 0, "")
+							s.set(&rowKey{uid: uid, slot: slot}, nil, 0, "")
 							slots.release(uid)
 						}
 						delete(model, uid)
 					default:
 						v := float64(rng.IntN(1000))
-						s.set(slots.assign(uid), uid, []sample{{labels: []string{uid}, value: v}}, 0, "")
+						s.set(&rowKey{uid: uid, slot: slots.assign(uid)}, []sample{{labels: []string{uid}, value: v}}, 0, "")
 						model[uid] = v
 					}
 					if garbage := s.held - s.live; garbage > max(s.live, s.minGarbage) {
@@ -57,7 +57,7 @@ func TestFamilyRowsInOrder(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				w := bufio.NewWriter(&buf)
-				refs = s.write(w, false, refs)
+				s.write(w, false, &sc)
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
@@ -90,23 +90,23 @@ func TestFamilyRowsInOrder(t *testing.T) {
 func TestFamilyUnchangedUpdateMakesNoGarbage(t *testing.T) {
 	s := newFamilyState(&Family{Name: "x", Help: "h", Type: TypeGauge, LabelNames: []string{"uid"}}, 0)
 	one := []sample{{labels: []string{"a"}, value: 1}, {labels: []string{"a2"}, value: 2}}
-	s.set(0, "a", one, 0, "")
-	s.set(1, "b", []sample{{labels: []string{"b"}, value: 1}}, 0, "")
+	s.set(&rowKey{uid: "a"}, one, 0, "")
+	s.set(&rowKey{uid: "b", slot: 1}, []sample{{labels: []string{"b"}, value: 1}}, 0, "")
 	held, live := s.held, s.live
 	first := s.rows[0]
 	for range 100 {
-		s.set(0, "a", slices.Clone(one), 0, "")
+		s.set(&rowKey{uid: "a"}, slices.Clone(one), 0, "")
 	}
 	if s.held != held || s.live != live || &s.rows[0][0] != &first[0] {
 		t.Fatalf("unchanged updates: held %d, live %d, want %d and %d, and the same lines", s.held, s.live, held, live)
 	}
-	s.set(0, "a", []sample{{labels: []string{"a"}, value: 3}, {labels: []string{"a2"}, value: 2}}, 0, "")
+	s.set(&rowKey{uid: "a"}, []sample{{labels: []string{"a"}, value: 3}, {labels: []string{"a2"}, value: 2}}, 0, "")
 	if s.held <= held || s.live != live {
 		t.Fatalf("changed update: held %d (was %d), live %d (was %d): want more held, the same live", s.held, held, s.live, live)
 	}
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	s.write(w, false, nil)
+	s.write(w, false, &writeScratch{})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestShareHead(t *testing.T) {
 		stored := shareHead(row)
 		var buf bytes.Buffer
 		w := bufio.NewWriter(&buf)
-		writeLines(w, "m", stored)
+		writeLines(w, "m", stored, nil)
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}

@@ -136,7 +136,7 @@ func TestMetricsVary(t *testing.T) {
 	x := testExporter(t, e, nil)
 	const want = `# HELP pod_info Pod information.
 # TYPE pod_info gauge
-pod_info{cluster="c1",namespace="shop",node="n1",pod="web-1"} 1
+pod_info{namespace="shop",pod="web-1",cluster="c1",node="n1"} 1
 # HELP pod_status_phase The pod's phase.
 # TYPE pod_status_phase gauge
 pod_status_phase{namespace="shop",pod="web-1",phase="Pending"} 0

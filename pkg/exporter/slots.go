@@ -14,6 +14,9 @@ type objectSlots struct {
 	// free are the slots of removed objects, the newest last.
 	free []int32
 	next int32
+	// heads are, by slot, the rendered identity labels of the object
+	// (see familyState.heads); nil until a family renders them.
+	heads [][]byte
 }
 
 func newObjectSlots() *objectSlots { return &objectSlots{slots: map[string]int32{}} }
@@ -52,5 +55,40 @@ func (o *objectSlots) release(uid string) {
 	if slot, ok := o.slots[uid]; ok {
 		delete(o.slots, uid)
 		o.free = append(o.free, slot)
+		if int(slot) < len(o.heads) {
+			o.heads[slot] = nil
+		}
 	}
+}
+
+// head returns the identity labels of the object at slot, nil when no
+// family has rendered them yet.
+func (o *objectSlots) head(slot int32) []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.headLocked(slot)
+}
+
+func (o *objectSlots) headLocked(slot int32) []byte {
+	if int(slot) < len(o.heads) {
+		return o.heads[slot]
+	}
+	return nil
+}
+
+// setHead records the identity labels of the object at slot, unless they
+// are recorded already, and returns those recorded. They never change while
+// the object keeps its slot: they are rendered from its namespace, name and
+// UID.
+func (o *objectSlots) setHead(slot int32, head []byte) []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if h := o.headLocked(slot); h != nil {
+		return h
+	}
+	for len(o.heads) <= int(slot) {
+		o.heads = append(o.heads, nil)
+	}
+	o.heads[slot] = head
+	return head
 }
