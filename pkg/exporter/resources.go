@@ -57,8 +57,9 @@ func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]Res
 	// them, megabytes, for the life of the process.
 	d := loadDiscovery{DiscoveryInterface: resolver.Discovery()}
 	d.openapi = cached.NewClient(openapi.NewClient(d.RESTClient()))
+	schemas := indexers.NewSchemas(d)
 	for i, res := range resolved {
-		s, err := indexers.ResolveSchema(d, res.GVK)
+		s, err := schemas.Resolve(res.GVK)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/openapi/openapitest"
@@ -42,6 +43,67 @@ func TestResolveSchema(t *testing.T) {
 		if s := resolve(t, gvk); s != nil {
 			t.Errorf("ResolveSchema(%v) = a schema, want none", gvk)
 		}
+	}
+}
+
+// countingOpenAPI counts the documents read through it.
+type countingOpenAPI struct {
+	openapi.Client
+	reads map[string]int
+}
+
+func (c countingOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
+	paths, err := c.Client.Paths()
+	out := map[string]openapi.GroupVersion{}
+	for p, gv := range paths {
+		out[p] = countingGroupVersion{gv, p, c.reads}
+	}
+	return out, err
+}
+
+type countingGroupVersion struct {
+	openapi.GroupVersion
+	path  string
+	reads map[string]int
+}
+
+func (g countingGroupVersion) Schema(contentType string) ([]byte, error) {
+	g.reads[g.path]++
+	return g.GroupVersion.Schema(contentType)
+}
+
+type countingDiscovery struct {
+	discovery.DiscoveryInterface
+	client countingOpenAPI
+}
+
+func (d countingDiscovery) OpenAPIV3() openapi.Client { return d.client }
+
+// TestSchemasReadEachDocumentOnce resolves kinds of two group versions
+// with one Schemas: each gives the schema the API server's own resolver
+// gives, and each group version's document is read once.
+func TestSchemasReadEachDocumentOnce(t *testing.T) {
+	d := countingDiscovery{client: countingOpenAPI{openapitest.NewEmbeddedFileClient(), map[string]int{}}}
+	schemas := indexers.NewSchemas(d)
+	for _, gvk := range []schema.GroupVersionKind{
+		{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Node"}, {Version: "v1", Kind: "Service"},
+		{Group: "apps", Version: "v1", Kind: "Deployment"}, {Group: "apps", Version: "v1", Kind: "StatefulSet"},
+		{Version: "v1", Kind: "ConfigMap"},
+	} {
+		got, err := schemas.Resolve(gvk)
+		if err != nil {
+			t.Fatalf("Resolve(%v): %v", gvk, err)
+		}
+		want, err := (&resolver.ClientDiscoveryResolver{Discovery: openAPIDiscovery{}}).ResolveSchema(gvk)
+		if err != nil {
+			t.Fatalf("the API server's resolver, %v: %v", gvk, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Resolve(%v) differs from the API server's resolver", gvk)
+		}
+	}
+	if want := map[string]int{"api/v1": 1, "apis/apps/v1": 1}; !reflect.DeepEqual(d.client.reads, want) {
+		t.Errorf("documents read: %v, want %v", d.client.reads, want)
 	}
 }
 

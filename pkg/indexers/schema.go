@@ -1,12 +1,14 @@
 package indexers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/openapi"
@@ -18,20 +20,115 @@ import (
 // ResolveSchema returns the OpenAPI v3 schema the API server publishes for
 // gvk, with its references resolved, ready for [Env.CompileWithSchema]. It
 // returns nil and no error when the server publishes no schema for gvk;
-// expressions are then checked dynamically. Each call reads the OpenAPI
-// document of the group version through client: pass a caching discovery
-// client (such as the one genericclioptions.ConfigFlags returns) when
-// resolving several kinds.
+// expressions are then checked dynamically. It reads and decodes the
+// OpenAPI document of the group version through client: use [Schemas] to
+// resolve several kinds.
 func ResolveSchema(client discovery.DiscoveryInterface, gvk schema.GroupVersionKind) (*spec.Schema, error) {
-	r := &resolver.ClientDiscoveryResolver{Discovery: client}
-	s, err := r.ResolveSchema(gvk)
+	return NewSchemas(client).Resolve(gvk)
+}
+
+// Schemas resolves schemas as ResolveSchema does, reading and decoding the
+// OpenAPI document of each group version once: the document of the core
+// group is over a megabyte of JSON, which a load of a dozen of its
+// resources would otherwise decode a dozen times. It keeps the decoded
+// documents: drop it once the kinds are resolved. It is not safe for
+// concurrent use.
+type Schemas struct {
+	client discovery.DiscoveryInterface
+	docs   map[schema.GroupVersion]*schemaDoc
+}
+
+// schemaDoc is the decoded OpenAPI document of a group version.
+type schemaDoc struct {
+	components map[string]*spec.Schema
+	// kinds maps each kind the document defines to its schema's name.
+	kinds map[schema.GroupVersionKind]string
+	err   error
+}
+
+// NewSchemas returns a Schemas that reads documents through client.
+func NewSchemas(client discovery.DiscoveryInterface) *Schemas {
+	return &Schemas{client: client, docs: map[schema.GroupVersion]*schemaDoc{}}
+}
+
+// Resolve returns the schema of gvk as ResolveSchema does.
+func (s *Schemas) Resolve(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	sch, err := s.resolve(gvk)
 	if errors.Is(err, resolver.ErrSchemaNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resolving the OpenAPI schema of %q: %w", gvk.String(), err)
 	}
-	return s, nil
+	return sch, nil
+}
+
+func (s *Schemas) resolve(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	gv := gvk.GroupVersion()
+	doc, ok := s.docs[gv]
+	if !ok {
+		doc = s.read(gv)
+		s.docs[gv] = doc
+	}
+	if doc.err != nil {
+		return nil, doc.err
+	}
+	name, ok := doc.kinds[gvk]
+	if !ok {
+		return nil, fmt.Errorf("cannot resolve group version kind %q: %w", gvk, resolver.ErrSchemaNotFound)
+	}
+	return resolver.PopulateRefs(func(ref string) (*spec.Schema, bool) {
+		sch, ok := doc.components[strings.TrimPrefix(ref, schemaRefPrefix)]
+		return sch, ok
+	}, name)
+}
+
+// schemaRefPrefix begins the references of an OpenAPI v3 document to its
+// schemas.
+const schemaRefPrefix = "#/components/schemas/"
+
+// read reads and decodes the document of gv, as the API server's
+// resolver.ClientDiscoveryResolver does.
+func (s *Schemas) read(gv schema.GroupVersion) *schemaDoc {
+	paths, err := s.client.OpenAPIV3().Paths()
+	if err != nil {
+		return &schemaDoc{err: err}
+	}
+	path := "apis/" + gv.Group + "/" + gv.Version
+	if gv.Group == "" {
+		path = "api/" + gv.Version
+	}
+	c, ok := paths[path]
+	if !ok {
+		return &schemaDoc{err: fmt.Errorf("cannot resolve group version %q: %w", gv, resolver.ErrSchemaNotFound)}
+	}
+	b, err := c.Schema(runtime.ContentTypeJSON)
+	if err != nil {
+		return &schemaDoc{err: err}
+	}
+	var resp struct {
+		Components struct {
+			Schemas map[string]*spec.Schema `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return &schemaDoc{err: err}
+	}
+	doc := &schemaDoc{components: resp.Components.Schemas, kinds: map[schema.GroupVersionKind]string{}}
+	for name, sch := range doc.components {
+		var gvks []schema.GroupVersionKind
+		if err := sch.Extensions.GetObject("x-kubernetes-group-version-kind", &gvks); err != nil {
+			return &schemaDoc{err: err}
+		}
+		for _, k := range gvks {
+			// Of two schemas that say they are the same kind, always
+			// the same one.
+			if prev, dup := doc.kinds[k]; !dup || name < prev {
+				doc.kinds[k] = name
+			}
+		}
+	}
+	return doc
 }
 
 // schemaEnv is the environment in which object has the type of a schema.

@@ -88,11 +88,12 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 		schemas: map[schema.GroupVersionKind]*spec.Schema{},
 		names:   map[string][]factory.Resource{},
 	}
+	schemas := indexers.NewSchemas(conn.Resolver.Discovery())
 	for _, inf := range queried {
 		s.byGVR[inf.Resource.GVR] = inf
 		s.exprs[inf.Resource.GVR] = c.IndexExprs(inf.Resource)
 		if _, done := s.schemas[inf.Resource.GVK]; !done {
-			sch, err := indexers.ResolveSchema(conn.Resolver.Discovery(), inf.Resource.GVK)
+			sch, err := schemas.Resolve(inf.Resource.GVK)
 			if err != nil {
 				sch = nil // checked dynamically, as a local query would
 			}

@@ -53,15 +53,15 @@ func CheckSchema(env *indexers.Env, schema *spec.Schema, res factory.Resource, n
 // schemaSet holds the OpenAPI schemas of the resources the same
 // expressions are evaluated on, each resolved once, when first needed.
 type schemaSet struct {
-	r   *factory.Resolver
-	all []factory.Resource
+	schemas *indexers.Schemas
+	all     []factory.Resource
 	// resolved holds the schemas resolved so far; nil for a resource that
 	// publishes none.
 	resolved map[schema.GroupVersionKind]*spec.Schema
 }
 
 func newSchemaSet(r *factory.Resolver, all []factory.Resource) *schemaSet {
-	return &schemaSet{r: r, all: all, resolved: map[schema.GroupVersionKind]*spec.Schema{}}
+	return &schemaSet{schemas: indexers.NewSchemas(r.Discovery()), all: all, resolved: map[schema.GroupVersionKind]*spec.Schema{}}
 }
 
 // schemaSetOf is newSchemaSet for the resources of infs.
@@ -79,7 +79,7 @@ func (s *schemaSet) schema(res factory.Resource) *spec.Schema {
 	if sch, ok := s.resolved[res.GVK]; ok {
 		return sch
 	}
-	sch, err := indexers.ResolveSchema(s.r.Discovery(), res.GVK)
+	sch, err := s.schemas.Resolve(res.GVK)
 	if err != nil {
 		sch = nil
 	}
