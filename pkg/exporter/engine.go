@@ -293,7 +293,9 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 		lookup = rec
 	}
 	cr := e.compiled.Resources[i]
-	shared := sharedLabels{values: make([]string, cr.LabelSlots), done: make([]bool, cr.LabelSlots)}
+	ev := evaluators.Get().(*evaluator)
+	defer evaluators.Put(ev)
+	ev.shared.reset(cr.LabelSlots)
 	slot := rs.slots.assign(uid)
 	key := rowKey{uid: uid, slot: slot, head: rs.slots.head(slot)}
 	target := obj
@@ -301,11 +303,15 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 		target = rs.converter.Prepare(obj)
 	}
 	for fi, fs := range rs.families {
-		samples, errs, last := evaluate(cr.Families[fi], target, lookup, &shared)
+		samples, errs, last := ev.evaluate(cr.Families[fi], target, lookup, &ev.shared)
 		fs.set(&key, samples, errs, last)
 	}
 	e.deps.commit(rec)
 }
+
+// evaluators are reused by the computations of objects: their buffers
+// then grow to what an object needs once, not at every object.
+var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
 
 // recompute recomputes the series of dependent objects from their current
 // cached state, after an object they read changed.

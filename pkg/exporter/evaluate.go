@@ -37,48 +37,58 @@ type sharedLabels struct {
 	done   []bool
 }
 
-// evaluate computes the samples of one family for obj. Failed evaluations
+// reset empties s for an object of a resource with n label slots.
+func (s *sharedLabels) reset(n int) {
+	s.values = slices.Grow(s.values[:0], n)[:n]
+	s.done = slices.Grow(s.done[:0], n)[:n]
+	clear(s.values)
+	clear(s.done)
+}
+
+// evaluator computes the samples of families, one at a time, reusing its
+// buffers: the samples evaluate returns, their labels included, are valid
+// until its next call. One evaluator serves one goroutine.
+type evaluator struct {
+	// shared are the label values of the object being computed.
+	shared  sharedLabels
+	samples []sample
+	// values holds the label values of the samples.
+	values []string
+	// labels are the values of the labels that do not read each.
+	labels []string
+
+	f       *Family
+	obj     any
+	lookup  indexers.Lookup
+	errs    int
+	lastErr string
+}
+
+// evaluate computes the samples of family f for obj. Failed evaluations
 // are counted and skip the series they concern. Label values found in
 // shared are reused; those computed are added to it.
-func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) (samples []sample, errs int, lastErr string) {
-	fail := func(err error) {
-		errs++
-		lastErr = err.Error()
-	}
-	bind := func(p *indexers.Program) *indexers.Program {
-		if p != nil && lookup != nil && p.ReadsOthers() {
-			return p.WithLookup(lookup)
-		}
-		return p
-	}
+func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) (samples []sample, errs int, lastErr string) {
+	clear(ev.samples)
+	ev.samples, ev.values = ev.samples[:0], ev.values[:0]
+	ev.f, ev.obj, ev.lookup, ev.errs, ev.lastErr = f, obj, lookup, 0, ""
+	defer func() { ev.f, ev.obj, ev.lookup = nil, nil, nil }()
 	if f.NoLabelsSeries {
 		return nil, 0, ""
 	}
-	// mapExtra evaluates the labelsFrom map into labels.
-	mapExtra := func(each any, withEach bool) ([]extraLabel, error) {
-		v, err := eval(bind(f.LabelsFrom), obj, each, withEach)
-		if err == nil {
-			return mapLabels(v, f.LabelsPrefix, f.LabelsVerbatim, f.LabelKeys)
-		}
-		return nil, err
-	}
 	// Labels from a map that does not read each: once per object.
 	var extra []extraLabel
-	extraPerElement := f.LabelsFrom != nil && f.Each != nil && f.LabelsFrom.UsesEach()
-	if f.LabelsFrom != nil && !extraPerElement {
+	if f.LabelsFrom != nil && !ev.extraPerElement() {
 		var err error
-		if extra, err = mapExtra(nil, f.Each != nil); err != nil {
-			fail(fmt.Errorf("metric %q: %w", f.Name, err))
-			return nil, errs, lastErr
+		if extra, err = ev.mapExtra(nil, f.Each != nil); err != nil {
+			ev.fail(fmt.Errorf("metric %q: %w", f.Name, err))
+			return nil, ev.errs, ev.lastErr
 		}
 	}
 	// Labels that do not read each have one value per object: computed
 	// once, not once per element.
-	labels := make([]string, len(f.Labels))
-	perElement := make([]bool, len(f.Labels))
+	ev.labels = slices.Grow(ev.labels[:0], len(f.Labels))[:len(f.Labels)]
 	for i, p := range f.Labels {
 		if f.Each != nil && p.UsesEach() {
-			perElement[i] = true
 			continue
 		}
 		slot := -1
@@ -86,89 +96,122 @@ func evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) 
 			slot = f.LabelSlots[i]
 		}
 		if slot >= 0 && shared.done[slot] {
-			labels[i] = shared.values[slot]
+			ev.labels[i] = shared.values[slot]
 			continue
 		}
-		v, err := eval(bind(p), obj, nil, f.Each != nil)
+		v, err := eval(ev.bind(p), obj, nil, f.Each != nil)
 		if err != nil {
-			fail(err)
-			return nil, errs, lastErr
+			ev.fail(err)
+			return nil, ev.errs, ev.lastErr
 		}
-		labels[i] = labelValue(v)
+		ev.labels[i] = labelValue(v)
 		if slot >= 0 {
-			shared.values[slot], shared.done[slot] = labels[i], true
+			shared.values[slot], shared.done[slot] = ev.labels[i], true
 		}
-	}
-	one := func(each any, withEach bool) {
-		values := labels
-		if withEach {
-			values = slices.Clone(labels)
-			for i, p := range f.Labels {
-				if !perElement[i] {
-					continue
-				}
-				v, err := eval(bind(p), obj, each, true)
-				if err != nil {
-					fail(err)
-					return
-				}
-				values[i] = labelValue(v)
-			}
-		}
-		extra := extra
-		if extraPerElement {
-			var err error
-			if extra, err = mapExtra(each, true); err != nil {
-				fail(fmt.Errorf("metric %q: %w", f.Name, err))
-				return
-			}
-		}
-		value := 1.0
-		if f.Value != nil {
-			v, err := eval(bind(f.Value), obj, each, withEach)
-			if err != nil {
-				fail(err)
-				return
-			}
-			v, present := presentValue(v)
-			if !present {
-				return // null or an empty optional: no sample
-			}
-			n, ok := numberValue(v)
-			if !ok {
-				fail(fmt.Errorf("metric %q: value must be a number or a bool, got %s", f.Name, v.Type().TypeName()))
-				return
-			}
-			if math.IsNaN(n) || math.IsInf(n, 0) {
-				fail(fmt.Errorf("metric %q: value is %s; it must be a finite number (check for a division by zero)", f.Name, formatValue(n)))
-				return
-			}
-			if f.Aggregate == AggregateSum && math.Abs(n) > maxSummand {
-				fail(fmt.Errorf("metric %q: value %s is too large to add up; the values of aggregate: sum must be within ±1e300", f.Name, formatValue(n)))
-				return
-			}
-			value = n
-		}
-		samples = append(samples, sample{labels: values, extra: extra, value: value})
 	}
 	if f.Each == nil {
-		one(nil, false)
-		return samples, errs, lastErr
+		ev.one(nil, false, extra)
+		return ev.samples, ev.errs, ev.lastErr
 	}
-	list, err := eval(bind(f.Each), obj, nil, false)
+	list, err := eval(ev.bind(f.Each), obj, nil, false)
 	if err != nil {
-		fail(err)
-		return nil, errs, lastErr
+		ev.fail(err)
+		return nil, ev.errs, ev.lastErr
 	}
 	lister, ok := list.(traits.Lister)
 	if !ok {
-		fail(fmt.Errorf("metric %q: each must be a list, got %s", f.Name, list.Type().TypeName()))
-		return nil, errs, lastErr
+		ev.fail(fmt.Errorf("metric %q: each must be a list, got %s", f.Name, list.Type().TypeName()))
+		return nil, ev.errs, ev.lastErr
 	}
 	for it := lister.Iterator(); it.HasNext() == types.True; {
-		one(it.Next(), true)
+		ev.one(it.Next(), true, extra)
 	}
-	return samples, errs, lastErr
+	return ev.samples, ev.errs, ev.lastErr
+}
+
+func (ev *evaluator) fail(err error) {
+	ev.errs++
+	ev.lastErr = err.Error()
+}
+
+// bind gives p the lookup when it reads other objects.
+func (ev *evaluator) bind(p *indexers.Program) *indexers.Program {
+	if p != nil && ev.lookup != nil && p.ReadsOthers() {
+		return p.WithLookup(ev.lookup)
+	}
+	return p
+}
+
+// extraPerElement reports whether the labelsFrom map reads each.
+func (ev *evaluator) extraPerElement() bool {
+	f := ev.f
+	return f.LabelsFrom != nil && f.Each != nil && f.LabelsFrom.UsesEach()
+}
+
+// mapExtra evaluates the labelsFrom map into labels.
+func (ev *evaluator) mapExtra(each any, withEach bool) ([]extraLabel, error) {
+	f := ev.f
+	v, err := eval(ev.bind(f.LabelsFrom), ev.obj, each, withEach)
+	if err != nil {
+		return nil, err
+	}
+	return mapLabels(v, f.LabelsPrefix, f.LabelsVerbatim, f.LabelKeys)
+}
+
+// one adds the sample of an element of each (withEach), or of the object.
+func (ev *evaluator) one(each any, withEach bool, extra []extraLabel) {
+	f := ev.f
+	values := ev.labels
+	if withEach {
+		start := len(ev.values)
+		ev.values = append(ev.values, ev.labels...)
+		values = ev.values[start:len(ev.values):len(ev.values)]
+		for i, p := range f.Labels {
+			if !p.UsesEach() {
+				continue
+			}
+			v, err := eval(ev.bind(p), ev.obj, each, true)
+			if err != nil {
+				ev.fail(err)
+				return
+			}
+			values[i] = labelValue(v)
+		}
+	}
+	if ev.extraPerElement() {
+		var err error
+		if extra, err = ev.mapExtra(each, true); err != nil {
+			ev.fail(fmt.Errorf("metric %q: %w", f.Name, err))
+			return
+		}
+	}
+	value := 1.0
+	if f.Value != nil {
+		v, err := eval(ev.bind(f.Value), ev.obj, each, withEach)
+		if err != nil {
+			ev.fail(err)
+			return
+		}
+		v, present := presentValue(v)
+		if !present {
+			return // null or an empty optional: no sample
+		}
+		n, ok := numberValue(v)
+		if !ok {
+			ev.fail(fmt.Errorf("metric %q: value must be a number or a bool, got %s", f.Name, v.Type().TypeName()))
+			return
+		}
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			ev.fail(fmt.Errorf("metric %q: value is %s; it must be a finite number (check for a division by zero)", f.Name, formatValue(n)))
+			return
+		}
+		if f.Aggregate == AggregateSum && math.Abs(n) > maxSummand {
+			ev.fail(fmt.Errorf("metric %q: value %s is too large to add up; the values of aggregate: sum must be within ±1e300", f.Name, formatValue(n)))
+			return
+		}
+		value = n
+	}
+	ev.samples = append(ev.samples, sample{labels: values, extra: extra, value: value})
 }
 
 func eval(p *indexers.Program, obj, each any, withEach bool) (ref.Val, error) {
