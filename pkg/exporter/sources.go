@@ -188,6 +188,9 @@ func selectFamilies(data []byte, keeps func(name string) bool) ([]byte, int, err
 		return data, kept, nil
 	}
 	resources.Content = entries
+	// A kept metric may refer to an anchor of one removed (labels: *x):
+	// the aliases are replaced by what they refer to.
+	expandAliases(root)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -198,6 +201,28 @@ func selectFamilies(data []byte, keeps func(name string) bool) ([]byte, int, err
 		return nil, 0, err
 	}
 	return b.Bytes(), kept, nil
+}
+
+// expandAliases replaces each alias under n by a copy of the node it
+// refers to, and drops the anchors.
+func expandAliases(n *yaml.Node) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		*n = *copyNode(n.Alias)
+	}
+	n.Anchor = ""
+	for _, c := range n.Content {
+		expandAliases(c)
+	}
+}
+
+// copyNode returns a deep copy of n.
+func copyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, e := range n.Content {
+		c.Content[i] = copyNode(e)
+	}
+	return &c
 }
 
 // Load reads and compiles the sources in env: the profile's selected

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kubectl-informer/kubectl-informer/internal/yamlcheck"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
@@ -206,4 +209,57 @@ func TestSourcesNonDefaultResources(t *testing.T) {
 	if got := served(Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: all}}); !slices.Equal(got, all) {
 		t.Errorf("--resources naming every file serves %v, want %v", got, all)
 	}
+}
+
+// TestSelectionKeepsAliases leaves out, one at a time, each metric of the
+// profile that defines a YAML anchor, and loads the rest of its file: a
+// metric that refers to the anchor (labels: *x) must still load.
+func TestSelectionKeepsAliases(t *testing.T) {
+	files, err := profiles.Files(profiles.KubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchored := 0
+	for _, f := range files {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(f.Data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		metrics := yamlcheck.Field(yamlcheck.Field(doc.Content[0], "resources").Content[0], "metrics")
+		for _, m := range metrics.Content {
+			if !definesAnchor(m) {
+				continue
+			}
+			anchored++
+			name := yamlcheck.ScalarField(m, "name")
+			sel := Selection{Resources: []string{f.Resource}, MetricDenylist: []string{"^" + name + "$"}}
+			c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: sel}.Load(env)
+			if err != nil {
+				t.Errorf("without %s: %v", name, err)
+				continue
+			}
+			if got := familyNames(c); slices.Contains(got, name) || len(got) != len(metrics.Content)-1 {
+				t.Errorf("without %s: families %v", name, got)
+			}
+		}
+	}
+	if anchored == 0 {
+		t.Fatal("no metric of the profile defines an anchor: the test checks nothing")
+	}
+}
+
+func definesAnchor(n *yaml.Node) bool {
+	if n.Anchor != "" {
+		return true
+	}
+	for _, c := range n.Content {
+		if definesAnchor(c) {
+			return true
+		}
+	}
+	return false
 }
