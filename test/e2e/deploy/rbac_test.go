@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -385,6 +387,17 @@ func exportRun(t *testing.T, user, config string, flags ...string) (string, *fra
 }
 
 // httpGet returns the status and body of a GET, or 0 and the error.
+// seriesOf returns the series of an exposition in the text format as
+// framework.SeriesLines writes them, none when it does not parse.
+func seriesOf(body string) []string {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	return framework.SeriesLines(mfs, nil)
+}
+
 func httpGet(url string) (int, string) {
 	resp, err := http.Get(url)
 	if err != nil {
@@ -492,7 +505,8 @@ spec:
 	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		_, body := httpGet(url + "/metrics")
-		missing := slices.DeleteFunc(slices.Clone(wantSeries), func(s string) bool { return strings.Contains(body, s+"\n") })
+		series := seriesOf(body)
+		missing := slices.DeleteFunc(slices.Clone(wantSeries), func(s string) bool { return slices.Contains(series, s) })
 		if len(missing) == 0 {
 			break
 		}
@@ -876,7 +890,7 @@ func TestPrintRBACNamespacedLookups(t *testing.T) {
 			var body string
 			for {
 				_, body = httpGet(url + "/metrics")
-				if strings.Contains(body, metric+"\n") && errorsLine.MatchString(body) {
+				if slices.Contains(seriesOf(body), metric) && errorsLine.MatchString(body) {
 					break
 				}
 				if time.Now().After(deadline) {
