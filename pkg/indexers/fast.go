@@ -34,13 +34,21 @@ type fastExpr interface {
 //	A < B, <=, >, >=   the same, both of one of CEL's ordered types
 //	A in [L, …]        a list of literals
 //	P && Q, P || Q, !P  P and Q of these forms
-//	P ? A : B          A and B these forms or list literals of literals
+//	has(V.f.g…)        a presence test
+//	P ? A : B          A and B these forms, list literals of literals,
+//	                   optional.none() or optional.of(L); or only one of
+//	                   them is, and the other is left to the interpreter
 //	string(A)          A one of these forms, of type bool, int, uint, double or string
 func compileFast(e ast.Expr) fastExpr {
 	switch e.Kind() {
 	case ast.IdentKind, ast.SelectKind:
 		if p, ok := selectPath(e); ok {
 			return p
+		}
+		if e.Kind() == ast.SelectKind && e.AsSelect().IsTestOnly() {
+			if p, ok := selectPath(e.AsSelect().Operand()); ok {
+				return &presence{operand: p, field: types.String(e.AsSelect().FieldName())}
+			}
 		}
 	case ast.CallKind:
 		call := e.AsCall()
@@ -71,7 +79,13 @@ func compileFast(e ast.Expr) fastExpr {
 			}
 		case fn == operators.Conditional && len(call.Args()) == 3:
 			c, a, b := compileFast(call.Args()[0]), branch(call.Args()[1]), branch(call.Args()[2])
-			if c != nil && a != nil && b != nil {
+			if c != nil && (a != nil || b != nil) {
+				if a == nil {
+					a = interpreted{}
+				}
+				if b == nil {
+					b = interpreted{}
+				}
 				return &conditional{c: c, a: a, b: b}
 			}
 		case fn == operators.In && len(call.Args()) == 2:
@@ -269,13 +283,53 @@ func (p *path) evalVal(v ref.Val) (ref.Val, bool) {
 	return v, true
 }
 
-// branch is a side of a conditional: a fast expression, a literal or a
-// list literal of literals.
+// branch is a side of a conditional: a fast expression, a literal, a list
+// literal of literals, optional.none() or optional.of(L).
 func branch(e ast.Expr) fastExpr {
 	if l, ok := literalList(e); ok {
 		return constant{types.NewRefValList(types.DefaultTypeAdapter, l)}
 	}
+	if e.Kind() == ast.CallKind && !e.AsCall().IsMemberFunction() {
+		switch call := e.AsCall(); {
+		case call.FunctionName() == "optional.none" && len(call.Args()) == 0:
+			return constant{types.OptionalNone}
+		case call.FunctionName() == "optional.of" && len(call.Args()) == 1:
+			if v, ok := literal(call.Args()[0]); ok {
+				return constant{types.OptionalOf(v)}
+			}
+		}
+	}
 	return operand(e)
+}
+
+// interpreted is a side of a conditional left to the interpreter: the
+// whole expression is then evaluated by it.
+type interpreted struct{}
+
+func (interpreted) eval(any, any) (ref.Val, bool) { return nil, false }
+
+// presence is has(V.f.g…): whether the map or object V.f… has the member.
+// A V.f… that is not there, or not a map, is an error the interpreter
+// reports.
+type presence struct {
+	operand *path
+	field   ref.Val
+}
+
+func (e *presence) eval(object, each any) (ref.Val, bool) {
+	v, ok := e.operand.eval(object, each)
+	if !ok {
+		return nil, false
+	}
+	m, ok := v.(traits.Mapper)
+	if !ok {
+		return nil, false
+	}
+	v, found := m.Find(e.field)
+	if found && types.IsUnknownOrError(v) {
+		return nil, false
+	}
+	return types.Bool(found), true
 }
 
 // conditional is P ? A : B.
