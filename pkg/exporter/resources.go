@@ -3,9 +3,11 @@ package exporter
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi"
@@ -58,12 +60,22 @@ func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]Res
 	d := loadDiscovery{DiscoveryInterface: resolver.Discovery()}
 	d.openapi = cached.NewClient(openapi.NewClient(d.RESTClient()))
 	schemas := indexers.NewSchemas(d)
+	// Documents are decoded while others are read: a few at a time.
+	all := make([]error, len(resolved))
+	var g errgroup.Group
+	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for i, res := range resolved {
-		s, err := schemas.Resolve(res.GVK)
+		g.Go(func() error {
+			s, err := schemas.Resolve(res.GVK)
+			infos[i], all[i] = ResourceInfo{Resource: res, Schema: s}, err
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range all {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		infos[i] = ResourceInfo{Resource: res, Schema: s}
 	}
 	return infos, errs
 }
@@ -109,15 +121,18 @@ func (c *Compiled) CheckResources(env *indexers.Env, infos []ResourceInfo) (warn
 	}
 	if len(c.parts) > 0 {
 		parts, offsets := c.partsOf()
-		var errs []error
+		// The parts are checked on every core, and reported in order.
+		ws, errs := make([][]string, len(parts)), make([]error, len(parts))
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
 		for i, p := range parts {
-			w, err := p.CheckResources(env, infos[offsets[i]:offsets[i]+len(p.Resources)])
-			warnings = append(warnings, w...)
-			if err != nil {
-				errs = append(errs, err)
-			}
+			g.Go(func() error {
+				ws[i], errs[i] = p.CheckResources(env, infos[offsets[i]:offsets[i]+len(p.Resources)])
+				return nil
+			})
 		}
-		return warnings, errors.Join(errs...)
+		_ = g.Wait()
+		return slices.Concat(ws...), errors.Join(errs...)
 	}
 	return c.checkResources(env, infos)
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/yamlcheck"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/crs"
@@ -239,16 +241,29 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range files {
+		files = slices.DeleteFunc(files, func(f profiles.File) bool {
 			if s.Available != nil && !s.Available(f.Resource) {
 				unavailable = append(unavailable, f.Resource)
-				continue
+				return true
 			}
-			c, err := Compile(f.Path, f.Data, env)
-			if err != nil {
-				return nil, err
+			return false
+		})
+		// The files are compiled on every core: a profile's are many.
+		compiled, errs := make([]*Compiled, len(files)), make([]error, len(files))
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for i, f := range files {
+			g.Go(func() error {
+				compiled[i], errs[i] = Compile(f.Path, f.Data, env)
+				return nil
+			})
+		}
+		_ = g.Wait() // the errors are in errs, the first file's first
+		for i := range files {
+			if errs[i] != nil {
+				return nil, errs[i]
 			}
-			parts = append(parts, c)
+			parts = append(parts, compiled[i])
 		}
 	}
 	if len(s.CustomResourceState) > 0 {

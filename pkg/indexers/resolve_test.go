@@ -2,6 +2,7 @@ package indexers_test
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,7 +50,12 @@ func TestResolveSchema(t *testing.T) {
 // countingOpenAPI counts the documents read through it.
 type countingOpenAPI struct {
 	openapi.Client
-	reads map[string]int
+	reads *reads
+}
+
+type reads struct {
+	mu sync.Mutex // guards n
+	n  map[string]int
 }
 
 func (c countingOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
@@ -64,11 +70,13 @@ func (c countingOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
 type countingGroupVersion struct {
 	openapi.GroupVersion
 	path  string
-	reads map[string]int
+	reads *reads
 }
 
 func (g countingGroupVersion) Schema(contentType string) ([]byte, error) {
-	g.reads[g.path]++
+	g.reads.mu.Lock()
+	g.reads.n[g.path]++
+	g.reads.mu.Unlock()
 	return g.GroupVersion.Schema(contentType)
 }
 
@@ -80,30 +88,38 @@ type countingDiscovery struct {
 func (d countingDiscovery) OpenAPIV3() openapi.Client { return d.client }
 
 // TestSchemasReadEachDocumentOnce resolves kinds of two group versions
-// with one Schemas: each gives the schema the API server's own resolver
-// gives, and each group version's document is read once.
+// with one Schemas, each kind from two goroutines at once: each gives the
+// schema the API server's own resolver gives, and each group version's
+// document is read once.
 func TestSchemasReadEachDocumentOnce(t *testing.T) {
-	d := countingDiscovery{client: countingOpenAPI{openapitest.NewEmbeddedFileClient(), map[string]int{}}}
+	d := countingDiscovery{client: countingOpenAPI{openapitest.NewEmbeddedFileClient(), &reads{n: map[string]int{}}}}
 	schemas := indexers.NewSchemas(d)
+	var wg sync.WaitGroup
 	for _, gvk := range []schema.GroupVersionKind{
 		{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Node"}, {Version: "v1", Kind: "Service"},
 		{Group: "apps", Version: "v1", Kind: "Deployment"}, {Group: "apps", Version: "v1", Kind: "StatefulSet"},
 		{Version: "v1", Kind: "ConfigMap"},
 	} {
-		got, err := schemas.Resolve(gvk)
-		if err != nil {
-			t.Fatalf("Resolve(%v): %v", gvk, err)
-		}
 		want, err := (&resolver.ClientDiscoveryResolver{Discovery: openAPIDiscovery{}}).ResolveSchema(gvk)
 		if err != nil {
 			t.Fatalf("the API server's resolver, %v: %v", gvk, err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("Resolve(%v) differs from the API server's resolver", gvk)
+		for range 2 {
+			wg.Go(func() {
+				got, err := schemas.Resolve(gvk)
+				if err != nil {
+					t.Errorf("Resolve(%v): %v", gvk, err)
+					return
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("Resolve(%v) differs from the API server's resolver", gvk)
+				}
+			})
 		}
 	}
-	if want := map[string]int{"api/v1": 1, "apis/apps/v1": 1}; !reflect.DeepEqual(d.client.reads, want) {
-		t.Errorf("documents read: %v, want %v", d.client.reads, want)
+	wg.Wait()
+	if want := map[string]int{"api/v1": 1, "apis/apps/v1": 1}; !reflect.DeepEqual(d.client.reads.n, want) {
+		t.Errorf("documents read: %v, want %v", d.client.reads.n, want)
 	}
 }
 

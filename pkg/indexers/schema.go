@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
@@ -31,11 +32,21 @@ func ResolveSchema(client discovery.DiscoveryInterface, gvk schema.GroupVersionK
 // OpenAPI document of each group version once: the document of the core
 // group is over a megabyte of JSON, which a load of a dozen of its
 // resources would otherwise decode a dozen times. It keeps the decoded
-// documents: drop it once the kinds are resolved. It is not safe for
-// concurrent use.
+// documents: drop it once the kinds are resolved. It is safe for
+// concurrent use: kinds of different group versions are resolved in
+// parallel.
 type Schemas struct {
 	client discovery.DiscoveryInterface
-	docs   map[schema.GroupVersion]*schemaDoc
+	// mu guards docs.
+	mu   sync.Mutex
+	docs map[schema.GroupVersion]*readOnce
+}
+
+// readOnce is a group version's document, read by the first resolution
+// that needs it.
+type readOnce struct {
+	once sync.Once
+	doc  *schemaDoc
 }
 
 // schemaDoc is the decoded OpenAPI document of a group version.
@@ -48,7 +59,7 @@ type schemaDoc struct {
 
 // NewSchemas returns a Schemas that reads documents through client.
 func NewSchemas(client discovery.DiscoveryInterface) *Schemas {
-	return &Schemas{client: client, docs: map[schema.GroupVersion]*schemaDoc{}}
+	return &Schemas{client: client, docs: map[schema.GroupVersion]*readOnce{}}
 }
 
 // Resolve returns the schema of gvk as ResolveSchema does.
@@ -65,11 +76,15 @@ func (s *Schemas) Resolve(gvk schema.GroupVersionKind) (*spec.Schema, error) {
 
 func (s *Schemas) resolve(gvk schema.GroupVersionKind) (*spec.Schema, error) {
 	gv := gvk.GroupVersion()
-	doc, ok := s.docs[gv]
+	s.mu.Lock()
+	r, ok := s.docs[gv]
 	if !ok {
-		doc = s.read(gv)
-		s.docs[gv] = doc
+		r = &readOnce{}
+		s.docs[gv] = r
 	}
+	s.mu.Unlock()
+	r.once.Do(func() { r.doc = s.read(gv) })
+	doc := r.doc
 	if doc.err != nil {
 		return nil, doc.err
 	}
