@@ -35,7 +35,10 @@ type exporterResult struct {
 	compared *comparison
 	// floor are the bare informer's starts (runFloor), each before a
 	// start of the exporter.
-	floor  []startStats
+	floor []startStats
+	// quiet are starts of the exporter with only its /readyz polled, no
+	// /metrics scraped while it starts, each after a polled one.
+	quiet  []startStats
 	churns []churnResult
 }
 
@@ -140,9 +143,11 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		}
 		// No series may be dropped: at 100,000 pods the KSM config has
 		// 500,000 phase series, over the default cap of 100,000 per metric.
-		args := append([]string{"export", "--kubeconfig=" + kubeconfig}, target.args...)
-		args = append(args, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
-		p, s, err := startProcess("the exporter", plugin, args, addr, true, apiserverPID, pods)
+		args := func(addr string) []string {
+			a := append([]string{"export", "--kubeconfig=" + kubeconfig}, target.args...)
+			return append(a, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
+		}
+		p, s, err := startProcess("the exporter", plugin, args(addr), addr, pollBoth, apiserverPID, pods)
 		if err != nil {
 			return r, err
 		}
@@ -150,7 +155,19 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		if last {
 			exp = p
 		} else {
+			// Scraping it every pollEvery while it starts costs it CPU:
+			// a start with only /readyz polled tells how much.
 			p.stop()
+			time.Sleep(settle)
+			if addr, err = freeAddr(); err != nil {
+				return r, err
+			}
+			q, qs, err := startProcess("the exporter", plugin, args(addr), addr, pollReadyz, apiserverPID, pods)
+			if err != nil {
+				return r, err
+			}
+			q.stop()
+			r.quiet = append(r.quiet, qs)
 		}
 
 		if ksmBin == "" {
@@ -168,7 +185,7 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		r.ksmArgs = kubeStateMetricsArgs(target, kubeconfig, addr, taddr)
 		// Its /readyz answers once its own metrics are registered, before
 		// its lists are in: only the first full /metrics tells it is ready.
-		p, s, err = startProcess("kube-state-metrics", ksmBin, r.ksmArgs, addr, false, apiserverPID, pods)
+		p, s, err = startProcess("kube-state-metrics", ksmBin, r.ksmArgs, addr, pollMetrics, apiserverPID, pods)
 		if err != nil {
 			return r, err
 		}
@@ -336,12 +353,25 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 // pollEvery is how often a starting exporter is asked whether it is ready.
 const pollEvery = 10 * time.Millisecond
 
+// polling is how startProcess tells that a process has started.
+type polling int
+
+const (
+	// pollMetrics scrapes /metrics every pollEvery until it is full.
+	pollMetrics polling = iota
+	// pollBoth polls /readyz as well, until it answers 200.
+	pollBoth
+	// pollReadyz polls /readyz alone until it answers 200; then one
+	// scrape of /metrics must be full. Its CPU is read when it is ready.
+	pollReadyz
+)
+
 // startProcess starts an exporter serving /metrics on addr and waits until
 // its /metrics holds a kube_pod_info series for each of pods (its first
-// full /metrics), and, with readyz, until its /readyz answers 200, polling
-// both every pollEvery. /metrics is read as Prometheus reads it,
-// uncompressed.
-func startProcess(name, path string, args []string, addr string, readyz bool, apiserverPID, pods int) (*process, startStats, error) {
+// full /metrics) and, unless it polls /metrics only, until its /readyz
+// answers 200, polling every pollEvery. /metrics is read as Prometheus
+// reads it, uncompressed.
+func startProcess(name, path string, args []string, addr string, how polling, apiserverPID, pods int) (*process, startStats, error) {
 	p := &process{cmd: exec.Command(path, args...), base: "http://" + addr, stderr: &tailWriter{}} //nolint:gosec // G204: runs the binary the benchmark was told to measure
 	p.cmd.Stderr = p.stderr
 	api0 := procCPU(apiserverPID)
@@ -352,20 +382,28 @@ func startProcess(name, path string, args []string, addr string, readyz bool, ap
 	var s startStats
 	sc := &scraper{base: p.base, plain: true}
 	for {
-		if readyz && s.ready == 0 {
+		if how != pollMetrics && s.ready == 0 {
 			if resp, err := http.Get(p.base + "/readyz"); err == nil {
 				_ = resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
 					s.ready = time.Since(start)
+					if how == pollReadyz {
+						s.cpu, s.apiserver = procCPU(p.pid()), procCPU(apiserverPID)-api0
+					}
 				}
 			}
 		}
-		if s.full == 0 {
-			if b, _, err := sc.scrape(); err == nil && podInfoSeries(b) >= pods {
+		if s.full == 0 && (how != pollReadyz || s.ready > 0) {
+			b, _, err := sc.scrape()
+			switch {
+			case err == nil && podInfoSeries(b) >= pods:
 				s.full = time.Since(start)
+			case how == pollReadyz:
+				p.stop()
+				return nil, s, fmt.Errorf("%s was ready with %d kube_pod_info series for %d pods (%v)", name, podInfoSeries(b), pods, err)
 			}
 		}
-		if s.full > 0 && (!readyz || s.ready > 0) {
+		if s.full > 0 && (how == pollMetrics || s.ready > 0) {
 			break
 		}
 		if time.Since(start) > 2*time.Minute {
@@ -374,11 +412,14 @@ func startProcess(name, path string, args []string, addr string, readyz bool, ap
 		}
 		time.Sleep(pollEvery)
 	}
-	if !readyz {
+	if how == pollMetrics {
 		s.ready = s.full
 	}
-	s.apiserver = procCPU(apiserverPID) - api0
-	s.cpu, s.hwm = procCPU(p.pid()), procField(p.pid(), "VmHWM:")
+	if how != pollReadyz {
+		s.apiserver = procCPU(apiserverPID) - api0
+		s.cpu = procCPU(p.pid())
+	}
+	s.hwm = procField(p.pid(), "VmHWM:")
 	return p, s, nil
 }
 
@@ -681,6 +722,10 @@ func (r exporterResult) render(target exporterTarget, ksmVersion string) string 
 		ksm(func(s *side) string { return durations(s.starts, func(s startStats) time.Duration { return s.full }) }))
 	fmt.Fprintf(&b, "| time to ready (`/readyz` 200), as above | %s | – (its `/readyz` answers before its lists are in) |\n",
 		durations(r.exp.starts, func(s startStats) time.Duration { return s.ready }))
+	if len(r.quiet) > 0 {
+		fmt.Fprintf(&b, "| time to ready with only `/readyz` polled (every %s; no `/metrics` scraped while it starts, one after: every pod's `kube_pod_info` there), median of %d starts (min–max); its CPU until ready, median (the polled starts': until both ready and full) | %s; %.2f s (%.2f s) | – (nothing but a full scrape tells when it has its lists) |\n",
+			pollEvery, len(r.quiet), durations(r.quiet, func(s startStats) time.Duration { return s.ready }), medianStats(r.quiet).cpu, medianStats(r.exp.starts).cpu)
+	}
 	fmt.Fprintf(&b, "| peak RSS while syncing (VmHWM at the first full `/metrics`), median of the starts | %s | %s |\n",
 		peak(r.exp), ksm(func(s *side) string { return peak(*s) }))
 	fmt.Fprintf(&b, "| `/metrics` as Prometheus 3 scrapes it (its default Accept, gzip), read and decompressed, median of 10 (min–max) | %s | %s |\n",
