@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -158,14 +157,7 @@ func TestDeployKubeStateMetricsServes(t *testing.T) {
 	}
 	x := cluster.StartPlugin(t, append(run, "--as", serviceAccountUser(namespace, name))...)
 	url := "http://" + addr
-	framework.Eventually(t, "the exporter to be ready as "+name, func() bool {
-		resp, err := http.Get(url + "/readyz")
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	framework.WaitReady(t, url)
 	mfs := framework.Scrape(t, url)
 	synced := map[string]bool{}
 	for _, m := range mfs["kubectl_informer_resource_synced"].GetMetric() {

@@ -76,12 +76,17 @@ func Get(t testing.TB, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// WaitReady waits until the exporter at url answers /readyz with 200.
+// WaitReady waits until the exporter at url answers /readyz with 200; an
+// exporter not listening yet (a process just started) is not ready yet.
 func WaitReady(t testing.TB, url string) {
 	t.Helper()
 	Eventually(t, url+"/readyz answers 200", func() bool {
-		code, _ := Get(t, url+"/readyz")
-		return code == http.StatusOK
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	})
 }
 

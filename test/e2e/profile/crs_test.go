@@ -3,7 +3,6 @@ package profile_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,14 +37,7 @@ func TestCustomResourceState(t *testing.T) {
 	run := cluster.StartPlugin(t, "export", "--custom-resource-state-config-file", crsConfig(), "--custom-resource-state-only",
 		"--web.listen-address", addr)
 	url := "http://" + addr
-	framework.Eventually(t, "the exporter to be ready", func() bool {
-		resp, err := http.Get(url + "/readyz")
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	framework.WaitReady(t, url)
 	mfs := framework.Scrape(t, url)
 	// value returns the sample of family for the database's series with
 	// the extra labels, and whether there is one.

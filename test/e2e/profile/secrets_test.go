@@ -3,7 +3,6 @@ package profile_test
 import (
 	"context"
 	"encoding/base64"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -41,14 +40,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"--metric-labels-allowlist", "*=[*]", "--metric-annotations-allowlist", "*=[*]")
 	url := "http://" + addr
 	// Ready once every resource of the profile is synced.
-	framework.Eventually(t, "the exporter to be ready", func() bool {
-		resp, err := http.Get(url + "/readyz")
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	framework.WaitReady(t, url)
 	metrics := scrapeText(t, url)
 	// The secret is there, with its annotations but the last-applied one.
 	want := `kube_secret_annotations{namespace="` + ns + `",secret="applied",annotation_owner="ops"} 1`
