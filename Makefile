@@ -61,6 +61,26 @@ $(BIN_DIR)/localcluster: $(wildcard hack/controlplane/localcluster/*.go) hack/co
 	@mkdir -p $(BIN_DIR)
 	cd hack/controlplane && go build -o ../../$(BIN_DIR)/localcluster ./localcluster
 
+# Prometheus and promtool, for the tests that run a real Prometheus against
+# the exporter and unit-test the shipped rules, are built from the Prometheus
+# Go module in their own module (hack/prometheus), only when missing or when
+# that module changed, without the service discoveries the tests do not use
+# (remove_all_sd keeps static and file configs). Module v0.3XY.Z is
+# Prometheus 3.XY.Z.
+PROMETHEUS := $(BIN_DIR)/prometheus $(BIN_DIR)/promtool
+PROM_VERSION = $(shell awk '$$1 == "github.com/prometheus/prometheus" && $$2 ~ /^v0\./ { split(substr($$2, 4), v, "."); printf "%d.%d.%s", v[1] / 100, v[1] % 100, v[2]; exit }' hack/prometheus/go.mod)
+
+.PHONY: prometheus
+prometheus: $(PROMETHEUS) ## Build prometheus and promtool into _output/bin
+
+$(PROMETHEUS) &: hack/prometheus/go.mod hack/prometheus/go.sum
+	@mkdir -p $(BIN_DIR)
+	@echo "building prometheus and promtool $(PROM_VERSION) from the Prometheus Go module (a few minutes the first time)"
+	cd hack/prometheus && go build -trimpath -tags remove_all_sd \
+		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROM_VERSION)' \
+		-o ../../$(BIN_DIR)/ github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+	@touch $(PROMETHEUS)
+
 $(BIN_DIR)/workload: $(wildcard hack/workload/*.go test/workload/*.go) go.mod
 	go build -o $@ ./hack/workload
 
@@ -101,7 +121,7 @@ test-unit: ## Unit tests (no cluster needed)
 	$(GO_TEST) -race -count=1 $(UNIT_PKGS)
 
 .PHONY: test-e2e
-test-e2e: controlplane ## End-to-end tests against a real kube-apiserver + etcd
+test-e2e: controlplane prometheus ## End-to-end tests against a real kube-apiserver + etcd
 	KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
 
 # Tools the targets install, pinned, into $(TOOLS_DIR); the file name
@@ -119,9 +139,10 @@ $(GOLANGCI_LINT):
 tools: $(GOLANGCI_LINT) ## Install the pinned tools (golangci-lint) into _output/tools
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go mod tidy check, go vet, gofmt, golangci-lint and govulncheck, for both modules
+lint: $(GOLANGCI_LINT) ## go mod tidy check, go vet, gofmt, golangci-lint and govulncheck, for the plugin's and the control plane's modules (and go.mod tidiness of hack/prometheus)
 	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	@cd hack/controlplane && { go mod tidy -diff || { echo "hack/controlplane: go.mod/go.sum are not tidy: run go mod tidy there"; exit 1; }; }
+	@cd hack/prometheus && { go mod tidy -diff || { echo "hack/prometheus: go.mod/go.sum are not tidy: run go mod tidy there"; exit 1; }; }
 	go vet ./...
 	cd hack/controlplane && go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_output/*')); \
