@@ -34,7 +34,7 @@ import (
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, &cluster, createNamespace, installServiceMonitorCRD))
+	os.Exit(framework.Main(m, &cluster, createNamespace, installMonitoringCRDs))
 }
 
 // The deployment's namespace, service account, image and shipped config, as
@@ -94,35 +94,37 @@ func createNamespace(c *framework.Cluster) error {
 	return nil
 }
 
-// installServiceMonitorCRD installs a minimal CustomResourceDefinition for
-// monitoring.coreos.com/v1 ServiceMonitor, which accepts any spec, so that
-// the ServiceMonitor of deploy/servicemonitor can be dry-run without the
-// Prometheus Operator.
-func installServiceMonitorCRD(c *framework.Cluster) error {
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "servicemonitors.monitoring.coreos.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "monitoring.coreos.com",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Plural: "servicemonitors", Singular: "servicemonitor",
-				Kind: "ServiceMonitor", ListKind: "ServiceMonitorList",
-			},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"spec": {Type: "object", XPreserveUnknownFields: ptr(true)},
-					},
-				}},
-			}},
-		},
-	}
+// installMonitoringCRDs installs minimal CustomResourceDefinitions for
+// the monitoring.coreos.com/v1 ServiceMonitor and PrometheusRule of the
+// Prometheus Operator, which accept any spec, so that deploy/servicemonitor
+// and deploy/monitoring can be dry-run without the Operator.
+func installMonitoringCRDs(c *framework.Cluster) error {
 	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
 	defer cancel()
-	if err := installCRD(ctx, c, crd); err != nil {
-		return fmt.Errorf("installing the ServiceMonitor CRD: %w", err)
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+		lower := strings.ToLower(kind)
+		crd := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: lower + "s.monitoring.coreos.com"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "monitoring.coreos.com",
+				Names: apiextensionsv1.CustomResourceDefinitionNames{
+					Plural: lower + "s", Singular: lower, Kind: kind, ListKind: kind + "List",
+				},
+				Scope: apiextensionsv1.NamespaceScoped,
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+					Name: "v1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+						Type: "object",
+						Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"spec": {Type: "object", XPreserveUnknownFields: ptr(true)},
+						},
+					}},
+				}},
+			},
+		}
+		if err := installCRD(ctx, c, crd); err != nil {
+			return fmt.Errorf("installing the %s CRD: %w", kind, err)
+		}
 	}
 	return nil
 }
@@ -333,6 +335,18 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Service", "StatefulSet", "ServiceMonitor"},
 		},
 		{
+			name: "monitoring", dir: "deploy/monitoring",
+			want: []string{"ServiceMonitor", "PrometheusRule", "ConfigMap"},
+		},
+		{
+			name: "base with monitoring", resources: []string{"deploy/base"}, components: []string{"deploy/monitoring"},
+			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Deployment", "ServiceMonitor", "PrometheusRule", "ConfigMap"},
+		},
+		{
+			name: "sharded with monitoring", resources: []string{"deploy/sharded"}, components: []string{"deploy/monitoring"},
+			want: []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Service", "StatefulSet", "ServiceMonitor", "PrometheusRule", "ConfigMap"},
+		},
+		{
 			name: "kube-state-metrics", dir: "deploy/kube-state-metrics",
 			want:  []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment"},
 			check: checkKubeStateMetricsRendering,
@@ -340,6 +354,11 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 		{
 			name: "kube-state-metrics with servicemonitor", resources: []string{"deploy/kube-state-metrics"}, components: []string{"deploy/servicemonitor"},
 			want:  []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment", "ServiceMonitor"},
+			check: checkKubeStateMetricsRendering,
+		},
+		{
+			name: "kube-state-metrics with monitoring", resources: []string{"deploy/kube-state-metrics"}, components: []string{"deploy/monitoring"},
+			want:  []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment", "ServiceMonitor", "PrometheusRule", "ConfigMap"},
 			check: checkKubeStateMetricsRendering,
 		},
 		{
@@ -379,6 +398,7 @@ func TestKustomizationsPassServerDryRun(t *testing.T) {
 				check = checkRendering
 			}
 			check(t, r)
+			checkMonitoring(t, r)
 		})
 	}
 }
@@ -414,6 +434,9 @@ func checkRendering(t *testing.T, r rendering) {
 		case "ConfigMap":
 			var cm corev1.ConfigMap
 			fromUnstructured(t, u, &cm)
+			if cm.Name == dashboardConfigMap {
+				break // see checkMonitoring
+			}
 			want, err := os.ReadFile(filepath.Join(cluster.Root, exampleFile))
 			if err != nil {
 				t.Fatal(err)
@@ -741,4 +764,86 @@ func checkCopy(t *testing.T, copied, original string) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from %s: copy it again (cp %s %s)", copied, original, original, copied)
 	}
+}
+
+// dashboardConfigMap is the ConfigMap of deploy/monitoring that holds the
+// Grafana dashboard.
+const dashboardConfigMap = "kubectl-informer-dashboard"
+
+// checkMonitoring checks the objects of deploy/monitoring in a rendering
+// that has them: the PrometheusRule holds the groups of the plain rules
+// file, and its alerts select the job that the ServiceMonitor gives the
+// metrics Service; the dashboard's ConfigMap holds dashboard.json as it is,
+// labelled for Grafana's dashboard sidecar.
+func checkMonitoring(t *testing.T, r rendering) {
+	t.Helper()
+	var services []string
+	var monitor *unstructured.Unstructured
+	for _, u := range r.admitted {
+		switch u.GetKind() {
+		case "Service":
+			if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip != corev1.ClusterIPNone {
+				services = append(services, u.GetName())
+			}
+		case "ServiceMonitor":
+			monitor = u
+		}
+	}
+	for _, u := range r.admitted {
+		switch {
+		case u.GetKind() == "PrometheusRule":
+			var file struct {
+				Groups []any `json:"groups"`
+			}
+			b, err := os.ReadFile(filepath.Join(cluster.Root, "deploy/monitoring/rules.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(b, &file); err != nil {
+				t.Fatal(err)
+			}
+			groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "groups")
+			if len(file.Groups) == 0 || !equalJSON(t, groups, file.Groups) {
+				t.Errorf("the admitted PrometheusRule %s does not hold the groups of deploy/monitoring/rules.yaml", u.GetName())
+			}
+			// The ServiceMonitor's job is the Service's name unless it
+			// sets jobLabel; the alerts select job="kubectl-informer". (The
+			// component alone has no Service.)
+			if monitor != nil {
+				if jl, ok, _ := unstructured.NestedString(monitor.Object, "spec", "jobLabel"); ok {
+					t.Errorf("the ServiceMonitor sets jobLabel %q: the alerts select job=%q", jl, namespace)
+				}
+				if len(services) > 0 && !slices.Equal(services, []string{"kubectl-informer"}) {
+					t.Errorf("the ServiceMonitor scrapes the Services %v: the alerts select job=\"kubectl-informer\", the name of the metrics Service", services)
+				}
+			}
+		case u.GetKind() == "ConfigMap" && u.GetName() == dashboardConfigMap:
+			var cm corev1.ConfigMap
+			fromUnstructured(t, u, &cm)
+			want, err := os.ReadFile(filepath.Join(cluster.Root, "deploy/monitoring/dashboard.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cm.Data["kubectl-informer.json"] != string(want) {
+				t.Errorf("ConfigMap %s: kubectl-informer.json differs from deploy/monitoring/dashboard.json", cm.Name)
+			}
+			if cm.Labels["grafana_dashboard"] != "1" {
+				t.Errorf("ConfigMap %s has labels %v, want grafana_dashboard: \"1\"", cm.Name, cm.Labels)
+			}
+		}
+	}
+}
+
+// equalJSON reports whether a and b encode to the same JSON.
+func equalJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(ja, jb)
 }
