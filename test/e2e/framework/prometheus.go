@@ -137,7 +137,8 @@ type Answer map[string]float64
 // a sample in an Answer.
 func Key(labels ...string) string { return strings.Join(labels, "/") }
 
-// AnswerOf keys the samples of v by the values of labels.
+// AnswerOf keys the samples of v by the values of labels; samples with
+// the same values add up.
 func AnswerOf(v model.Vector, labels ...string) Answer {
 	a := Answer{}
 	for _, s := range v {
