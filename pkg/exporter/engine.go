@@ -65,6 +65,12 @@ type resourceState struct {
 	events [3]atomic.Uint64
 	// lastEvent is the Unix time in seconds of the newest event.
 	lastEvent atomic.Int64
+	// initial counts the events of the handlers' initial lists (every
+	// object cached when the handler was added) not computed yet.
+	initial atomic.Int64
+	// served is set once the resource's families are written on scrapes
+	// (see Engine.serves); it stays set.
+	served atomic.Bool
 }
 
 // Event types counted per resource.
@@ -99,6 +105,9 @@ type Engine struct {
 	// pending counts events queued and not yet computed.
 	pending  atomic.Int64
 	computed func(time.Duration)
+	// synced gates the families of a resource until its informers have
+	// synced (see SetGate); nil: no gate.
+	synced func(i int) bool
 	// closeMu guards closed and the queues' closing against enqueue.
 	closeMu sync.RWMutex
 	closed  bool
@@ -109,6 +118,8 @@ type event struct {
 	resource int
 	obj      any
 	delete   bool
+	// initial marks an add of the handler's initial list.
+	initial bool
 	// at is when the handler received it.
 	at time.Time
 }
@@ -135,6 +146,9 @@ func (e *Engine) work(q chan event) {
 		} else {
 			e.Update(ev.resource, ev.obj)
 		}
+		if ev.initial {
+			e.resources[ev.resource].initial.Add(-1)
+		}
 		e.pending.Add(-1)
 		if e.computed != nil {
 			e.computed(time.Since(ev.at))
@@ -156,6 +170,9 @@ func (e *Engine) enqueue(ev event) {
 		return // a handler still running as the engine was closed
 	}
 	e.pending.Add(1)
+	if ev.initial {
+		e.resources[ev.resource].initial.Add(1)
+	}
 	ev.at = time.Now()
 	e.queues[h.Sum32()%uint32(len(e.queues))] <- ev //nolint:gosec // G115: one queue per worker: positive and small
 }
@@ -401,11 +418,11 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	// An informer whose cache keeps no objects (factory.Stub) counts this
 	// handler among its readers: it takes each object from its event, and
 	// the worker lets go of it once the series are computed.
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
 			count(eventAdd)
 			if obj = factory.Take(obj); obj != nil {
-				e.enqueue(event{resource: i, obj: obj})
+				e.enqueue(event{resource: i, obj: obj, initial: initial})
 			}
 		},
 		UpdateFunc: func(_, obj any) {
@@ -438,7 +455,10 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
 	var sc writeScratch
-	for _, rs := range e.resources {
+	for i, rs := range e.resources {
+		if !e.serves(i) {
+			continue
+		}
 		for _, fs := range rs.families {
 			fs.write(bw, openMetrics, &sc)
 		}
@@ -447,6 +467,33 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 		return bw.Flush()
 	}
 	return nil
+}
+
+// SetGate makes the families of resource i wait, before they are written
+// on scrapes, until synced(i) holds and the series of every object of its
+// handlers' initial lists are computed: a scrape made while the caches
+// fill then never serves a resource's families half computed (half the
+// pods counted, say), and the resources that are done are served while
+// others are listed. synced(i) should hold once the informers resource i
+// reads have synced, or fail. Without a gate, every family is written
+// from the start. SetGate is called before the handlers are added.
+func (e *Engine) SetGate(synced func(i int) bool) { e.synced = synced }
+
+// serves reports whether the families of resource i are written on
+// scrapes; once it has, it does from then on, whatever happens to the
+// informers.
+func (e *Engine) serves(i int) bool {
+	rs := e.resources[i]
+	if e.synced == nil || rs.served.Load() {
+		return true
+	}
+	// synced first: the initial events are counted before the handler's
+	// registration reports it has synced.
+	if !e.synced(i) || rs.initial.Load() != 0 {
+		return false
+	}
+	rs.served.Store(true)
+	return true
 }
 
 // familyStats is one family's counters, for telemetry.

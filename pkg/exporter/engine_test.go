@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -595,5 +596,52 @@ func TestSharedHeads(t *testing.T) {
 	}
 	if s, w := live(shared), live(whole); s >= w {
 		t.Fatalf("%d bytes of lines with shared heads, %d without", s, w)
+	}
+}
+
+// TestGateHoldsFamiliesUntilTheInitialListIsComputed checks that a
+// resource's families are not written on scrapes until its gate holds and
+// every object of its handler's initial list is computed, and that once
+// written they stay, whatever the gate and the events pending.
+func TestGateHoldsFamiliesUntilTheInitialListIsComputed(t *testing.T) {
+	e := testEngine(t, EngineOptions{Workers: 1})
+	var open atomic.Bool
+	e.SetGate(func(i int) bool { return i == 0 && open.Load() })
+	h := e.Handler(0)
+	served := func() bool { return strings.Contains(exposition(e, false), "\npod_info{") }
+
+	h.OnAdd(pod("shop", "a", "uid-a", "n1", "Running", 0), true)
+	waitIdle(t, e)
+	if served() {
+		t.Fatal("pod_info is written before the gate holds")
+	}
+
+	// The gate holds, but an object of the initial list is not computed:
+	// its stripe is locked, so the worker waits.
+	stripe := e.stripe("uid-b")
+	stripe.Lock()
+	h.OnAdd(pod("shop", "b", "uid-b", "n1", "Running", 0), true)
+	open.Store(true)
+	if served() {
+		stripe.Unlock()
+		t.Fatal("pod_info is written while an object of the initial list is not computed")
+	}
+	stripe.Unlock()
+	waitIdle(t, e)
+	if got := exposition(e, false); strings.Count(got, "\npod_info{") != 2 {
+		t.Fatalf("after the initial list is computed, want the 2 pods' pod_info:\n%s", got)
+	}
+
+	// Once written, families stay: with the gate shut and an event of a
+	// later change pending.
+	open.Store(false)
+	stripe = e.stripe("uid-c")
+	stripe.Lock()
+	h.OnAdd(pod("shop", "c", "uid-c", "n1", "Running", 0), false)
+	ok := served()
+	stripe.Unlock()
+	waitIdle(t, e)
+	if !ok {
+		t.Error("pod_info is not written after it was, with the gate shut and an event pending")
 	}
 }

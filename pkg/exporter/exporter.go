@@ -156,6 +156,17 @@ type registration struct {
 	reg cache.ResourceEventHandlerRegistration
 }
 
+// settled reports whether each of regs has received its informer's
+// initial list, or its informer's requests fail.
+func settled(regs []registration) bool {
+	for _, r := range regs {
+		if !(r.inf.Informer.HasSynced() && r.reg.HasSynced()) && r.inf.Healthy() == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // New returns an Exporter that reaches the cluster through restConfig and
 // resolves resource names with resolver. Nothing runs until Start.
 func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Exporter, error) {
@@ -475,13 +486,22 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 
 	// Feed the new engine: a handler added to a running informer first
 	// receives every cached object, so series come from the caches.
+	var lookupRegs []registration
+	entryRegs := make([][]registration, len(next.informers))
+	// A resource's families are served once its informers and those read
+	// by get() and byIndex() have synced or fail (a resource that cannot
+	// be listed does not hold back the others), and the series of their
+	// objects are computed.
+	next.engine.SetGate(func(i int) bool {
+		return settled(entryRegs[i]) && settled(lookupRegs)
+	})
 	for name, infs := range next.lookups {
 		for _, inf := range infs {
 			reg, err := inf.Informer.AddEventHandler(next.engine.LookupHandler(name, inf.Informer.GetIndexer().GetIndexers()))
 			if err != nil {
 				return err
 			}
-			next.regs = append(next.regs, registration{inf, reg})
+			lookupRegs = append(lookupRegs, registration{inf, reg})
 		}
 	}
 	for i, infs := range next.informers {
@@ -490,8 +510,12 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 			if err != nil {
 				return err
 			}
-			next.regs = append(next.regs, registration{inf, reg})
+			entryRegs[i] = append(entryRegs[i], registration{inf, reg})
 		}
+	}
+	next.regs = append(next.regs, lookupRegs...)
+	for _, regs := range entryRegs {
+		next.regs = append(next.regs, regs...)
 	}
 	if err := next.countCaches(c); err != nil {
 		return err
