@@ -14,6 +14,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -58,95 +59,171 @@ const (
 	crsWithBaseOverload = "crs_with_base_list_map"
 )
 
+// crsBinders bind the specification of a crs.* call, its second
+// argument, to the function of its first: the paths are compiled once per
+// specification. The functions' bindings bind at each call; crsDecorator
+// binds a constant specification once, when a program is planned.
+var crsBinders = map[string]func(spec ref.Val) func(ref.Val) ref.Val{
+	crsPathOverload: func(spec ref.Val) func(ref.Val) ref.Val {
+		p, err := jsonval.ToNative(spec)
+		if err != nil {
+			return crsFailure(err)
+		}
+		path, err := crsCompilePath(stringsOf(p))
+		if err != nil {
+			return crsFailure(fmt.Errorf("crs.path: %w", err))
+		}
+		return func(a ref.Val) ref.Val {
+			got, err := path.resolve(a)
+			if err != nil {
+				return types.NewErr("crs.path: %v", err)
+			}
+			return types.DefaultTypeAdapter.NativeToValue(got)
+		}
+	},
+	crsLabelsOverload: func(spec ref.Val) func(ref.Val) ref.Val {
+		s, err := jsonval.ToNative(spec)
+		if err != nil {
+			return crsFailure(err)
+		}
+		paths, err := crsCompilePaths(mapOf(s))
+		if err != nil {
+			return crsFailure(fmt.Errorf("crs.labels: %w", err))
+		}
+		return func(a ref.Val) ref.Val {
+			out := map[string]string{}
+			var resolveErr error
+			crsAddLabels(func(p crsPath) any {
+				got, err := p.resolve(a)
+				resolveErr = cmp.Or(resolveErr, err)
+				return got
+			}, paths, out)
+			if resolveErr != nil {
+				return types.NewErr("crs.labels: %v", resolveErr)
+			}
+			return types.DefaultTypeAdapter.NativeToValue(out)
+		}
+	},
+	crsGaugeOverload: crsNative(func(spec map[string]any) (func(v any) ref.Val, error) {
+		g, err := crsGaugeOf(spec)
+		if err != nil {
+			return nil, fmt.Errorf("crs.gauge: %w", err)
+		}
+		return func(v any) ref.Val { return crsSeriesValue(g.values(v)) }, nil
+	}),
+	crsInfoOverload: crsNative(func(spec map[string]any) (func(v any) ref.Val, error) {
+		paths, err := crsCompilePaths(mapOf(spec["labelsFromPath"]))
+		if err != nil {
+			return nil, fmt.Errorf("crs.info: labelsFromPath: %w", err)
+		}
+		key, _ := spec["labelFromKey"].(string)
+		return func(v any) ref.Val { return crsSeriesValue(crsInfoValues(v, key, paths)) }, nil
+	}),
+	crsStateSetOverload: crsNative(func(spec map[string]any) (func(v any) ref.Val, error) {
+		st, err := crsStateSetOf(spec)
+		if err != nil {
+			return nil, fmt.Errorf("crs.stateSet: %w", err)
+		}
+		return func(v any) ref.Val { return crsSeriesValue(st.values(v)) }, nil
+	}),
+}
+
+// crsFailure is the function of a specification that does not compile:
+// every call fails with err.
+func crsFailure(err error) func(ref.Val) ref.Val {
+	return func(ref.Val) ref.Val { return types.NewErr("%v", err) }
+}
+
+// crsNative binds a specification given as a native map to a function of
+// a native value: the metric functions' form.
+func crsNative(bind func(spec map[string]any) (func(v any) ref.Val, error)) func(ref.Val) func(ref.Val) ref.Val {
+	return func(spec ref.Val) func(ref.Val) ref.Val {
+		s, err := jsonval.ToNative(spec)
+		if err != nil {
+			return crsFailure(err)
+		}
+		m, _ := s.(map[string]any)
+		fn, err := bind(m)
+		if err != nil {
+			return crsFailure(err)
+		}
+		return func(a ref.Val) ref.Val {
+			v, err := jsonval.ToNative(a)
+			if err != nil {
+				return types.NewErr("%v", err)
+			}
+			return fn(v)
+		}
+	}
+}
+
+// crsBinding is the binding of a crs.* function with a specification:
+// bound anew at each call.
+func crsBinding(overload string) cel.OverloadOpt {
+	bind := crsBinders[overload]
+	return cel.BinaryBinding(func(a, spec ref.Val) ref.Val { return bind(spec)(a) })
+}
+
+// crsDecorator binds the specification of a crs.* call once, when the
+// program is planned, when it is a constant, as the configs translated from
+// kube-state-metrics' have it: evaluations then reuse its compiled paths.
+// A specification that is not constant is bound at each call.
+func crsDecorator(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+	call, ok := i.(interpreter.InterpretableCall)
+	if !ok {
+		return i, nil
+	}
+	bind, ok := crsBinders[call.OverloadID()]
+	args := call.Args()
+	if !ok || len(args) != 2 {
+		return i, nil
+	}
+	spec, ok := constantValue(args[1])
+	if !ok {
+		return i, nil
+	}
+	fn := bind(spec)
+	return interpreter.NewCall(call.ID(), call.Function(), call.OverloadID(), args, func(vals ...ref.Val) ref.Val {
+		return fn(vals[0])
+	}), nil
+}
+
+// constantValue returns the value of i when it is a constant: a literal, or
+// a list or map built of literals, conversions (dyn(), as the translated
+// configs wrap a specification's values) and other constants, which an
+// evaluation without variables answers. An expression that reads a
+// variable is not one: without variables it fails.
+func constantValue(i interpreter.InterpretableV2) (ref.Val, bool) {
+	switch c := i.(type) {
+	case interpreter.InterpretableConst:
+		return c.Value(), true
+	case interpreter.InterpretableConstructor:
+		v := i.Eval(interpreter.EmptyActivation())
+		if types.IsUnknownOrError(v) {
+			return nil, false
+		}
+		return v, true
+	}
+	return nil, false
+}
+
 // crsFunctions declares the crs.* functions.
 func crsFunctions() []cel.EnvOption {
 	strList := cel.ListType(cel.StringType)
 	spec := cel.MapType(cel.StringType, cel.DynType)
 	labels := cel.MapType(cel.StringType, cel.StringType)
 	series := cel.ListType(cel.MapType(cel.StringType, cel.DynType))
-	native := func(fn func(v any, spec map[string]any) ref.Val) func(a, b ref.Val) ref.Val {
-		return func(a, b ref.Val) ref.Val {
-			v, err := jsonval.ToNative(a)
-			if err != nil {
-				return types.NewErr("%v", err)
-			}
-			s, err := jsonval.ToNative(b)
-			if err != nil {
-				return types.NewErr("%v", err)
-			}
-			m, _ := s.(map[string]any)
-			return fn(v, m)
-		}
-	}
 	return []cel.EnvOption{
 		cel.Function("crs.path",
-			cel.Overload(crsPathOverload, []*cel.Type{cel.DynType, strList}, cel.DynType,
-				cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-					p, err := jsonval.ToNative(b)
-					if err != nil {
-						return types.NewErr("%v", err)
-					}
-					path, err := crsCompilePath(stringsOf(p))
-					if err != nil {
-						return types.NewErr("crs.path: %v", err)
-					}
-					got, err := path.resolve(a)
-					if err != nil {
-						return types.NewErr("crs.path: %v", err)
-					}
-					return types.DefaultTypeAdapter.NativeToValue(got)
-				}))),
+			cel.Overload(crsPathOverload, []*cel.Type{cel.DynType, strList}, cel.DynType, crsBinding(crsPathOverload))),
 		cel.Function("crs.labels",
-			cel.Overload(crsLabelsOverload, []*cel.Type{cel.DynType, cel.MapType(cel.StringType, strList)}, labels,
-				cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-					s, err := jsonval.ToNative(b)
-					if err != nil {
-						return types.NewErr("%v", err)
-					}
-					paths, err := crsCompilePaths(mapOf(s))
-					if err != nil {
-						return types.NewErr("crs.labels: %v", err)
-					}
-					out := map[string]string{}
-					var resolveErr error
-					crsAddLabels(func(p crsPath) any {
-						got, err := p.resolve(a)
-						resolveErr = cmp.Or(resolveErr, err)
-						return got
-					}, paths, out)
-					if resolveErr != nil {
-						return types.NewErr("crs.labels: %v", resolveErr)
-					}
-					return types.DefaultTypeAdapter.NativeToValue(out)
-				}))),
+			cel.Overload(crsLabelsOverload, []*cel.Type{cel.DynType, cel.MapType(cel.StringType, strList)}, labels, crsBinding(crsLabelsOverload))),
 		cel.Function("crs.gauge",
-			cel.Overload(crsGaugeOverload, []*cel.Type{cel.DynType, spec}, series,
-				cel.BinaryBinding(native(func(v any, spec map[string]any) ref.Val {
-					g, err := crsGaugeOf(spec)
-					if err != nil {
-						return types.NewErr("crs.gauge: %v", err)
-					}
-					return crsSeriesValue(g.values(v))
-				})))),
+			cel.Overload(crsGaugeOverload, []*cel.Type{cel.DynType, spec}, series, crsBinding(crsGaugeOverload))),
 		cel.Function("crs.info",
-			cel.Overload(crsInfoOverload, []*cel.Type{cel.DynType, spec}, series,
-				cel.BinaryBinding(native(func(v any, spec map[string]any) ref.Val {
-					paths, err := crsCompilePaths(mapOf(spec["labelsFromPath"]))
-					if err != nil {
-						return types.NewErr("crs.info: labelsFromPath: %v", err)
-					}
-					key, _ := spec["labelFromKey"].(string)
-					return crsSeriesValue(crsInfoValues(v, key, paths))
-				})))),
+			cel.Overload(crsInfoOverload, []*cel.Type{cel.DynType, spec}, series, crsBinding(crsInfoOverload))),
 		cel.Function("crs.stateSet",
-			cel.Overload(crsStateSetOverload, []*cel.Type{cel.DynType, spec}, series,
-				cel.BinaryBinding(native(func(v any, spec map[string]any) ref.Val {
-					s, err := crsStateSetOf(spec)
-					if err != nil {
-						return types.NewErr("crs.stateSet: %v", err)
-					}
-					return crsSeriesValue(s.values(v))
-				})))),
+			cel.Overload(crsStateSetOverload, []*cel.Type{cel.DynType, spec}, series, crsBinding(crsStateSetOverload))),
 		cel.Function("crs.merge",
 			cel.Overload(crsMergeOverload, []*cel.Type{labels, labels}, labels,
 				cel.BinaryBinding(func(a, b ref.Val) ref.Val {

@@ -1,9 +1,11 @@
 package indexers
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -84,5 +86,54 @@ func TestCRSFloat(t *testing.T) {
 	}
 	if got, err := crsFloat(nil, true); err != nil || got != 0 {
 		t.Errorf("crsFloat(nil, nilIsZero) = %v, %v; want 0", got, err)
+	}
+}
+
+// TestCRSConstantSpecIsBoundOnce: the specification of a crs.* call is
+// compiled once per program when it is a constant, as in the configs
+// translated from kube-state-metrics', not at every evaluation; the
+// answers are those of a call bound at every evaluation.
+func TestCRSConstantSpecIsBoundOnce(t *testing.T) {
+	binds := 0
+	bind := crsBinders[crsGaugeOverload]
+	crsBinders[crsGaugeOverload] = func(spec ref.Val) func(ref.Val) ref.Val {
+		binds++
+		return bind(spec)
+	}
+	t.Cleanup(func() { crsBinders[crsGaugeOverload] = bind })
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the translated configs write it (pkg/exporter/crs: settings).
+	const gauge = `crs.gauge(object.status, {"valueFrom": dyn(["replicas"]), "nilIsZero": dyn(false), "labelFromKey": dyn(""), "labelsFromPath": dyn({})})`
+	constant, err := env.Compile(gauge+`.map(s, crs.value(s))`, KindValue, "value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same specification, built at every evaluation.
+	variable, err := env.Compile(`[["replicas"]].map(p, crs.gauge(object.status, {"valueFrom": dyn(p), "nilIsZero": dyn(false), "labelFromKey": dyn(""), "labelsFromPath": dyn({})})).flatten().map(s, crs.value(s))`, KindValue, "value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	afterCompile := binds
+	for i := range 5 {
+		obj := map[string]any{"status": map[string]any{"replicas": int64(i)}}
+		c, err := constant.Eval(context.Background(), obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := variable.Eval(context.Background(), obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Equal(v) != types.True || c.Equal(types.DefaultTypeAdapter.NativeToValue([]float64{float64(i)})) != types.True {
+			t.Errorf("replicas %d: bound once %v, bound per evaluation %v", i, c, v)
+		}
+	}
+	// One bind per evaluation of the variable specification, none for the
+	// constant one beyond its planning.
+	if afterCompile < 1 || binds-afterCompile != 5 {
+		t.Errorf("binds: %d when compiled, %d more over 5 evaluations of each; want at least 1, then 5 (the variable one's)", afterCompile, binds-afterCompile)
 	}
 }

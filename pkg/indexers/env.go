@@ -327,6 +327,7 @@ func (e *Env) programOptions(track bool) []cel.ProgramOption {
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 		e.lookupDecorator,
+		cel.CustomDecoratorV2(crsDecorator),
 	}
 	if track {
 		opts = append(opts,
