@@ -160,7 +160,8 @@ type registration struct {
 // initial list, or its informer's requests fail.
 func settled(regs []registration) bool {
 	for _, r := range regs {
-		if !(r.inf.Informer.HasSynced() && r.reg.HasSynced()) && r.inf.Healthy() == nil {
+		synced := r.inf.Informer.HasSynced() && r.reg.HasSynced()
+		if !synced && r.inf.Healthy() == nil {
 			return false
 		}
 	}
