@@ -11,6 +11,7 @@ import (
 	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/util/sets"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -89,8 +90,10 @@ type Program struct {
 	nsArgs map[string][]common.Location
 	// object turns the object handed to an evaluation into the value of
 	// the object variable.
-	object    func(obj any) any
-	lookup    Lookup
+	object func(obj any) any
+	lookup Lookup
+	// cluster is the value of the variable cluster; nil: not bound.
+	cluster   ref.Val
 	costLimit uint64
 	costHint  string
 	// metadataOnly: the expression reads only object.apiVersion,
@@ -193,6 +196,16 @@ func (p *Program) WithContext(context string) *Program {
 func (p *Program) WithLookup(l Lookup) *Program {
 	c := *p
 	c.lookup = l
+	return &c
+}
+
+// WithCluster returns a copy of p in which the variable cluster, declared
+// by an Env made WithClusterVariable, is name: the context a query reads
+// the object's cluster through. Evaluating a program that reads cluster
+// without it fails with an error. p itself is not changed.
+func (p *Program) WithCluster(name string) *Program {
+	c := *p
+	c.cluster = types.String(name)
 	return &c
 }
 

@@ -93,6 +93,17 @@ type options struct {
 	version      *version.Version
 	trackAllCost bool
 	share        bool
+	cluster      bool
+}
+
+// ClusterVar is the variable of an Env made WithClusterVariable.
+const ClusterVar = "cluster"
+
+// WithClusterVariable declares the string variable cluster in every
+// expression: the name of the context (the cluster) an object comes from,
+// bound per program with Program.WithCluster.
+func WithClusterVariable() Option {
+	return func(o *options) { o.cluster = true }
 }
 
 // WithSharedPrograms makes Compile and CompileEach return the program
@@ -169,6 +180,8 @@ type Env struct {
 	costHint string
 	// trackAllCost: see WithCostTracking.
 	trackAllCost bool
+	// cluster: see WithClusterVariable.
+	cluster bool
 	// converter is the user-supplied converter, or nil for the default one
 	// (which has a faster path for unstructured objects).
 	converter Converter
@@ -228,6 +241,7 @@ func NewEnv(opts ...Option) (*Env, error) {
 		costLimit:    o.costLimit,
 		costHint:     o.costHint,
 		trackAllCost: o.trackAllCost,
+		cluster:      o.cluster,
 		converter:    o.converter,
 		schemaEnvs:   make(map[*spec.Schema]*schemaEnv),
 	}
@@ -542,6 +556,9 @@ func (e costEstimator) partOfObject(x ast.Expr) bool {
 // describes that type when it comes from a schema.
 func (e *Env) extend(objectType *cel.Type, decl *apiservercel.DeclType) (*cel.Env, error) {
 	opts := append([]cel.EnvOption{cel.Variable(ObjectVar, objectType)}, lookupFunctions()...)
+	if e.cluster {
+		opts = append(opts, cel.Variable(ClusterVar, cel.StringType))
+	}
 	opts = append(opts, quantityFunctions()...)
 	opts = append(opts, cronFunctions()...)
 	opts = append(opts, crsFunctions()...)

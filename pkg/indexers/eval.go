@@ -23,6 +23,8 @@ import (
 type activation struct {
 	object any
 	lookup Lookup
+	// cluster is the value of the variable cluster; nil: not bound.
+	cluster ref.Val
 	// each is bound only for programs compiled with CompileEach.
 	each    any
 	hasEach bool
@@ -43,6 +45,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.lookup, a.lookup != nil
 	case EachVar:
 		return a.each, a.hasEach
+	case ClusterVar:
+		return a.cluster, a.cluster != nil
 	}
 	return nil, false
 }
@@ -124,14 +128,14 @@ func (p *Program) Value(obj any) (any, error) {
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 	object, sizes, measured := p.objectValue(obj)
 	if p.budget != nil {
-		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup})
+		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, cluster: p.cluster})
 	}
 	if p.fast != nil {
 		if v, ok := p.fast.eval(object, nil); ok {
 			return v, nil
 		}
 	}
-	return p.evalPooled(ctx, activation{object: object, lookup: p.lookup, sizes: sizes, measured: measured})
+	return p.evalPooled(ctx, activation{object: object, lookup: p.lookup, cluster: p.cluster, sizes: sizes, measured: measured})
 }
 
 // Prepared is an object converted once for several evaluations; see
@@ -203,7 +207,7 @@ func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured
 func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) {
 	object, sizes, measured := p.objectValue(obj)
 	if p.budget != nil {
-		v, err := p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, each: each, hasEach: true})
+		v, err := p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, cluster: p.cluster, each: each, hasEach: true})
 		if err != nil {
 			return nil, p.wrap(err)
 		}
@@ -218,7 +222,7 @@ func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) 
 		es, ok := eachSizes(each)
 		sizes, measured = sizes.Max(es), ok
 	}
-	v, err := p.evalPooled(ctx, activation{object: object, lookup: p.lookup, each: each, hasEach: true, sizes: sizes, measured: measured})
+	v, err := p.evalPooled(ctx, activation{object: object, lookup: p.lookup, cluster: p.cluster, each: each, hasEach: true, sizes: sizes, measured: measured})
 	if err != nil {
 		return nil, p.wrap(err)
 	}
