@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -87,6 +88,13 @@ type PrintOptions struct {
 	// Now is the clock the AGE column is computed from. Nil: time.Now.
 	Now func() time.Time
 
+	// Clusters: the answer merges several clusters, and each item names
+	// its own (Item.Cluster). Tables then begin with a CLUSTER column
+	// (before NAMESPACE); -o json, yaml and templates see it as the
+	// annotation ClusterAnnotation of each item; -o name prints "CLUSTER
+	// TYPE/NAME" lines.
+	Clusters bool
+
 	// Columns are the printer columns of a custom resource's
 	// CustomResourceDefinition: tables then show NAME and these columns,
 	// as the API server prints them. Nil: the columns the API server gives
@@ -171,7 +179,8 @@ func (p *Printer) resourcePrinter(kind schema.GroupKind) (printers.ResourcePrint
 	flags.JSONYamlPrintFlags.ShowManagedFields = true
 
 	human := flags.HumanReadableFlags
-	if p.opts.Namespace == "" && !p.opts.ClusterScoped {
+	// With clusters, table adds NAMESPACE itself, after CLUSTER.
+	if p.namespaceColumn() && !p.opts.Clusters {
 		human.WithNamespace = true
 	}
 	human.ShowKind = &p.opts.ShowKind
@@ -181,6 +190,17 @@ func (p *Printer) resourcePrinter(kind schema.GroupKind) (printers.ResourcePrint
 	human.Kind = kind
 
 	return flags.ToPrinter()
+}
+
+// ClusterAnnotation holds, in the items of an answer over several
+// clusters printed as -o json, yaml or a template, the name of the context
+// the item was read from.
+const ClusterAnnotation = "kubectl-informer.io/cluster"
+
+// namespaceColumn reports whether tables have a NAMESPACE column: all
+// namespaces of a namespaced resource.
+func (p *Printer) namespaceColumn() bool {
+	return p.opts.Namespace == "" && !p.opts.ClusterScoped
 }
 
 // Print writes res to w in the printer's format.
@@ -250,10 +270,29 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 	if err != nil {
 		return err
 	}
+	if p.opts.Clusters && strings.EqualFold(p.output, "name") {
+		return p.clusterNames(w, printer, list, res)
+	}
 	if p.opts.SingleItem && len(list.Items) == 1 {
 		return printer.PrintObj(&list.Items[0], w)
 	}
 	return printer.PrintObj(list, w)
+}
+
+// clusterNames prints -o name for an answer over several clusters: each
+// line as kubectl prints it, after the item's cluster and a space.
+func (p *Printer) clusterNames(w io.Writer, printer printers.ResourcePrinter, list *unstructured.UnstructuredList, res *Result) error {
+	var b bytes.Buffer
+	for i := range list.Items {
+		b.Reset()
+		if err := printer.PrintObj(&list.Items[i], &b); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s %s", res.Items[i].Cluster, b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // noResources writes kubectl get's message for an empty result.
@@ -286,6 +325,26 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 		for i, item := range res.Items {
 			kindRows[i], _ = nameAndAge(item.Object, now)
 		}
+	}
+	if p.opts.Clusters {
+		// CLUSTER first, then NAMESPACE, which kubectl's printer would
+		// otherwise put first.
+		lead := []metav1.TableColumnDefinition{{Name: "CLUSTER", Type: "string"}}
+		if p.namespaceColumn() {
+			lead = append(lead, metav1.TableColumnDefinition{Name: "NAMESPACE", Type: "string"})
+		}
+		for i, item := range res.Items {
+			cells := []any{item.Cluster}
+			if p.namespaceColumn() {
+				ns := ""
+				if m, ok := item.Object.(metav1.Object); ok {
+					ns = m.GetNamespace()
+				}
+				cells = append(cells, ns)
+			}
+			kindRows[i] = append(cells, kindRows[i]...)
+		}
+		kindColumns = append(lead, kindColumns...)
 	}
 	table := &metav1.Table{
 		ColumnDefinitions: slices.Clone(kindColumns),
@@ -441,9 +500,31 @@ func (p *Printer) list(res *Result) (*unstructured.UnstructuredList, error) {
 			}
 		}
 		content["apiVersion"], content["kind"] = gvk.ToAPIVersionAndKind()
+		if p.opts.Clusters && !nameOnly {
+			annotateCluster(content, item.Cluster)
+		}
 		list.Items[i].Object = content
 	}
 	return list, nil
+}
+
+// annotateCluster sets the ClusterAnnotation of content, a copy of an
+// item made for printing: its metadata and annotations are copied before
+// they are changed, as the cache's object shares them.
+func annotateCluster(content map[string]any, cluster string) {
+	md, _ := content["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	annotations, _ := md["annotations"].(map[string]any)
+	annotations = maps.Clone(annotations)
+	if annotations == nil {
+		annotations = map[string]any{}
+	}
+	annotations[ClusterAnnotation] = cluster
+	md["annotations"] = annotations
+	content["metadata"] = md
 }
 
 func isJSONOrYAML(output string) bool {

@@ -207,6 +207,10 @@ type Item struct {
 	// Values are the values of Spec.Columns for Object, in order. A cell whose
 	// evaluation failed holds an *EvalError.
 	Values []any
+	// Cluster is the name of the context Object was read from, in an
+	// answer over several clusters (see PrintOptions.Clusters); empty
+	// otherwise.
+	Cluster string
 	// key is the value of Spec.SortBy for Object (nil without SortBy or
 	// when it failed): answers over several resources are ordered by it.
 	key any
