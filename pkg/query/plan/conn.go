@@ -29,6 +29,9 @@ type Conn struct {
 	// suggest (--kubeconfig, --context, --as...): see
 	// factory.Config.KubectlFlags.
 	KubectlFlags []string
+	// Cluster is the name of the context: the value of the variable
+	// cluster in the plan's expressions (see indexers.WithClusterVariable).
+	Cluster string
 }
 
 // bound starts the contact phase of a plan filling its caches: the

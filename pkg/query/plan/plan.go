@@ -336,6 +336,22 @@ func (p *Plan) Bind(l indexers.Lookup) {
 	}
 }
 
+// bindCluster makes name the value of the variable cluster in every
+// program of p, index programs included; programs of an Env without the
+// variable never read it.
+func (p *Plan) bindCluster(name string) {
+	bind := func(prog *indexers.Program) *indexers.Program { return prog.WithCluster(name) }
+	p.eachQueryProgram(bind)
+	for n, prog := range p.indexes {
+		p.indexes[n] = bind(prog)
+	}
+	for _, ixs := range p.resourceIndexes {
+		for n, prog := range ixs {
+			ixs[n] = bind(prog)
+		}
+	}
+}
+
 // indexesStopWith makes the evaluations of every index program of p stop
 // when b's context ends. It runs before index functions are made from them.
 func (p *Plan) indexesStopWith(b *indexers.Budget) {

@@ -1,0 +1,390 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query"
+)
+
+// Member is one cluster of a query over several: its context's name, how
+// to reach it and the request compiled for it. Each cluster has a plan of
+// its own: its programs read get() and byIndex() from that cluster's
+// caches, and its variable cluster is the member's name.
+type Member struct {
+	Name string
+	Conn Conn
+	Plan *Plan
+}
+
+// MemberError is why one cluster of a query over several did not answer.
+type MemberError struct {
+	Cluster string
+	Err     error
+}
+
+func (e MemberError) Error() string { return fmt.Sprintf("cluster %q: %v", e.Cluster, e.Err) }
+
+// PartialError is the error of an answer over several clusters some of
+// which did not answer: the answer of the others was printed.
+type PartialError struct {
+	// Failed are the clusters that did not answer, in the members' order.
+	Failed []MemberError
+	// Clusters is the number of clusters asked.
+	Clusters int
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%d of %d clusters did not answer: the answer is from the others", len(e.Failed), e.Clusters)
+}
+
+// memberAnswer is what one cluster answered.
+type memberAnswer struct {
+	m       Member
+	caches  *Caches
+	results []*query.Result
+	// absent are the resource types the cluster does not have.
+	absent []string
+	err    error
+}
+
+// ExecuteFleet answers the query of the members' plans over every member:
+// it fills their caches in parallel, each bounded by its own
+// Request.SyncTimeout, answers from each and prints one answer merged
+// across them, on out, as Execute prints one cluster's. Objects carry
+// their cluster (see query.PrintOptions.Clusters): tables begin with
+// CLUSTER; the default order is cluster, then namespace and name;
+// --sort-by, --limit, --count and --group-by apply to the merged answer.
+//
+// A resource type that a cluster does not have (a CRD installed in some
+// clusters only) is left out there, with a warning on errOut. A cluster
+// that cannot answer (unreachable, forbidden, a sync timeout) does not
+// stop the others: a warning on errOut names it and the cause, as explain
+// (given the cluster's name) words it, and once the others' answer is printed ExecuteFleet returns a
+// *PartialError. When no cluster answers, it returns the first cluster's
+// error (a *query.UsageError when the request is wrong everywhere) and
+// prints nothing.
+func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, explain func(cluster string, err error) error) error {
+	if explain == nil {
+		explain = func(_ string, err error) error { return err }
+	}
+	answers := make([]memberAnswer, len(members))
+	warn := &lockedWriter{w: errOut}
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Go(func() { answers[i] = answerMember(ctx, m, &prefixWriter{w: warn, prefix: "cluster " + m.Name + ": "}) })
+	}
+	wg.Wait()
+
+	var answered []memberAnswer
+	var failed []MemberError
+	for _, a := range answers {
+		for _, t := range a.absent {
+			_, _ = fmt.Fprintf(errOut, "warning: cluster %q has no resource type %q: no objects of it there\n", a.m.Name, t)
+		}
+		if a.err != nil {
+			failed = append(failed, MemberError{Cluster: a.m.Name, Err: explain(a.m.Name, a.err)})
+			continue
+		}
+		answered = append(answered, a)
+	}
+	if len(answered) == 0 {
+		if len(failed) == 1 {
+			return failed[0].Err
+		}
+		var usage *query.UsageError
+		if errors.As(failed[0].Err, &usage) && allUsageErrors(failed) {
+			return failed[0].Err
+		}
+		return fmt.Errorf("no cluster answered:\n%s", memberLines(failed))
+	}
+	for _, f := range failed {
+		_, _ = fmt.Fprintf(errOut, "warning: %v\n", f)
+	}
+	if err := printFleet(ctx, answered, out, errOut); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &PartialError{Failed: failed, Clusters: len(members)}
+	}
+	return nil
+}
+
+// answerMember fills the member's caches and answers from them, leaving
+// out the resource types the cluster does not have.
+func answerMember(ctx context.Context, m Member, errOut io.Writer) memberAnswer {
+	a := memberAnswer{m: m}
+	p := m.Plan
+	for _, t := range argTypes(p.req.Resources) {
+		if _, err := m.Conn.Resolver.ResolveOne(t); err != nil {
+			if !factory.IsUnknownResource(err) {
+				a.err = err
+				return a
+			}
+			a.absent = append(a.absent, t)
+		}
+	}
+	if len(a.absent) > 0 {
+		args := withoutTypes(p.req.Resources, a.absent)
+		if len(args) == 0 {
+			return a
+		}
+		np, err := p.With(func(r *Request) { r.Resources = args })
+		if err != nil {
+			a.err = err
+			return a
+		}
+		p = np
+	}
+	c, err := p.Fill(ctx, m.Conn, errOut, FillOptions{})
+	if err != nil {
+		a.err = err
+		return a
+	}
+	results, err := p.results(ctx, c.queried)
+	if err != nil {
+		a.err = err
+		return a
+	}
+	for _, w := range WarningLines(c.queried, results) {
+		_, _ = fmt.Fprintln(errOut, w)
+	}
+	for _, r := range results {
+		for i := range r.Items {
+			r.Items[i].Cluster = m.Name
+		}
+		r.Warnings = nil
+	}
+	a.caches, a.results, a.m.Plan = c, results, p
+	return a
+}
+
+// argTypes returns the resource types of a query's arguments (see
+// splitArgs): those of TYPE/NAME arguments, or else of the first,
+// TYPE[,TYPE...].
+func argTypes(args []string) []string {
+	var types []string
+	if len(args) > 0 && !strings.Contains(args[0], "/") {
+		for t := range strings.SplitSeq(args[0], ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				types = append(types, t)
+			}
+		}
+		return types
+	}
+	for _, a := range args {
+		if t, _, ok := strings.Cut(a, "/"); ok {
+			types = append(types, strings.TrimSpace(t))
+		}
+	}
+	return types
+}
+
+// withoutTypes returns the arguments args without the types absent: none
+// when no type is left.
+func withoutTypes(args, absent []string) []string {
+	if len(args) > 0 && !strings.Contains(args[0], "/") {
+		kept := slices.DeleteFunc(argTypes(args[:1]), func(t string) bool { return slices.Contains(absent, t) })
+		if len(kept) == 0 {
+			return nil
+		}
+		return append([]string{strings.Join(kept, ",")}, args[1:]...)
+	}
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool {
+		t, _, _ := strings.Cut(a, "/")
+		return slices.Contains(absent, strings.TrimSpace(t))
+	})
+}
+
+// printFleet prints the answers of the clusters that answered, merged.
+func printFleet(ctx context.Context, answered []memberAnswer, out, errOut io.Writer) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	p := answered[0].m.Plan
+	// The answers by resource type, in the order types first appear.
+	var gvrs []schema.GroupVersionResource
+	infs := map[schema.GroupVersionResource]*factory.Informer{}
+	byType := map[schema.GroupVersionResource][]*query.Result{}
+	merged := &Caches{}
+	for _, a := range answered {
+		if a.caches == nil {
+			continue // every type absent there
+		}
+		for i, inf := range a.caches.queried {
+			gvr := inf.Resource.GVR
+			if _, seen := infs[gvr]; !seen {
+				gvrs = append(gvrs, gvr)
+				infs[gvr] = inf
+			}
+			byType[gvr] = append(byType[gvr], a.results[i])
+			if cols := a.caches.printerColumns(gvr); cols != nil {
+				if merged.crdColumns == nil {
+					merged.crdColumns = map[schema.GroupVersionResource][]query.PrinterColumn{}
+				}
+				merged.crdColumns[gvr] = cols
+			}
+		}
+	}
+	var all []*query.Result
+	var queried []*factory.Informer
+	for _, gvr := range gvrs {
+		all = append(all, byType[gvr]...)
+		queried = append(queried, infs[gvr])
+	}
+	if len(queried) == 0 {
+		// No cluster has any of the types: kubectl's message.
+		return p.Print(out, errOut, merged, nil, []*query.Result{{Mode: query.ModeObjects}})
+	}
+	if p.req.Count {
+		// Print adds up counts and merges groups over any number of
+		// answers.
+		return p.Print(out, errOut, merged, slices.Repeat(queried[:1], len(all)), all)
+	}
+	results := make([]*query.Result, len(gvrs))
+	var notFound NotFoundError
+	for t, gvr := range gvrs {
+		results[t] = mergeClusters(byType[gvr], p.req.SortBy != "", p.descending)
+		for _, name := range results[t].Missing {
+			notFound.Missing = append(notFound.Missing, Missing{Resource: gvr.GroupResource(), Name: name})
+		}
+	}
+	limitAcross(results, p.req.Limit, p.req.SortBy != "", p.descending)
+	if err := p.Print(out, errOut, merged, queried, results); err != nil {
+		return err
+	}
+	if len(notFound.Missing) > 0 {
+		return &notFound
+	}
+	return nil
+}
+
+// mergeClusters merges the answers of several clusters for one resource
+// type: in the order of the sort key (ties by namespace and name, then in
+// the clusters' order), or else cluster by cluster, each in namespace and
+// name order (reversed when descending). A named object is missing when
+// no cluster has it.
+func mergeClusters(results []*query.Result, sorted, descending bool) *query.Result {
+	m := &query.Result{Mode: query.ModeObjects}
+	if len(results) > 0 {
+		m.ColumnNames, m.Indexers = results[0].ColumnNames, results[0].Indexers
+	}
+	missing := map[string]int{}
+	for _, r := range results {
+		m.Matched += r.Matched
+		for _, name := range r.Missing {
+			missing[name]++
+		}
+	}
+	if !sorted && descending {
+		results = slices.Clone(results)
+		slices.Reverse(results)
+	}
+	for _, ref := range query.MergedOrder(results, sorted, descending) {
+		m.Items = append(m.Items, results[ref.Result].Items[ref.Item])
+	}
+	if len(results) > 0 {
+		for _, name := range results[0].Missing {
+			if missing[name] == len(results) {
+				m.Missing = append(m.Missing, name)
+			}
+		}
+	}
+	return m
+}
+
+// limitAcross keeps at most limit objects (0: all) over results, the
+// answers for several resource types: the first in the order of the sort
+// key when sorted, else in the types' order.
+func limitAcross(results []*query.Result, limit int, sorted, descending bool) {
+	if limit <= 0 {
+		return
+	}
+	keep := make([][]bool, len(results))
+	for r, res := range results {
+		keep[r] = make([]bool, len(res.Items))
+	}
+	for n, ref := range query.MergedOrder(results, sorted, descending) {
+		if n == limit {
+			break
+		}
+		keep[ref.Result][ref.Item] = true
+	}
+	for r, res := range results {
+		items := res.Items[:0:0]
+		for i, item := range res.Items {
+			if keep[r][i] {
+				items = append(items, item)
+			}
+		}
+		res.Items = items
+	}
+}
+
+func allUsageErrors(errs []MemberError) bool {
+	for _, e := range errs {
+		var usage *query.UsageError
+		if !errors.As(e.Err, &usage) {
+			return false
+		}
+	}
+	return true
+}
+
+// memberLines writes one line per cluster's error.
+func memberLines(errs []MemberError) string {
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = "  " + e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lockedWriter serialises the writes of the clusters' goroutines.
+type lockedWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// prefixWriter writes each whole line written to it to w, after prefix
+// and after "warning: " when the line begins with it, so that a warning
+// names its cluster: "warning: cluster a: …".
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		i := slices.Index(p.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := string(p.buf[:i+1])
+		p.buf = p.buf[i+1:]
+		if rest, ok := strings.CutPrefix(line, "warning: "); ok {
+			line = "warning: " + p.prefix + rest
+		} else {
+			line = p.prefix + line
+		}
+		if _, err := io.WriteString(p.w, line); err != nil {
+			return len(b), err
+		}
+	}
+}
