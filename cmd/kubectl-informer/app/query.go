@@ -19,7 +19,6 @@ import (
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
@@ -85,6 +84,8 @@ type QueryOptions struct {
 	QueryServer string
 	ServerCA    string
 
+	fleetFlags
+
 	// Set by Complete.
 	resources []string
 	namespace string
@@ -133,6 +134,7 @@ the kubeconfig's (--kubeconfig, --context, --cluster).
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
+	o.addFleetFlags(f, o.ConfigFlags)
 	o.addScopeFlags(f)
 	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL returning a string, a list of strings or null, on every queried resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
@@ -205,6 +207,9 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 			o.Output = cfg.Defaults.Output
 		}
 	}
+	if err := o.completeContexts(o.ConfigFlags); err != nil {
+		return err
+	}
 	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
 }
@@ -270,12 +275,27 @@ func (o *QueryOptions) Validate() error {
 	} else if o.ServerCA != "" {
 		errs = append(errs, errors.New("--server-ca is only for --server"))
 	}
+	if len(o.contexts) > 0 {
+		switch {
+		case o.QueryServer != "":
+			errs = append(errs, errors.New("--server answers from the query server's cluster: give one context, or none"))
+		case o.Interactive || o.Watch:
+			errs = append(errs, errors.New("-i and --watch read one cluster: give one context, or none"))
+		}
+	}
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	plan, err := compilePlan(req, o.ErrOut, costLimitOptions(o.CostLimit)...)
+	plan, err := compilePlan(req, o.ErrOut, queryEnvOptions(o.CostLimit)...)
 	o.plan, o.request = plan, req
 	return err
+}
+
+// queryEnvOptions are the options of the CEL environment of the verbs that
+// answer queries from local caches: the cost limit, and the variable
+// cluster, the context's name.
+func queryEnvOptions(limit uint64) []indexers.Option {
+	return append(costLimitOptions(limit), indexers.WithClusterVariable())
 }
 
 // addCostLimitFlag registers --cost-limit, the cost limit of one
@@ -317,6 +337,9 @@ func compilePlan(req plan.Request, errOut io.Writer, opts ...indexers.Option) (*
 func (o *QueryOptions) Run(ctx context.Context) error {
 	if o.QueryServer != "" {
 		return o.runRemote(ctx)
+	}
+	if len(o.contexts) > 0 {
+		return o.runFleet(ctx)
 	}
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		if o.Interactive {
@@ -382,25 +405,11 @@ func withCluster(ctx context.Context, flags *genericclioptions.ConfigFlags, run 
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	// The informers' config: its requests have contexts of their own.
-	cfg, err := flags.ToRESTConfig()
+	conn, cfg, err := connect(ctx, flags, *flags.Context)
 	if err != nil {
 		return err
 	}
-	requests := &boundRequests{base: ctx, requestTimeout: cfg.Timeout}
-	wrap := flags.WrapConfigFn
-	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-		if wrap != nil {
-			c = wrap(c)
-		}
-		c.Wrap(requests.wrap)
-		return c
-	}
-	resolver, err := factory.NewResolverFor(flags)
-	if err != nil {
-		return err
-	}
-	err = run(ctx, plan.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound, KubectlFlags: kubectlFlags(flags)})
+	err = run(ctx, conn)
 	if hinted := impersonationHint(flags, err); hinted != nil && ctx.Err() == nil {
 		err = hinted
 	}

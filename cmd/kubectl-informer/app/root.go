@@ -29,6 +29,10 @@ const (
 	// ExitUsage: a usage or expression error: a bad flag, invalid CEL, an
 	// expression a schema refutes, a resource type the server does not have.
 	ExitUsage = 2
+	// ExitPartial: a query over several clusters (--context a,b,
+	// --all-contexts) printed the answer of some of them; others did not
+	// answer, each named in a warning.
+	ExitPartial = 3
 	// ExitInterrupted: Ctrl-C (SIGINT) stopped a command before it was done,
 	// such as a query waiting for the server or its caches. It is 128 + the
 	// signal's number, as shells report a command a signal ended; SIGTERM
@@ -78,6 +82,8 @@ const exitCodesHelp = `Exit codes:
   2  usage or expression error (bad flag or selector, an empty or invalid expression,
      a config file's mistake, an unknown resource type in any verb; query -i reading
      a pipe: a line had such a mistake)
+  3  a query over several contexts answered from some of them only: the others
+     (unreachable, forbidden, not synced) are named in warnings
   130  interrupted by Ctrl-C before the command was done (143: by SIGTERM)`
 
 func init() {
@@ -132,6 +138,10 @@ func Execute(cmd *cobra.Command, streams genericiooptions.IOStreams) int {
 		return ExitRuntime
 	}
 	_, _ = fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	var partial *plan.PartialError
+	if errors.As(err, &partial) {
+		return ExitPartial
+	}
 	var interrupted *InterruptedError
 	if errors.As(err, &interrupted) {
 		return interrupted.ExitCode()

@@ -1,0 +1,195 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+)
+
+// contextsFlag is --context as query takes it: a context, or several,
+// comma-separated or repeated, kept comma-joined in the ConfigFlags'
+// Context, which names one context everywhere else.
+type contextsFlag struct{ target *string }
+
+var _ pflag.Value = contextsFlag{}
+
+func (c contextsFlag) String() string { return *c.target }
+func (c contextsFlag) Type() string   { return "string" }
+func (c contextsFlag) Set(v string) error {
+	if *c.target != "" {
+		v = *c.target + "," + v
+	}
+	*c.target = v
+	return nil
+}
+
+// fleetFlags select the contexts a query reads: --context a,b (repeatable)
+// and --all-contexts with --context-selector.
+type fleetFlags struct {
+	AllContexts     bool
+	ContextSelector string
+
+	// contexts are the contexts of a query over several clusters, in the
+	// order given (--all-contexts: by name); nil for one cluster. Set by
+	// completeContexts.
+	contexts []string
+}
+
+func (f *fleetFlags) addFleetFlags(fs *pflag.FlagSet, flags *genericclioptions.ConfigFlags) {
+	if c := fs.Lookup("context"); c != nil {
+		c.Value = contextsFlag{target: flags.Context}
+		c.Usage = "the kubeconfig context to use; several, comma-separated or repeated, answer one query over their clusters, merged, with a CLUSTER column"
+	}
+	fs.BoolVar(&f.AllContexts, "all-contexts", false, "answer over the clusters of every context of the kubeconfig (see --context-selector)")
+	fs.StringVar(&f.ContextSelector, "context-selector", "", "with --all-contexts: only the contexts whose name this regular expression matches")
+}
+
+// completeContexts reads the contexts of --context and --all-contexts
+// from the kubeconfig. One context, or none (the current one), is a query
+// of one cluster: contexts stays nil and the ConfigFlags name it.
+func (f *fleetFlags) completeContexts(flags *genericclioptions.ConfigFlags) error {
+	var named []string
+	for c := range strings.SplitSeq(*flags.Context, ",") {
+		if c = strings.TrimSpace(c); c != "" && !slices.Contains(named, c) {
+			named = append(named, c)
+		}
+	}
+	if f.ContextSelector != "" && !f.AllContexts {
+		return &UsageError{Err: errors.New("--context-selector selects among --all-contexts: add --all-contexts")}
+	}
+	if !f.AllContexts && len(named) <= 1 {
+		*flags.Context = strings.Join(named, "")
+		return nil
+	}
+	if f.AllContexts && len(named) > 0 {
+		return &UsageError{Err: errors.New("--all-contexts and --context select contexts both: give one of them")}
+	}
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	if f.AllContexts {
+		var sel *regexp.Regexp
+		if f.ContextSelector != "" {
+			if sel, err = regexp.Compile(f.ContextSelector); err != nil {
+				return &UsageError{Err: fmt.Errorf("--context-selector: %w", err)}
+			}
+		}
+		for name := range raw.Contexts {
+			if sel == nil || sel.MatchString(name) {
+				named = append(named, name)
+			}
+		}
+		slices.Sort(named)
+		if len(named) == 0 {
+			return &UsageError{Err: fmt.Errorf("no context of the kubeconfig matches --context-selector %q", f.ContextSelector)}
+		}
+	}
+	for _, name := range named {
+		if _, ok := raw.Contexts[name]; !ok {
+			return &UsageError{Err: fmt.Errorf("context %q is not in the kubeconfig: kubectl config get-contexts lists them", name)}
+		}
+	}
+	f.contexts = named
+	// The namespace and the first checks read the first context.
+	*flags.Context = named[0]
+	return nil
+}
+
+// contextFlags returns a copy of base that reaches the cluster of context
+// name: the same kubeconfig, credentials and overrides, that context.
+func contextFlags(base *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
+	f := genericclioptions.NewConfigFlags(true)
+	f.KubeConfig, f.ClusterName, f.AuthInfoName = base.KubeConfig, base.ClusterName, base.AuthInfoName
+	f.Namespace, f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup = base.Namespace, base.Impersonate, base.ImpersonateUID, base.ImpersonateGroup
+	f.CacheDir, f.CertFile, f.KeyFile, f.CAFile = base.CacheDir, base.CertFile, base.KeyFile, base.CAFile
+	f.BearerToken, f.Insecure, f.TLSServerName, f.Timeout = base.BearerToken, base.Insecure, base.TLSServerName, base.Timeout
+	f.Username, f.Password, f.DisableCompression = base.Username, base.Password, base.DisableCompression
+	f.APIServer = nil
+	f.WrapConfigFn = base.WrapConfigFn
+	f.Context = &name
+	return f
+}
+
+// runFleet answers the query over the clusters of o.contexts: a plan and a
+// connection per cluster, filled in parallel (see plan.ExecuteFleet).
+func (o *QueryOptions) runFleet(ctx context.Context) error {
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	members := make([]plan.Member, 0, len(o.contexts))
+	flagsOf := map[string]*genericclioptions.ConfigFlags{}
+	timeouts := map[string]time.Duration{}
+	for _, name := range o.contexts {
+		flags := contextFlags(o.ConfigFlags, name)
+		req := o.request
+		req.Print.Clusters = true
+		req.Progress = nil // the clusters fill at once: no progress line
+		ns, err := namespaceOf(flags, o.AllNamespaces)
+		if err != nil {
+			return err
+		}
+		req.Namespace = ns
+		p, err := compilePlan(req, nil, queryEnvOptions(o.CostLimit)...)
+		if err != nil {
+			return err
+		}
+		conn, cfg, err := connect(ctx, flags, name)
+		if err != nil {
+			return fmt.Errorf("context %q: %w", name, err)
+		}
+		members = append(members, plan.Member{Name: name, Conn: conn, Plan: p})
+		flagsOf[name], timeouts[name] = flags, cfg.Timeout
+	}
+	err := plan.ExecuteFleet(ctx, members, o.Out, o.ErrOut, func(cluster string, err error) error {
+		if hinted := impersonationHint(flagsOf[cluster], err); hinted != nil && ctx.Err() == nil {
+			err = hinted
+		}
+		return clusterError(ctx, timeouts[cluster], err)
+	})
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: as for one cluster.
+		return clusterError(ctx, 0, err)
+	}
+	return err
+}
+
+// connect returns the connection to the cluster of flags' context, named
+// cluster in expressions (the current context's name when empty), and its
+// REST config. The resolver's requests are held to the sync timeout of
+// the plan that fills caches (Conn.Bound).
+func connect(ctx context.Context, flags *genericclioptions.ConfigFlags, cluster string) (plan.Conn, *rest.Config, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return plan.Conn{}, nil, err
+	}
+	requests := &boundRequests{base: ctx, requestTimeout: cfg.Timeout}
+	wrap := flags.WrapConfigFn
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		c.Wrap(requests.wrap)
+		return c
+	}
+	resolver, err := factory.NewResolverFor(flags)
+	if err != nil {
+		return plan.Conn{}, nil, err
+	}
+	if cluster == "" {
+		if raw, err := flags.ToRawKubeConfigLoader().RawConfig(); err == nil {
+			cluster = raw.CurrentContext
+		}
+	}
+	return plan.Conn{Config: cfg, Resolver: resolver, Bound: requests.bound, KubectlFlags: kubectlFlags(flags), Cluster: cluster}, cfg, nil
+}
