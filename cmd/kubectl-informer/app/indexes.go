@@ -112,7 +112,7 @@ func (o *IndexesOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	plan, err := compilePlan(req, o.ErrOut, costLimitOptions(o.CostLimit)...)
+	plan, err := compilePlan(req, o.ErrOut, queryEnvOptions(o.CostLimit)...)
 	o.plan = plan
 	return err
 }

@@ -125,7 +125,7 @@ func (o *WatchOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	env, err := indexers.NewEnv(costLimitOptions(o.CostLimit)...)
+	env, err := indexers.NewEnv(queryEnvOptions(o.CostLimit)...)
 	if err != nil {
 		return err
 	}
