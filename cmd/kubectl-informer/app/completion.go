@@ -177,7 +177,13 @@ func registerClusterCompletions(cmd *cobra.Command, flags *genericclioptions.Con
 			return withPrefix(names(&cfg), toComplete), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
-	mustRegister(cmd, "context", fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.Contexts) }))
+	contexts := fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.Contexts) })
+	if f := cmd.Flags().Lookup("context"); f != nil {
+		if _, several := f.Value.(contextsFlag); several {
+			contexts = listCompletion(contexts)
+		}
+	}
+	mustRegister(cmd, "context", contexts)
 	mustRegister(cmd, "cluster", fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.Clusters) }))
 	mustRegister(cmd, "user", fromKubeconfig(func(c *clientcmdapi.Config) []string { return keysOf(c.AuthInfos) }))
 	if resources {
@@ -186,6 +192,25 @@ func registerClusterCompletions(cmd *cobra.Command, flags *genericclioptions.Con
 		}
 	} else {
 		cmd.ValidArgsFunction = cobra.NoFileCompletions
+	}
+}
+
+// listCompletion completes the last item of a comma-separated list with
+// complete, keeping the items before it and leaving out those already
+// listed: "east,we" completes to "east,west".
+func listCompletion(complete cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		i := strings.LastIndex(toComplete, ",")
+		head, last := toComplete[:i+1], toComplete[i+1:]
+		listed := strings.Split(head, ",")
+		names, directive := complete(cmd, args, last)
+		var out []cobra.Completion
+		for _, n := range names {
+			if !slices.Contains(listed, n) {
+				out = append(out, head+n)
+			}
+		}
+		return out, directive
 	}
 }
 

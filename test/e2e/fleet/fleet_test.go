@@ -376,3 +376,31 @@ func TestPartialAnswer(t *testing.T) {
 		t.Errorf("no cluster answering: exit %d, want 1 and \"no cluster answered\"\n%s", code, errOut)
 	}
 }
+
+// TestContextCompletion: --context completes the kubeconfig's contexts,
+// also after a comma, leaving out those listed.
+func TestContextCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		typed string
+		want  []string
+	}{
+		{"", []string{"east", "north", "west"}},
+		{"we", []string{"west"}},
+		{"east,", []string{"east,north", "east,west"}},
+		{"east,west,n", []string{"east,west,north"}},
+	} {
+		code, out, errOut := run(t, "__complete", "query", "pods", "--context", tc.typed)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s", tc.typed, code, errOut)
+		}
+		var got []string
+		for _, l := range framework.Lines(out) {
+			if !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
+				got = append(got, l)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("--context %q completes %v, want %v", tc.typed, got, tc.want)
+		}
+	}
+}
