@@ -77,10 +77,10 @@ func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, 
 		explain = func(_ string, err error) error { return err }
 	}
 	answers := make([]memberAnswer, len(members))
-	warn := &lockedWriter{w: errOut}
+	warn := LockedWriter(errOut)
 	var wg sync.WaitGroup
 	for i, m := range members {
-		wg.Go(func() { answers[i] = answerMember(ctx, m, &prefixWriter{w: warn, prefix: "cluster " + m.Name + ": "}) })
+		wg.Go(func() { answers[i] = answerMember(ctx, m, ClusterWarnings(warn, m.Name)) })
 	}
 	wg.Wait()
 
@@ -104,7 +104,7 @@ func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, 
 		if errors.As(failed[0].Err, &usage) && allUsageErrors(failed) {
 			return failed[0].Err
 		}
-		return fmt.Errorf("no cluster answered:\n%s", memberLines(failed))
+		return NoAnswer(failed)
 	}
 	for _, f := range failed {
 		_, _ = fmt.Fprintf(errOut, "warning: %v\n", f)
@@ -339,13 +339,25 @@ func allUsageErrors(errs []MemberError) bool {
 	return true
 }
 
-// memberLines writes one line per cluster's error.
-func memberLines(errs []MemberError) string {
+// NoAnswer is the error of a query over several clusters none of which
+// answered: one line per cluster's error.
+func NoAnswer(errs []MemberError) error {
 	lines := make([]string, len(errs))
 	for i, e := range errs {
 		lines[i] = "  " + e.Error()
 	}
-	return strings.Join(lines, "\n")
+	return fmt.Errorf("no cluster answered:\n%s", strings.Join(lines, "\n"))
+}
+
+// LockedWriter returns a writer that serialises the writes of several
+// goroutines (the clusters') to w: each write reaches w whole.
+func LockedWriter(w io.Writer) io.Writer { return &lockedWriter{w: w} }
+
+// ClusterWarnings returns a writer of whole lines to w, each naming
+// cluster: "warning: cluster east: …" for a warning, "cluster east: …"
+// for any other line. It is for one goroutine.
+func ClusterWarnings(w io.Writer, cluster string) io.Writer {
+	return &prefixWriter{w: w, prefix: "cluster " + cluster + ": "}
 }
 
 // lockedWriter serialises the writes of the clusters' goroutines.

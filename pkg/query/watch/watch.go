@@ -115,7 +115,10 @@ type Change struct {
 // Event is one event as printed.
 type Event struct {
 	Time time.Time
-	Type EventType
+	// Cluster is the context the event comes from, in a watch over
+	// several clusters; empty otherwise.
+	Cluster string
+	Type    EventType
 	// Missed marks a DELETED that the informer saw only through a relist.
 	Missed bool
 	// Kind is resource.group as kubectl prints it ("pod", "deployment.apps").
@@ -146,10 +149,18 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 // A RELIST event names the resource's kind and what the list found:
 //
 //	2025-03-01T10:05:00.000Z RELIST  pod listed=300 added=1 changed=2 removed=1
+//
+// In a watch over several clusters, the cluster follows the time:
+//
+//	2025-03-01T10:00:00.123Z east UPDATED pod shop/web-0 4711
 func FormatLine(ev *Event) string {
 	var b strings.Builder
 	b.WriteString(ev.Time.UTC().Format(timeFormat))
 	b.WriteByte(' ')
+	if ev.Cluster != "" {
+		b.WriteString(ev.Cluster)
+		b.WriteByte(' ')
+	}
 	if r := ev.Relist; r != nil {
 		fmt.Fprintf(&b, "%-7s %s listed=%d added=%d changed=%d removed=%d\n", ev.Type, ev.Kind, r.Listed, r.Added, r.Changed, r.Removed)
 		return b.String()
@@ -198,6 +209,7 @@ func formatDiffValue(v any) string {
 // jsonEvent is the -o json form of a Event; fields in this order.
 type jsonEvent struct {
 	Time            string         `json:"time"`
+	Cluster         string         `json:"cluster,omitempty"`
 	Type            EventType      `json:"type"`
 	Missed          bool           `json:"missed,omitempty"`
 	Kind            string         `json:"kind"`
@@ -212,14 +224,16 @@ type jsonEvent struct {
 
 // jsonRelist is the -o json form of a RELIST event.
 type jsonRelist struct {
-	Time string    `json:"time"`
-	Type EventType `json:"type"`
-	Kind string    `json:"kind"`
+	Time    string    `json:"time"`
+	Cluster string    `json:"cluster,omitempty"`
+	Type    EventType `json:"type"`
+	Kind    string    `json:"kind"`
 	RelistCounts
 }
 
-// FormatJSON renders ev as one line of JSON (NDJSON): time, type, kind,
-// namespace, name, resourceVersion, columns (when any), object, and for
+// FormatJSON renders ev as one line of JSON (NDJSON): time, cluster (in a
+// watch over several clusters), type, kind, namespace, name,
+// resourceVersion, columns (when any), object, and for
 // updates either oldObject or, when diffs were requested, diff (neither
 // for an ENTERED that brought an object back into the selectors, whose
 // state before is not known). A missed
@@ -227,14 +241,14 @@ type jsonRelist struct {
 // type, kind, and the counts listed, added, changed and removed.
 func FormatJSON(ev *Event, withDiff bool) ([]byte, error) {
 	if ev.Relist != nil {
-		data, err := json.Marshal(jsonRelist{Time: ev.Time.UTC().Format(timeFormat), Type: ev.Type, Kind: ev.Kind, RelistCounts: *ev.Relist})
+		data, err := json.Marshal(jsonRelist{Time: ev.Time.UTC().Format(timeFormat), Cluster: ev.Cluster, Type: ev.Type, Kind: ev.Kind, RelistCounts: *ev.Relist})
 		if err != nil {
 			return nil, err
 		}
 		return append(data, '\n'), nil
 	}
 	j := jsonEvent{
-		Time: ev.Time.UTC().Format(timeFormat), Type: ev.Type, Missed: ev.Missed, Kind: ev.Kind,
+		Time: ev.Time.UTC().Format(timeFormat), Cluster: ev.Cluster, Type: ev.Type, Missed: ev.Missed, Kind: ev.Kind,
 		Namespace: ev.Namespace, Name: ev.Name, ResourceVersion: ev.ResourceVersion, Object: ev.Object,
 	}
 	if len(ev.ColumnNames) > 0 {
@@ -442,6 +456,8 @@ func KindName(res factory.Resource) string {
 type Watcher struct {
 	req  Request
 	plan *plan.Plan
+	// cluster names the cluster in each event; see InCluster.
+	cluster string
 	// now returns the time stamped on events; time.Now outside tests.
 	now func() time.Time
 }
@@ -475,6 +491,14 @@ func Compile(env *indexers.Env, req Request) (*Watcher, error) {
 		return nil, &query.UsageError{Err: errors.Join(errs...)}
 	}
 	return &Watcher{req: req, plan: p, now: time.Now}, nil
+}
+
+// InCluster returns a copy of w whose events name cluster, for a watch
+// over several clusters (see RunFleet). w must not have run.
+func (w *Watcher) InCluster(cluster string) *Watcher {
+	c := *w
+	c.cluster = cluster
+	return &c
 }
 
 // Run resolves the resources, starts informers holding whole objects
@@ -552,6 +576,7 @@ func (w *Watcher) run(ctx context.Context, conn plan.Conn, out, errOut io.Writer
 func (w *Watcher) emitter(out io.Writer) *emitter {
 	em := &emitter{
 		out:         out,
+		cluster:     w.cluster,
 		json:        w.req.Output == "json",
 		diff:        w.req.Diff,
 		skipInitial: w.req.SkipInitial,
@@ -581,6 +606,7 @@ func (e *emitter) query(spec query.Spec) {
 // informers run on different goroutines.
 type emitter struct {
 	out         io.Writer
+	cluster     string
 	json, diff  bool
 	skipInitial bool
 	now         func() time.Time
@@ -819,6 +845,7 @@ func (e *emitter) emitEventLocked(ev *Event) {
 	if e.stopped || e.err != nil {
 		return
 	}
+	ev.Cluster = e.cluster
 	var data []byte
 	if e.json {
 		var err error
