@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/watch"
 )
 
 // contextsFlag is --context as query takes it: a context, or several,
@@ -127,39 +128,102 @@ func contextFlags(base *genericclioptions.ConfigFlags, name string) *genericclio
 func (o *QueryOptions) runFleet(ctx context.Context) error {
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	members := make([]plan.Member, 0, len(o.contexts))
-	flagsOf := map[string]*genericclioptions.ConfigFlags{}
-	timeouts := map[string]time.Duration{}
-	for _, name := range o.contexts {
-		flags := contextFlags(o.ConfigFlags, name)
+	fleet, err := connectFleet(ctx, o.ConfigFlags, o.contexts, o.AllNamespaces)
+	if err != nil {
+		return err
+	}
+	var members []plan.Member
+	for _, m := range fleet {
 		req := o.request
 		req.Print.Clusters = true
 		req.Progress = nil // the clusters fill at once: no progress line
-		ns, err := namespaceOf(flags, o.AllNamespaces)
-		if err != nil {
-			return err
-		}
-		req.Namespace = ns
+		req.Namespace = m.namespace
 		p, err := compilePlan(req, nil, queryEnvOptions(o.CostLimit)...)
 		if err != nil {
 			return err
 		}
-		conn, cfg, err := connect(ctx, flags, name)
-		if err != nil {
-			return fmt.Errorf("context %q: %w", name, err)
-		}
-		members = append(members, plan.Member{Name: name, Conn: conn, Plan: p})
-		flagsOf[name], timeouts[name] = flags, cfg.Timeout
+		members = append(members, plan.Member{Name: m.name, Conn: m.conn, Plan: p})
 	}
-	err := plan.ExecuteFleet(ctx, members, o.Out, o.ErrOut, func(cluster string, err error) error {
-		if hinted := impersonationHint(flagsOf[cluster], err); hinted != nil && ctx.Err() == nil {
-			err = hinted
-		}
-		return clusterError(ctx, timeouts[cluster], err)
-	})
+	err = plan.ExecuteFleet(ctx, members, o.Out, o.ErrOut, explainer(ctx, fleet))
 	if err != nil && ctx.Err() != nil {
 		// Interrupted: as for one cluster.
 		return clusterError(ctx, 0, err)
+	}
+	return err
+}
+
+// fleetMember is one context's connection, its flags, and its namespace.
+type fleetMember struct {
+	name      string
+	conn      plan.Conn
+	flags     *genericclioptions.ConfigFlags
+	timeout   time.Duration
+	namespace string
+}
+
+// connectFleet connects to the cluster of each context, each in its own
+// namespace (-n, or the context's, or all with -A).
+func connectFleet(ctx context.Context, base *genericclioptions.ConfigFlags, contexts []string, allNamespaces bool) ([]fleetMember, error) {
+	var members []fleetMember
+	for _, name := range contexts {
+		flags := contextFlags(base, name)
+		ns, err := namespaceOf(flags, allNamespaces)
+		if err != nil {
+			return nil, fmt.Errorf("context %q: %w", name, err)
+		}
+		conn, cfg, err := connect(ctx, flags, name)
+		if err != nil {
+			return nil, fmt.Errorf("context %q: %w", name, err)
+		}
+		members = append(members, fleetMember{name: name, conn: conn, flags: flags, timeout: cfg.Timeout, namespace: ns})
+	}
+	return members, nil
+}
+
+// explainer words the error of one context's cluster as the verbs word
+// one cluster's.
+func explainer(ctx context.Context, members []fleetMember) func(cluster string, err error) error {
+	return func(cluster string, err error) error {
+		for _, m := range members {
+			if m.name != cluster {
+				continue
+			}
+			if hinted := impersonationHint(m.flags, err); hinted != nil && ctx.Err() == nil {
+				err = hinted
+			}
+			return clusterError(ctx, m.timeout, err)
+		}
+		return err
+	}
+}
+
+// runFleet watches the clusters of o.contexts at once (see
+// watch.RunFleet).
+func (o *WatchOptions) runFleet(ctx context.Context) error {
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	fleet, err := connectFleet(ctx, o.ConfigFlags, o.contexts, o.AllNamespaces)
+	if err != nil {
+		return err
+	}
+	var members []watch.Member
+	for _, m := range fleet {
+		req := o.request
+		req.Namespace, req.Progress = m.namespace, nil
+		w, err := watch.Compile(o.env, req)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		members = append(members, watch.Member{Name: m.name, Conn: m.conn, Watcher: w})
+	}
+	err = watch.RunFleet(ctx, members, o.Out, o.ErrOut, explainer(ctx, fleet))
+	if ctx.Err() != nil {
+		var partial *plan.PartialError
+		if errors.As(err, &partial) {
+			return err
+		}
+		// Ctrl-C ends a watch: done, as for one cluster.
+		return nil
 	}
 	return err
 }

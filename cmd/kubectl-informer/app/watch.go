@@ -40,11 +40,15 @@ type WatchOptions struct {
 	ResyncPeriod time.Duration
 	SyncTimeout  time.Duration
 	CostLimit    uint64
+	fleetFlags
 
 	// Set by Complete.
 	resources []string
 	namespace string
-	watcher   *watch.Watcher
+	// Set by Validate.
+	env     *indexers.Env
+	request watch.Request
+	watcher *watch.Watcher
 }
 
 // NewWatchCommand returns the "watch" verb.
@@ -76,6 +80,7 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
+	o.addFleetFlags(f, o.ConfigFlags)
 	o.addScopeFlags(f)
 	f.StringVar(&o.Where, "where", "", "show the objects for which this CEL expression is true, and those entering and leaving that set")
 	f.StringArrayVar(&o.Columns, "columns", nil, "values after each event NAME=CEL[,NAME=CEL...] (repeatable)")
@@ -94,6 +99,9 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.resources = args
 	if err := emptyValueErrors(cmd.Flags(), "where"); err != nil {
+		return err
+	}
+	if err := o.completeContexts(o.ConfigFlags); err != nil {
 		return err
 	}
 	var err error
@@ -136,12 +144,15 @@ func (o *WatchOptions) Validate() error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	o.watcher = w
+	o.env, o.request, o.watcher = env, req, w
 	return nil
 }
 
 // Run connects to the cluster and prints events until Ctrl-C or SIGTERM.
 func (o *WatchOptions) Run(ctx context.Context) error {
+	if len(o.contexts) > 0 {
+		return o.runFleet(ctx)
+	}
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		return o.watcher.Run(ctx, conn, o.Out, o.ErrOut)
 	})

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,6 +84,24 @@ func fleetKubeconfig(t *testing.T) string {
 		kubeconfig = path
 	}
 	return kubeconfig
+}
+
+// kubeconfigWith returns a copy of the fleet's kubeconfig with a context
+// for each of unreachable whose server is a port where nothing listens.
+func kubeconfigWith(t *testing.T, unreachable ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(fleetKubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range unreachable {
+		framework.AddUnreachableContext(t, path, name)
+	}
+	return path
 }
 
 // run runs "kubectl informer ARGS" with the fleet's kubeconfig.
@@ -348,13 +367,11 @@ func TestAllContexts(t *testing.T) {
 // runs, and one that never answers, leave the others' answer, warnings
 // naming them, and exit code 3; when none answers, exit code 1.
 func TestPartialAnswer(t *testing.T) {
-	path := fleetKubeconfig(t)
-	framework.AddUnreachableContext(t, path, "gone")
-	framework.AddUnreachableContext(t, path, "gone2")
+	path := kubeconfigWith(t, "gone", "gone2")
 	var code int
 	var out, errOut string
 	err := clusters[1].RestartAPIServer(func() error {
-		code, out, errOut = run(t, "query", "pods", "-A", "--context", "east,west,gone", "--count", "--sync-timeout", "5s")
+		code, out, errOut = run(t, "query", "pods", "-A", "--kubeconfig", path, "--context", "east,west,gone", "--count", "--sync-timeout", "5s")
 		return nil
 	})
 	if err != nil {
@@ -371,7 +388,7 @@ func TestPartialAnswer(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	code, _, errOut = run(t, "query", "pods", "-A", "--context", "gone,gone2", "--count", "--sync-timeout", "5s")
+	code, _, errOut = run(t, "query", "pods", "-A", "--kubeconfig", path, "--context", "gone,gone2", "--count", "--sync-timeout", "5s")
 	if code != 1 || !strings.Contains(errOut, "no cluster answered") {
 		t.Errorf("no cluster answering: exit %d, want 1 and \"no cluster answered\"\n%s", code, errOut)
 	}
@@ -402,5 +419,50 @@ func TestContextCompletion(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("--context %q completes %v, want %v", tc.typed, got, tc.want)
 		}
+	}
+}
+
+// TestWatch: a watch over several clusters prints each cluster's events,
+// each naming its cluster, in lines and in NDJSON; a cluster that cannot be
+// watched is named in a warning and gives exit code 3 when the watch ends.
+func TestWatch(t *testing.T) {
+	path := kubeconfigWith(t, "lost")
+	initial := 0
+	for i := range names {
+		initial += len(pods(t, i))
+	}
+	r := clusters[0].StartPlugin(t, "watch", "pods", "-A", "--kubeconfig", path, "--context", "east,west,north,lost", "-o", "json", "--sync-timeout", "5s")
+	lines := r.WaitLinesFor(t, initial, framework.HangTimeout)
+	got := map[string]int{}
+	for _, l := range lines {
+		var ev struct{ Cluster, Type string }
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if ev.Type == "ADDED" {
+			got[ev.Cluster]++
+		}
+	}
+	for i, name := range names {
+		if want := len(pods(t, i)); got[name] != want {
+			t.Errorf("%d ADDED events of %s, want %d", got[name], name, want)
+		}
+	}
+	// An event in one cluster names it.
+	clusters[1].CreatePod(t, "default", "watched", nil)
+	r.WaitLineContaining(t, `"cluster":"west","type":"ADDED","kind":"pod","namespace":"default","name":"watched"`)
+	framework.Eventually(t, "the warning naming lost", func() bool { return strings.Contains(r.ErrOut.String(), `warning: cluster "lost"`) })
+	if code := r.Stop(t); code != 3 {
+		t.Errorf("exit %d, want 3\n%s", code, r.ErrOut)
+	}
+
+	// One line per event, the cluster after the time.
+	r = clusters[0].StartPlugin(t, "watch", "pods", "-A", "--kubeconfig", path, "--context", "east,west", "--where", `object.metadata.name == "watched"`)
+	l := r.WaitLineContaining(t, "pod default/watched")
+	if f := strings.Fields(l[len(l)-1]); len(f) < 4 || f[1] != "west" || f[2] != "ADDED" {
+		t.Errorf("line %q: want the time, west, ADDED", l[len(l)-1])
+	}
+	if code := r.Stop(t); code != 0 {
+		t.Errorf("exit %d, want 0\n%s", code, r.ErrOut)
 	}
 }
