@@ -41,33 +41,42 @@ func RunAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 	if specs[0].Count {
 		return results, nil
 	}
-	if limit := specs[0].Limit; limit > 0 {
-		refs := MergedOrder(results, specs[0].SortBy != nil, specs[0].Descending)
-		if len(refs) > limit {
-			keep := make([][]bool, len(results))
-			for i, r := range results {
-				keep[i] = make([]bool, len(r.Items))
-			}
-			for _, ref := range refs[:limit] {
-				keep[ref.Result][ref.Item] = true
-			}
-			for i, r := range results {
-				kept := r.Items[:0:0]
-				for j, item := range r.Items {
-					if keep[i][j] {
-						kept = append(kept, item)
-					}
-				}
-				r.Items = kept
-			}
-		}
-	}
+	LimitMerged(results, specs[0].Limit, specs[0].SortBy != nil, specs[0].Descending)
 	for i, r := range results {
 		if err := evalColumns(r, specs[i]); err != nil {
 			return nil, err
 		}
 	}
 	return results, nil
+}
+
+// LimitMerged keeps the first limit objects (0: all) of the answer that
+// results make together, in MergedOrder (sorted and descending as there),
+// and drops the others from their results.
+func LimitMerged(results []*Result, limit int, sorted, descending bool) {
+	if limit <= 0 {
+		return
+	}
+	refs := MergedOrder(results, sorted, descending)
+	if len(refs) <= limit {
+		return
+	}
+	keep := make([][]bool, len(results))
+	for i, r := range results {
+		keep[i] = make([]bool, len(r.Items))
+	}
+	for _, ref := range refs[:limit] {
+		keep[ref.Result][ref.Item] = true
+	}
+	for i, r := range results {
+		kept := r.Items[:0:0]
+		for j, item := range r.Items {
+			if keep[i][j] {
+				kept = append(kept, item)
+			}
+		}
+		r.Items = kept
+	}
 }
 
 // ItemRef is the item-th item of the result-th Result.

@@ -68,10 +68,11 @@ type memberAnswer struct {
 // clusters only) is left out there, with a warning on errOut. A cluster
 // that cannot answer (unreachable, forbidden, a sync timeout) does not
 // stop the others: a warning on errOut names it and the cause, as explain
-// (given the cluster's name) words it, and once the others' answer is printed ExecuteFleet returns a
-// *PartialError. When no cluster answers, it returns the first cluster's
-// error (a *query.UsageError when the request is wrong everywhere) and
-// prints nothing.
+// (given the cluster's name) words it, and once the others' answer is
+// printed ExecuteFleet returns a *PartialError. When no cluster answers,
+// it prints nothing and returns: the one cluster's error; the first
+// *query.UsageError when the request is wrong in every cluster, as when
+// none has a resource type; or else an error naming each cluster's.
 func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, explain func(cluster string, err error) error) error {
 	if explain == nil {
 		explain = func(_ string, err error) error { return err }
@@ -86,6 +87,9 @@ func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, 
 
 	var answered []memberAnswer
 	var failed []MemberError
+	if err := absentEverywhere(answers); err != nil {
+		return err
+	}
 	for _, a := range answers {
 		for _, t := range a.absent {
 			_, _ = fmt.Fprintf(errOut, "warning: cluster %q has no resource type %q: no objects of it there\n", a.m.Name, t)
@@ -257,7 +261,7 @@ func printFleet(ctx context.Context, answered []memberAnswer, out, errOut io.Wri
 			notFound.Missing = append(notFound.Missing, Missing{Resource: gvr.GroupResource(), Name: name})
 		}
 	}
-	limitAcross(results, p.req.Limit, p.req.SortBy != "", p.descending)
+	query.LimitMerged(results, p.req.Limit, p.req.SortBy != "", p.descending)
 	if err := p.Print(out, errOut, merged, queried, results); err != nil {
 		return err
 	}
@@ -301,32 +305,27 @@ func mergeClusters(results []*query.Result, sorted, descending bool) *query.Resu
 	return m
 }
 
-// limitAcross keeps at most limit objects (0: all) over results, the
-// answers for several resource types: the first in the order of the sort
-// key when sorted, else in the types' order.
-func limitAcross(results []*query.Result, limit int, sorted, descending bool) {
-	if limit <= 0 {
-		return
-	}
-	keep := make([][]bool, len(results))
-	for r, res := range results {
-		keep[r] = make([]bool, len(res.Items))
-	}
-	for n, ref := range query.MergedOrder(results, sorted, descending) {
-		if n == limit {
-			break
+// absentEverywhere returns the usage error of a resource type that no
+// cluster has, as one cluster's query reports a type its server does not
+// have. When a cluster did not answer, whether it has the type is not
+// known: nil.
+func absentEverywhere(answers []memberAnswer) error {
+	var absent []string
+	first := true
+	for _, a := range answers {
+		if a.err != nil {
+			return nil
 		}
-		keep[ref.Result][ref.Item] = true
-	}
-	for r, res := range results {
-		items := res.Items[:0:0]
-		for i, item := range res.Items {
-			if keep[r][i] {
-				items = append(items, item)
-			}
+		if first {
+			absent, first = slices.Clone(a.absent), false
+			continue
 		}
-		res.Items = items
+		absent = slices.DeleteFunc(absent, func(t string) bool { return !slices.Contains(a.absent, t) })
 	}
+	if len(absent) == 0 {
+		return nil
+	}
+	return &query.UsageError{Err: fmt.Errorf("the server doesn't have a resource type %q in any of the clusters", absent[0])}
 }
 
 func allUsageErrors(errs []MemberError) bool {
