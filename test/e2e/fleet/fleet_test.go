@@ -330,6 +330,10 @@ func TestClusterWithoutTheCRD(t *testing.T) {
 	if code != 2 {
 		t.Errorf("in north alone: exit %d, want 2\n%s", code, errOut)
 	}
+	code, out, errOut = run(t, "query", "nosuchthings", "-A", "--context", "east,north")
+	if code != 2 || out != "" || !strings.Contains(errOut, `resource type "nosuchthings" in any of the clusters`) {
+		t.Errorf("a type no cluster has: exit %d, want 2\n%s%s", code, out, errOut)
+	}
 }
 
 // TestAllContexts: --all-contexts reads every context, by name;
@@ -359,6 +363,13 @@ func TestAllContexts(t *testing.T) {
 		code, _, errOut := run(t, append([]string{"query", "pods", "-A"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s", tc.args, code, tc.want, errOut)
+		}
+	}
+	// The verbs that read one cluster say so.
+	for _, verb := range []string{"indexes", "serve"} {
+		code, _, errOut := run(t, verb, "pods", "--context", "east,west")
+		if code != 2 || !strings.Contains(errOut, "only query and watch answer over several clusters") {
+			t.Errorf("%s --context east,west: exit %d, want 2 and the verbs that do\n%s", verb, code, errOut)
 		}
 	}
 }
