@@ -113,8 +113,18 @@ const (
 // nothing decoded. accept is the media type asked for, which the API server
 // must answer with. Compression is not asked for (as curl does not without
 // --compressed): on loopback, the API server's gzip costs more than the
-// bytes it saves.
+// bytes it saves. Several kubeconfigs, comma-separated, are transferred at
+// once (see runTransfers).
 func runTransfer(kubeconfig, accept string) error {
+	if strings.Contains(kubeconfig, ",") {
+		return runTransfers(strings.Split(kubeconfig, ","), accept)
+	}
+	return transfer(kubeconfig, accept, os.Stdout)
+}
+
+// transfer makes the GET of runTransfer with kubeconfig, writing the body
+// to out.
+func transfer(kubeconfig, accept string, out io.Writer) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -141,7 +151,7 @@ func runTransfer(kubeconfig, accept string) error {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, accept) {
 		return fmt.Errorf("GET /api/v1/pods with Accept %q was answered with Content-Type %q", accept, ct)
 	}
-	w := bufio.NewWriterSize(os.Stdout, 256<<10)
+	w := bufio.NewWriterSize(out, 256<<10)
 	if _, err := io.Copy(w, resp.Body); err != nil {
 		return err
 	}

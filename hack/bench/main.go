@@ -51,6 +51,11 @@ type options struct {
 	// ksm is a kube-state-metrics binary to measure beside the exporter;
 	// empty: not measured.
 	ksm string
+	// exporter: measure the exporter (and kube-state-metrics).
+	exporter bool
+	// fleet is the number of clusters of the query over several; below
+	// 2: not measured.
+	fleet int
 }
 
 func main() {
@@ -66,6 +71,8 @@ func main() {
 	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the query server, the exporter and the Go benchmarks)")
 	floor := flag.String(floorFlag, "", "run as the bare client-go informer the exporter is compared with, against this kubeconfig (used by the harness itself)")
 	flag.BoolVar(&o.server, "server", true, "measure queries answered by a query server (serve) beside the same one-shot local queries")
+	flag.BoolVar(&o.exporter, "exporter", true, "measure the exporter (and kube-state-metrics with -ksm)")
+	flag.IntVar(&o.fleet, "fleet", 3, "clusters of the query over several clusters measured (the benchmark's own and more of the same size; below 2: not measured)")
 	flag.StringVar(&o.ksm, "ksm", "", "a kube-state-metrics binary to measure beside the exporter, on the same families (empty: not measured)")
 	transfer := flag.String(transferFlag, "", "run as a plain GET of every pod, the floor of a one-shot query, against this kubeconfig (used by the harness itself)")
 	accept := flag.String("accept", protobufType, "with -"+transferFlag+": the media type to ask for")
@@ -179,18 +186,29 @@ func run(o options) error {
 			return fmt.Errorf("query server: %w", err)
 		}
 	}
-	fmt.Fprintln(os.Stderr, "measuring the exporter…")
-	target, err := profileTarget(nil)
-	if err != nil {
-		return err
+	var exporterReport string
+	if o.exporter {
+		fmt.Fprintln(os.Stderr, "measuring the exporter…")
+		target, err := profileTarget(nil)
+		if err != nil {
+			return err
+		}
+		apiserverPID, err := readPID(filepath.Join(o.stateDir, "kube-apiserver.pid"))
+		if err != nil {
+			return err
+		}
+		exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, []int{100, 1000}, 30*time.Second, 15*time.Second)
+		if err != nil {
+			return fmt.Errorf("exporter: %w", err)
+		}
+		exporterReport = exp.render(target, ksmVersion)
 	}
-	apiserverPID, err := readPID(filepath.Join(o.stateDir, "kube-apiserver.pid"))
-	if err != nil {
-		return err
-	}
-	exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, []int{100, 1000}, 30*time.Second, 15*time.Second)
-	if err != nil {
-		return fmt.Errorf("exporter: %w", err)
+	var fleet fleetResult
+	if o.queries && o.fleet >= 2 {
+		fmt.Fprintf(os.Stderr, "measuring a query over %d clusters…\n", o.fleet)
+		if fleet, err = benchFleet(o, kubeconfig, o.fleet, o.runs); err != nil {
+			return fmt.Errorf("query over several clusters: %w", err)
+		}
 	}
 	var goBench string
 	var benchErr error
@@ -203,7 +221,7 @@ func run(o options) error {
 	}
 	versions := versions{apiserver: apiserverVersion, ksm: ksmVersion, plugin: strings.TrimSpace(string(pluginOut)),
 		startCommit: startCommit, endCommit: commit()}
-	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exp.render(target, ksmVersion))
+	report := render(o, versions, sum, rows, cache.render("query pods -A --where 'phase == Pending' -o name"), srv.render(o.pods), goBench, exporterReport+fleet.render())
 	fmt.Print(report)
 	if o.results != "" {
 		if err := os.MkdirAll(filepath.Dir(o.results), 0o755); err != nil { //nolint:gosec // G301: the results are a report to publish, readable by all
