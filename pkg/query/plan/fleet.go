@@ -74,22 +74,92 @@ type memberAnswer struct {
 // *query.UsageError when the request is wrong in every cluster, as when
 // none has a resource type; or else an error naming each cluster's.
 func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, explain func(cluster string, err error) error) error {
-	if explain == nil {
-		explain = func(_ string, err error) error { return err }
+	answers := fillFleet(ctx, members, errOut, FillOptions{}, true)
+	answered, failed, err := sortOut(answers, errOut, explain)
+	if err != nil {
+		return err
 	}
+	if err := printFleet(ctx, answered, out, errOut); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &PartialError{Failed: failed, Clusters: len(members)}
+	}
+	return nil
+}
+
+// Filled is a cluster of a query over several whose caches are filled:
+// its plan answers from them, and so do the plans Plan.With makes of it.
+type Filled struct {
+	Name string
+	Plan *Plan
+}
+
+// FillFleet fills the caches of every member in parallel with opts, each
+// within its own Request.SyncTimeout, leaving out the resource types a
+// cluster does not have, as ExecuteFleet does; the warnings, and those
+// naming the clusters that could not be filled, go to errOut. It returns
+// the clusters filled, in the members' order, and the errors of the
+// others, as explain words them; when none is filled, or no cluster has a
+// resource type, it returns the error ExecuteFleet would.
+func FillFleet(ctx context.Context, members []Member, errOut io.Writer, opts FillOptions, explain func(cluster string, err error) error) ([]Filled, []MemberError, error) {
+	answered, failed, err := sortOut(fillFleet(ctx, members, errOut, opts, false), errOut, explain)
+	if err != nil {
+		return nil, nil, err
+	}
+	filled := make([]Filled, 0, len(answered))
+	for _, a := range answered {
+		filled = append(filled, Filled{Name: a.m.Name, Plan: a.m.Plan})
+	}
+	return filled, failed, nil
+}
+
+// AnswerFleet answers the query of each filled cluster's plan from its
+// caches and prints the answer merged across them, as ExecuteFleet does.
+func AnswerFleet(ctx context.Context, filled []Filled, out, errOut io.Writer) error {
+	answers := make([]memberAnswer, len(filled))
+	for i, f := range filled {
+		answers[i] = memberAnswer{m: Member{Name: f.Name, Plan: f.Plan}, caches: f.Plan.caches}
+		answerFilled(ctx, &answers[i], ClusterWarnings(errOut, f.Name))
+		if answers[i].err != nil {
+			return answers[i].err
+		}
+	}
+	return printFleet(ctx, answers, out, errOut)
+}
+
+// fillFleet fills every member's caches in parallel and, with answer,
+// answers from them.
+func fillFleet(ctx context.Context, members []Member, errOut io.Writer, opts FillOptions, answer bool) []memberAnswer {
 	answers := make([]memberAnswer, len(members))
 	warn := LockedWriter(errOut)
 	var wg sync.WaitGroup
 	for i, m := range members {
-		wg.Go(func() { answers[i] = answerMember(ctx, m, ClusterWarnings(warn, m.Name)) })
+		wg.Go(func() {
+			w := ClusterWarnings(warn, m.Name)
+			answers[i] = fillMember(ctx, m, w, opts)
+			if answer && answers[i].err == nil {
+				answerFilled(ctx, &answers[i], w)
+			}
+		})
 	}
 	wg.Wait()
+	return answers
+}
 
+// sortOut tells the clusters that answered from those that did not,
+// warning on errOut of the types some lack and of the clusters that did
+// not answer; when none answered, or no cluster has a type, it returns the
+// error to return instead.
+func sortOut(answers []memberAnswer, errOut io.Writer, explain func(cluster string, err error) error) ([]memberAnswer, []MemberError, error) {
+	if explain == nil {
+		explain = func(_ string, err error) error { return err }
+	}
+	if err := absentEverywhere(answers); err != nil {
+		return nil, nil, err
+	}
 	var answered []memberAnswer
 	var failed []MemberError
-	if err := absentEverywhere(answers); err != nil {
-		return err
-	}
 	for _, a := range answers {
 		for _, t := range a.absent {
 			_, _ = fmt.Fprintf(errOut, "warning: cluster %q has no resource type %q: no objects of it there\n", a.m.Name, t)
@@ -102,29 +172,23 @@ func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, 
 	}
 	if len(answered) == 0 {
 		if len(failed) == 1 {
-			return failed[0].Err
+			return nil, nil, failed[0].Err
 		}
 		var usage *query.UsageError
 		if errors.As(failed[0].Err, &usage) && allUsageErrors(failed) {
-			return failed[0].Err
+			return nil, nil, failed[0].Err
 		}
-		return NoAnswer(failed)
+		return nil, nil, NoAnswer(failed)
 	}
 	for _, f := range failed {
 		_, _ = fmt.Fprintf(errOut, "warning: %v\n", f)
 	}
-	if err := printFleet(ctx, answered, out, errOut); err != nil {
-		return err
-	}
-	if len(failed) > 0 {
-		return &PartialError{Failed: failed, Clusters: len(members)}
-	}
-	return nil
+	return answered, failed, nil
 }
 
-// answerMember fills the member's caches and answers from them, leaving
-// out the resource types the cluster does not have.
-func answerMember(ctx context.Context, m Member, errOut io.Writer) memberAnswer {
+// fillMember fills the member's caches with opts, leaving out the
+// resource types the cluster does not have.
+func fillMember(ctx context.Context, m Member, errOut io.Writer, opts FillOptions) memberAnswer {
 	a := memberAnswer{m: m}
 	p := m.Plan
 	for _, t := range argTypes(p.req.Resources) {
@@ -148,27 +212,37 @@ func answerMember(ctx context.Context, m Member, errOut io.Writer) memberAnswer 
 		}
 		p = np
 	}
-	c, err := p.Fill(ctx, m.Conn, errOut, FillOptions{})
+	c, err := p.Fill(ctx, m.Conn, errOut, opts)
 	if err != nil {
 		a.err = err
 		return a
 	}
-	results, err := p.results(ctx, c.queried)
+	a.caches, a.m.Plan = c, p
+	return a
+}
+
+// answerFilled answers the query of a's plan from its filled caches (none
+// when the cluster has none of the types), warning on errOut of the
+// expressions that failed on some objects; the objects name the cluster.
+func answerFilled(ctx context.Context, a *memberAnswer, errOut io.Writer) {
+	if a.caches == nil {
+		return
+	}
+	results, err := a.m.Plan.results(ctx, a.caches.queried)
 	if err != nil {
 		a.err = err
-		return a
+		return
 	}
-	for _, w := range WarningLines(c.queried, results) {
+	for _, w := range WarningLines(a.caches.queried, results) {
 		_, _ = fmt.Fprintln(errOut, w)
 	}
 	for _, r := range results {
 		for i := range r.Items {
-			r.Items[i].Cluster = m.Name
+			r.Items[i].Cluster = a.m.Name
 		}
 		r.Warnings = nil
 	}
-	a.caches, a.results, a.m.Plan = c, results, p
-	return a
+	a.results = results
 }
 
 // argTypes returns the resource types of a query's arguments (see
