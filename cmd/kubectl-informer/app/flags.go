@@ -20,11 +20,11 @@ import (
 
 // namespaceOf returns the namespace a command works in: "" with -A, else
 // -n or the kubeconfig context's namespace. It reads the kubeconfig only.
-// Several contexts (--context a,b) are a mistake here: query and watch,
+// Several contexts (--context a,b) are a mistake here: query, watch and indexes,
 // which answer over several clusters, read them first (completeContexts).
 func namespaceOf(flags *genericclioptions.ConfigFlags, all bool) (string, error) {
 	if flags.Context != nil && strings.Contains(*flags.Context, ",") {
-		return "", &UsageError{Err: fmt.Errorf("--context %q names several contexts: only query and watch answer over several clusters; give one context", *flags.Context)}
+		return "", &UsageError{Err: fmt.Errorf("--context %q names several contexts: only query, watch and indexes answer over several clusters; give one context", *flags.Context)}
 	}
 	if all {
 		return "", nil

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/interactive"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/watch"
 )
@@ -144,6 +146,11 @@ func (o *QueryOptions) runFleet(ctx context.Context) error {
 		}
 		members = append(members, plan.Member{Name: m.name, Conn: m.conn, Plan: p})
 	}
+	if o.Interactive {
+		return o.interact(ctx, func(opts interactive.Options) (*interactive.Session, error) {
+			return interactive.NewFleetSession(ctx, members, o.Out, o.ErrOut, opts, explainer(ctx, fleet))
+		})
+	}
 	err = plan.ExecuteFleet(ctx, members, o.Out, o.ErrOut, explainer(ctx, fleet))
 	if err != nil && ctx.Err() != nil {
 		// Interrupted: as for one cluster.
@@ -226,6 +233,65 @@ func (o *WatchOptions) runFleet(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// runFleet counts the index values of each cluster of o.contexts, the
+// clusters filled in parallel; the rows name their cluster. A cluster that
+// cannot be counted is named in a warning, and the others' rows are
+// printed with a *plan.PartialError.
+func (o *IndexesOptions) runFleet(ctx context.Context) error {
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	fleet, err := connectFleet(ctx, o.ConfigFlags, o.contexts, o.AllNamespaces)
+	if err != nil {
+		return err
+	}
+	plans := make([]*plan.Plan, len(fleet))
+	for i, m := range fleet {
+		req := o.request
+		req.Namespace, req.Progress = m.namespace, nil
+		if plans[i], err = compilePlan(req, nil, queryEnvOptions(o.CostLimit)...); err != nil {
+			return err
+		}
+	}
+	infos := make([][]plan.IndexInfo, len(fleet))
+	errs := make([]error, len(fleet))
+	warnings := plan.LockedWriter(o.ErrOut)
+	var wg sync.WaitGroup
+	for i, m := range fleet {
+		wg.Go(func() {
+			infos[i], errs[i] = plans[i].DescribeIndexes(ctx, m.conn, plan.ClusterWarnings(warnings, m.name))
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return clusterError(ctx, 0, ctx.Err())
+	}
+	explain := explainer(ctx, fleet)
+	var rows []indexRow
+	var failed []plan.MemberError
+	for i, m := range fleet {
+		if errs[i] != nil {
+			failed = append(failed, plan.MemberError{Cluster: m.name, Err: explain(m.name, errs[i])})
+			continue
+		}
+		for _, in := range infos[i] {
+			rows = append(rows, indexRow{Cluster: m.name, Resource: in.Resource, Index: in.Index, Expression: in.Expr, BuiltIn: in.Expr == "", Values: &in.Values})
+		}
+	}
+	if len(failed) == len(fleet) {
+		return plan.NoAnswer(failed)
+	}
+	for _, f := range failed {
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: %v\n", f)
+	}
+	if err := o.print(rows, true); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &plan.PartialError{Failed: failed, Clusters: len(fleet)}
+	}
+	return nil
 }
 
 // connect returns the connection to the cluster of flags' context, named

@@ -32,10 +32,12 @@ type IndexesOptions struct {
 	CostLimit   uint64
 	// Output is "" (a table), "json" or "yaml".
 	Output string
+	fleetFlags
 
 	resources []string
 	namespace string
 	config    *plan.Config
+	request   plan.Request
 	plan      *plan.Plan
 }
 
@@ -61,6 +63,7 @@ number of distinct values it holds.
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
+	o.addFleetFlags(f, o.ConfigFlags)
 	o.addScopeFlags(f)
 	f.StringArrayVar(&o.Indexes, "index", nil, "also register an index NAME=CEL on every resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file (default: "+configDefaultHelp()+" when present)")
@@ -82,6 +85,9 @@ func (o *IndexesOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.config = cfg
 	if cfg != nil && !cmd.Flags().Changed("sync-timeout") {
 		o.SyncTimeout = cfg.SyncTimeout(o.SyncTimeout)
+	}
+	if err := o.completeContexts(o.ConfigFlags); err != nil {
+		return err
 	}
 	if len(args) == 0 {
 		return nil // the config's indexes only: no namespace
@@ -113,12 +119,14 @@ func (o *IndexesOptions) Validate() error {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	plan, err := compilePlan(req, o.ErrOut, queryEnvOptions(o.CostLimit)...)
-	o.plan = plan
+	o.plan, o.request = plan, req
 	return err
 }
 
 // indexRow is one index as -o json and -o yaml print it.
 type indexRow struct {
+	// Cluster is the context of the cluster counted, over several.
+	Cluster string `json:"cluster,omitempty"`
 	// Resource is the resource the index is defined for; empty for an
 	// --index without resources, which applies to those queried.
 	Resource string `json:"resource,omitempty"`
@@ -163,6 +171,9 @@ func (o *IndexesOptions) Run(ctx context.Context) error {
 		}
 		return o.print(rows, false)
 	}
+	if len(o.contexts) > 0 {
+		return o.runFleet(ctx)
+	}
 	var infos []plan.IndexInfo
 	err := withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		var err error
@@ -201,12 +212,19 @@ func (o *IndexesOptions) print(rows []indexRow, counted bool) error {
 		return err
 	}
 	w := printers.GetNewTabWriter(o.Out)
+	clusters := len(rows) > 0 && rows[0].Cluster != ""
+	if clusters {
+		_, _ = fmt.Fprint(w, "CLUSTER\t")
+	}
 	if counted {
 		_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tVALUES\tEXPRESSION")
 	} else {
 		_, _ = fmt.Fprintln(w, "RESOURCE\tINDEX\tEXPRESSION")
 	}
 	for _, r := range rows {
+		if clusters {
+			_, _ = fmt.Fprintf(w, "%s\t", r.Cluster)
+		}
 		res, expr := r.Resource, r.Expression
 		if res == "" {
 			res = "<queried>"

@@ -21,13 +21,21 @@ import (
 // from a pipe or file. At a terminal, Ctrl-C stops the answer under way and
 // the session goes on; elsewhere it ends the session as it ends a query.
 func (o *QueryOptions) runInteractive(ctx context.Context, conn plan.Conn) error {
+	return o.interact(ctx, func(opts interactive.Options) (*interactive.Session, error) {
+		return interactive.NewSession(ctx, conn, o.plan, o.Out, o.ErrOut, opts)
+	})
+}
+
+// interact runs the session that start makes, reading lines from the
+// terminal (with a prompt, line editing and history) or from the input.
+func (o *QueryOptions) interact(ctx context.Context, start func(interactive.Options) (*interactive.Session, error)) error {
 	f, ok := o.In.(*os.File)
 	tty := ok && f == os.Stdin && term.IsTerminal(int(f.Fd())) && isTerminal(o.Out)
 	opts := interactive.Options{}
 	if tty {
 		opts.Prompt = strings.Join(o.resources, ",") + "> "
 	}
-	s, err := interactive.NewSession(ctx, conn, o.plan, o.Out, o.ErrOut, opts)
+	s, err := start(opts)
 	if err != nil {
 		return err
 	}

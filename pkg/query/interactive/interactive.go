@@ -83,6 +83,10 @@ type Session struct {
 	// goroutine that reads lines.
 	mu   sync.Mutex
 	plan *plan.Plan
+	// fleet are the clusters of a session over several, each with its
+	// current plan; plan is then that of the first with caches, which
+	// completion and :resources read. Nil over one cluster.
+	fleet []plan.Filled
 	// listOutput is the output format that counting replaced by the
 	// table, restored when counting ends.
 	listOutput string
@@ -294,13 +298,68 @@ func (s *Session) Do(line string) (quit bool) {
 	return false
 }
 
+// NewFleetSession is NewSession over the clusters of members, filled in
+// parallel (see plan.FillFleet): each line is answered over them all,
+// merged, as query answers over several contexts. A cluster that cannot
+// be filled is named in a warning, and the session answers from the
+// others; when none can, or no cluster has a resource type, it returns
+// the error. Completion reads the first cluster's caches, and :index is
+// not available.
+func NewFleetSession(ctx context.Context, members []plan.Member, out, errOut io.Writer, opts Options, explain func(cluster string, err error) error) (*Session, error) {
+	if opts.Samples <= 0 {
+		opts.Samples = 200
+	}
+	members = slices.Clone(members)
+	for i, m := range members {
+		p, err := m.Plan.With(func(r *plan.Request) { r.WholeObjects, r.Names = true, query.SessionNames })
+		if err != nil {
+			return nil, err
+		}
+		members[i].Plan = p
+	}
+	filled, _, err := plan.FillFleet(ctx, members, errOut, plan.FillOptions{Lasting: true}, explain)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{out: out, errOut: errOut, opts: opts, fleet: filled}
+	s.plan = s.first()
+	if opts.Prompt != "" {
+		var counts []string
+		for _, f := range filled {
+			if c := f.Plan.Caches(); c != nil {
+				for _, inf := range c.Queried() {
+					counts = append(counts, fmt.Sprintf("%d %s in %s", len(inf.Informer.GetIndexer().ListKeys()), inf.Resource, f.Name))
+				}
+			}
+		}
+		_, _ = fmt.Fprintf(errOut, "%s cached. Type a CEL filter or a command (:help); :quit or Ctrl-D ends.\n", strings.Join(counts, ", "))
+	}
+	return s, nil
+}
+
+// first returns the plan of the first cluster of the fleet that has
+// caches (some cluster has: plan.FillFleet says so).
+func (s *Session) first() *plan.Plan {
+	for _, f := range s.fleet {
+		if f.Plan.Caches() != nil {
+			return f.Plan
+		}
+	}
+	return s.fleet[0].Plan
+}
+
 // change compiles the query that edit makes of the current one and, when
 // it compiles, makes it current and prints its answer.
 func (s *Session) change(edit func(*plan.Request)) {
 	s.mu.Lock()
-	np, err := s.plan.With(edit)
-	if err == nil {
-		s.plan = np
+	var err error
+	if s.fleet != nil {
+		err = s.changeFleet(edit)
+	} else {
+		var np *plan.Plan
+		if np, err = s.plan.With(edit); err == nil {
+			s.plan = np
+		}
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -310,16 +369,37 @@ func (s *Session) change(edit func(*plan.Request)) {
 	s.answer()
 }
 
+// changeFleet makes edit of the current plan of every cluster, or of none
+// when it fails in one. The caller holds mu.
+func (s *Session) changeFleet(edit func(*plan.Request)) error {
+	next := slices.Clone(s.fleet)
+	for i, f := range next {
+		np, err := f.Plan.With(edit)
+		if err != nil {
+			return err
+		}
+		next[i].Plan = np
+	}
+	s.fleet = next
+	s.plan = s.first()
+	return nil
+}
+
 // answer prints the answer of the current query. An answer ends with a
 // line end even where the format writes none (jsonpath, go-template, as
 // kubectl prints them), so that the next prompt or answer starts a line.
 func (s *Session) answer() {
 	s.mu.Lock()
-	p := s.plan
+	p, fleet := s.plan, s.fleet
 	s.mu.Unlock()
 	ctx, run := s.answerContext()
 	out := &lineEnd{w: s.out}
-	err := p.AnswerContext(ctx, out, s.errOut)
+	var err error
+	if fleet != nil {
+		err = plan.AnswerFleet(ctx, fleet, out, s.errOut)
+	} else {
+		err = p.AnswerContext(ctx, out, s.errOut)
+	}
 	if out.open {
 		_, _ = io.WriteString(s.out, "\n")
 	}
@@ -499,6 +579,9 @@ func (s *Session) index(arg string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fleet != nil {
+		return &query.UsageError{Err: errors.New(":index reads one cluster: give the index with --index when the session starts")}
+	}
 	for _, inf := range s.plan.Caches().Queried() {
 		if _, dup := inf.Informer.GetIndexer().GetIndexers()[name]; dup {
 			return fmt.Errorf("%s already has an index %q: choose another name", inf.Resource, name)
@@ -583,17 +666,31 @@ func (pc *precomputed) release() {
 
 func (s *Session) resources(arg string) error {
 	s.mu.Lock()
-	queried := s.plan.Caches().Queried()
+	clusters, several := s.fleet, s.fleet != nil
+	if !several {
+		clusters = []plan.Filled{{Plan: s.plan}}
+	}
 	s.mu.Unlock()
 	tw := printers.GetNewTabWriter(s.out)
+	if several {
+		_, _ = fmt.Fprint(tw, "CLUSTER\t")
+	}
 	_, _ = fmt.Fprintln(tw, "RESOURCE\tOBJECTS\tINDEXES")
 	found := false
-	for _, inf := range queried {
-		if arg != "" && arg != inf.Resource.String() && arg != inf.Resource.GVR.Resource {
+	for _, f := range clusters {
+		if f.Plan.Caches() == nil {
 			continue
 		}
-		found = true
-		_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
+		for _, inf := range f.Plan.Caches().Queried() {
+			if arg != "" && arg != inf.Resource.String() && arg != inf.Resource.GVR.Resource {
+				continue
+			}
+			found = true
+			if f.Name != "" {
+				_, _ = fmt.Fprintf(tw, "%s\t", f.Name)
+			}
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
+		}
 	}
 	if !found {
 		return fmt.Errorf("%q is not queried here: the queried resources are %s", arg, strings.Join(s.resourceNames(), ", "))
