@@ -365,12 +365,10 @@ func TestAllContexts(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s", tc.args, code, tc.want, errOut)
 		}
 	}
-	// The verbs that read one cluster say so.
-	for _, verb := range []string{"indexes", "serve"} {
-		code, _, errOut := run(t, verb, "pods", "--context", "east,west")
-		if code != 2 || !strings.Contains(errOut, "only query and watch answer over several clusters") {
-			t.Errorf("%s --context east,west: exit %d, want 2 and the verbs that do\n%s", verb, code, errOut)
-		}
+	// The verb that reads one cluster says so.
+	code, _, errOut = run(t, "serve", "pods", "--context", "east,west")
+	if code != 2 || !strings.Contains(errOut, "only query, watch and indexes answer over several clusters") {
+		t.Errorf("serve --context east,west: exit %d, want 2 and the verbs that do\n%s", code, errOut)
 	}
 }
 
@@ -475,5 +473,101 @@ func TestWatch(t *testing.T) {
 	}
 	if code := r.Stop(t); code != 0 {
 		t.Errorf("exit %d, want 0\n%s", code, r.ErrOut)
+	}
+}
+
+// TestIndexes: indexes over several clusters counts each cluster's index
+// values, a row per cluster and index.
+func TestIndexes(t *testing.T) {
+	code, out, errOut := run(t, "indexes", "pods", "-A", "--context", "east,west,north", "--index", "byNode=object.spec.?nodeName", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var rows []struct {
+		Cluster, Index string
+		Values         int
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]int{}
+	for _, r := range rows {
+		if r.Index == "byNode" {
+			got[r.Cluster] = r.Values
+		}
+	}
+	for i, name := range names {
+		nodes := map[string]bool{}
+		for _, p := range pods(t, i) {
+			if p.Spec.NodeName != "" {
+				nodes[p.Spec.NodeName] = true
+			}
+		}
+		if got[name] != len(nodes) {
+			t.Errorf("%s: byNode has %d values, want %d (the nodes its pods are on)", name, got[name], len(nodes))
+		}
+	}
+	code, out, errOut = run(t, "indexes", "pods", "-A", "--context", "east,west")
+	if code != 0 || !strings.HasPrefix(out, "CLUSTER") {
+		t.Errorf("table: exit %d, want a CLUSTER column\n%s%s", code, out, errOut)
+	}
+}
+
+// TestInteractive: query -i over several clusters answers each line over
+// them all, merged; :resources lists each cluster's caches.
+func TestInteractive(t *testing.T) {
+	failed, total := map[string]int{}, 0
+	for i, name := range names {
+		for _, p := range pods(t, i) {
+			if p.Status.Phase == corev1.PodFailed {
+				failed[name]++
+				total++
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
+	defer cancel()
+	in := strings.NewReader(":count\n" + `object.status.phase == "Failed"` + "\n:group cluster\n:resources\n")
+	code, out, errOut := framework.RunPlugin(ctx, in, "query", "pods", "-A", "--kubeconfig", fleetKubeconfig(t), "--context", "east,west,north", "-i")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	lines := framework.Lines(out)
+	all := 0
+	for i := range names {
+		all += len(pods(t, i))
+	}
+	// :count, the filter, :group cluster (the counts per cluster), then
+	// :resources (a header and a row per cluster).
+	want := []string{strconv.Itoa(all), strconv.Itoa(total)}
+	for _, name := range []string{"west", "east", "north"} {
+		if failed[name] > 0 {
+			want = append(want, fmt.Sprintf("%s %d", name, failed[name]))
+		}
+	}
+	var got []string
+	for _, l := range lines[:min(len(lines), len(want))] {
+		got = append(got, strings.Join(strings.Fields(l), " "))
+	}
+	slices.Sort(got[2:])
+	slices.Sort(want[2:])
+	if !slices.Equal(got, want) {
+		t.Errorf("answers %q, want %q\n%s\nstderr:\n%s", got, want, out, errOut)
+	}
+	for _, name := range names {
+		if !strings.Contains(out, name+" ") || !strings.Contains(out, "CLUSTER") {
+			t.Errorf(":resources does not list %s:\n%s", name, out)
+		}
+	}
+}
+
+// TestInteractiveOneCluster: the variable cluster is the context's name in
+// the lines of a session over one cluster too.
+func TestInteractiveOneCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
+	defer cancel()
+	code, out, errOut := framework.RunPlugin(ctx, strings.NewReader(":group cluster\n"), "query", "pods", "-A", "--kubeconfig", fleetKubeconfig(t), "--context", "north", "-i")
+	if want := fmt.Sprintf("north %d", len(pods(t, 2))); code != 0 || strings.Join(strings.Fields(out), " ") != want {
+		t.Errorf("exit %d, %q, want %q\n%s", code, out, want, errOut)
 	}
 }
