@@ -458,16 +458,20 @@ func TestWatch(t *testing.T) {
 		}
 	}
 	// An event in one cluster names it.
-	clusters[1].CreatePod(t, "default", "watched", nil)
-	r.WaitLineContaining(t, `"cluster":"west","type":"ADDED","kind":"pod","namespace":"default","name":"watched"`)
+	watched := fmt.Sprintf("watched-%d", time.Now().UnixNano())
+	clusters[1].CreatePod(t, "default", watched, nil)
+	t.Cleanup(func() {
+		_ = clusters[1].Client.CoreV1().Pods("default").Delete(context.Background(), watched, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	})
+	r.WaitLineContaining(t, `"cluster":"west","type":"ADDED","kind":"pod","namespace":"default","name":"`+watched+`"`)
 	framework.Eventually(t, "the warning naming lost", func() bool { return strings.Contains(r.ErrOut.String(), `warning: cluster "lost"`) })
 	if code := r.Stop(t); code != 3 {
 		t.Errorf("exit %d, want 3\n%s", code, r.ErrOut)
 	}
 
 	// One line per event, the cluster after the time.
-	r = clusters[0].StartPlugin(t, "watch", "pods", "-A", "--kubeconfig", path, "--context", "east,west", "--where", `object.metadata.name == "watched"`)
-	l := r.WaitLineContaining(t, "pod default/watched")
+	r = clusters[0].StartPlugin(t, "watch", "pods", "-A", "--kubeconfig", path, "--context", "east,west", "--where", `object.metadata.name == "`+watched+`"`)
+	l := r.WaitLineContaining(t, "pod default/"+watched)
 	if f := strings.Fields(l[len(l)-1]); len(f) < 4 || f[1] != "west" || f[2] != "ADDED" {
 		t.Errorf("line %q: want the time, west, ADDED", l[len(l)-1])
 	}
