@@ -257,10 +257,7 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	if err != nil {
 		return err
 	}
-	queried, f := c.queried, c.factory
-	// render prints the answer and returns its text and what printing it
-	// said on errOut ("No resources found"); the warnings of evaluations
-	// go to warnings.
+	queried := c.queried
 	render := func(warnings io.Writer) (text, said string, err error) {
 		results, err := p.results(ctx, queried)
 		if err != nil {
@@ -273,6 +270,15 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 		err = p.Print(&b, &e, p.caches, queried, results)
 		return b.String(), e.String(), err
 	}
+	return watchAnswers(ctx, c.factory.Informers(), render, out, errOut, debounce)
+}
+
+// watchAnswers prints the answer render gives (its text, and what printing
+// it said on errOut, such as "No resources found"; render writes the
+// warnings of evaluations to the writer it is given) and prints it again
+// each time an event of informers changes it, a burst of events once,
+// until ctx ends: ExecuteWatch's loop.
+func watchAnswers(ctx context.Context, informers []*factory.Informer, render func(warnings io.Writer) (text, said string, err error), out, errOut io.Writer, debounce time.Duration) error {
 	// shown tells answers apart: an empty one by what it said.
 	shown := func(text, said string) string {
 		if text == "" {
@@ -295,7 +301,7 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 		UpdateFunc: func(any, any) { signal() },
 		DeleteFunc: func(any) { signal() },
 	}
-	for _, inf := range f.Informers() {
+	for _, inf := range informers {
 		reg, err := inf.Informer.AddEventHandler(handler)
 		if err != nil {
 			return err

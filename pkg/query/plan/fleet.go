@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -117,15 +119,51 @@ func FillFleet(ctx context.Context, members []Member, errOut io.Writer, opts Fil
 // AnswerFleet answers the query of each filled cluster's plan from its
 // caches and prints the answer merged across them, as ExecuteFleet does.
 func AnswerFleet(ctx context.Context, filled []Filled, out, errOut io.Writer) error {
+	return answerFleet(ctx, filled, out, errOut, errOut)
+}
+
+// answerFleet is AnswerFleet with the warnings of evaluations written to
+// warnings, apart from what printing says on errOut.
+func answerFleet(ctx context.Context, filled []Filled, out, errOut, warnings io.Writer) error {
 	answers := make([]memberAnswer, len(filled))
 	for i, f := range filled {
 		answers[i] = memberAnswer{m: Member{Name: f.Name, Plan: f.Plan}, caches: f.Plan.caches}
-		answerFilled(ctx, &answers[i], ClusterWarnings(errOut, f.Name))
+		answerFilled(ctx, &answers[i], ClusterWarnings(warnings, f.Name))
 		if answers[i].err != nil {
 			return answers[i].err
 		}
 	}
 	return printFleet(ctx, answers, out, errOut)
+}
+
+// ExecuteWatchFleet answers like ExecuteFleet, then keeps every cluster's
+// caches following its cluster and prints the merged answer again
+// whenever an event of any cluster changed it, as ExecuteWatch does for
+// one. When ctx ends it returns nil, or a *PartialError when some clusters
+// could not be filled.
+func ExecuteWatchFleet(ctx context.Context, members []Member, out, errOut io.Writer, debounce time.Duration, explain func(cluster string, err error) error) error {
+	filled, failed, err := FillFleet(ctx, members, errOut, FillOptions{Lasting: true}, explain)
+	if err != nil {
+		return err
+	}
+	var informers []*factory.Informer
+	for _, f := range filled {
+		if c := f.Plan.caches; c != nil {
+			informers = append(informers, c.factory.Informers()...)
+		}
+	}
+	render := func(warnings io.Writer) (text, said string, err error) {
+		var b, e bytes.Buffer
+		err = answerFleet(ctx, filled, &b, &e, warnings)
+		return b.String(), e.String(), err
+	}
+	if err := watchAnswers(ctx, informers, render, out, errOut, debounce); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &PartialError{Failed: failed, Clusters: len(members)}
+	}
+	return nil
 }
 
 // fillFleet fills every member's caches in parallel and, with answer,
