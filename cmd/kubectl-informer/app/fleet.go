@@ -146,13 +146,18 @@ func (o *QueryOptions) runFleet(ctx context.Context) error {
 		}
 		members = append(members, plan.Member{Name: m.name, Conn: m.conn, Plan: p})
 	}
-	if o.Interactive {
+	switch {
+	case o.Interactive:
 		return o.interact(ctx, func(opts interactive.Options) (*interactive.Session, error) {
 			return interactive.NewFleetSession(ctx, members, o.Out, o.ErrOut, opts, explainer(ctx, fleet))
 		})
+	case o.Watch:
+		err = plan.ExecuteWatchFleet(ctx, members, o.Out, o.ErrOut, 200*time.Millisecond, explainer(ctx, fleet))
+	default:
+		err = plan.ExecuteFleet(ctx, members, o.Out, o.ErrOut, explainer(ctx, fleet))
 	}
-	err = plan.ExecuteFleet(ctx, members, o.Out, o.ErrOut, explainer(ctx, fleet))
-	if err != nil && ctx.Err() != nil {
+	var partial *plan.PartialError
+	if err != nil && ctx.Err() != nil && !errors.As(err, &partial) {
 		// Interrupted: as for one cluster.
 		return clusterError(ctx, 0, err)
 	}

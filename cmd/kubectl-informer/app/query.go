@@ -279,8 +279,6 @@ func (o *QueryOptions) Validate() error {
 		switch {
 		case o.QueryServer != "":
 			errs = append(errs, errors.New("--server answers from the query server's cluster: give one context, or none"))
-		case o.Watch && !o.Interactive:
-			errs = append(errs, errors.New("query --watch reads one cluster: give one context, or none (watch takes several)"))
 		}
 	}
 	if len(errs) > 0 {

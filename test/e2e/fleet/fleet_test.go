@@ -358,7 +358,6 @@ func TestAllContexts(t *testing.T) {
 		{[]string{"--all-contexts", "--context", "east"}, "give one of them"},
 		{[]string{"--context", "east,south"}, `context "south" is not in the kubeconfig`},
 		{[]string{"--all-contexts", "--context-selector", "^nowhere$"}, "no context of the kubeconfig matches"},
-		{[]string{"--context", "east,west", "--watch"}, "give one context"},
 	} {
 		code, _, errOut := run(t, append([]string{"query", "pods", "-A"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
@@ -573,5 +572,23 @@ func TestInteractiveOneCluster(t *testing.T) {
 	code, out, errOut := framework.RunPlugin(ctx, strings.NewReader(":group cluster\n"), "query", "pods", "-A", "--kubeconfig", fleetKubeconfig(t), "--context", "north", "-i")
 	if want := fmt.Sprintf("north %d", len(pods(t, 2))); code != 0 || strings.Join(strings.Fields(out), " ") != want {
 		t.Errorf("exit %d, %q, want %q\n%s", code, out, want, errOut)
+	}
+}
+
+// TestQueryWatch: query --watch over several clusters prints the merged
+// answer again when an event of any cluster changes it.
+func TestQueryWatch(t *testing.T) {
+	count := func() int { return len(pods(t, 0)) + len(pods(t, 2)) }
+	before := count()
+	r := clusters[0].StartPlugin(t, "query", "pods", "-A", "--kubeconfig", kubeconfigWith(t, "lost"), "--context", "east,north,lost", "--count", "--watch", "--sync-timeout", "5s")
+	r.WaitLineContaining(t, strconv.Itoa(before))
+	name := fmt.Sprintf("counted-%d", time.Now().UnixNano())
+	clusters[2].CreatePod(t, "default", name, nil)
+	t.Cleanup(func() {
+		_ = clusters[2].Client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	})
+	r.WaitLineContaining(t, strconv.Itoa(before+1))
+	if code := r.Stop(t); code != 3 || !strings.Contains(r.ErrOut.String(), `warning: cluster "lost"`) {
+		t.Errorf("exit %d, want 3 and a warning naming lost\n%s", code, r.ErrOut)
 	}
 }
