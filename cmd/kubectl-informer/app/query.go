@@ -48,6 +48,12 @@ const queryExample = `  # Pending pods in every namespace
   # A prompt on filled caches: each line is a filter or a command (:help)
   kubectl informer query pods -A -i
 
+  # Failed pods in every production cluster, one table with a CLUSTER column
+  kubectl informer query pods -A --all-contexts --context-selector '^prod-' --where 'object.status.phase == "Failed"'
+
+  # Pods per cluster and phase, over two contexts
+  kubectl informer query pods -A --context east,west --group-by 'cluster + " " + object.status.phase'
+
   # The ten pods with the most restarts
   kubectl informer query pods -A --sort-by '-object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum()' --limit 10`
 

@@ -29,9 +29,9 @@ const (
 	// ExitUsage: a usage or expression error: a bad flag, invalid CEL, an
 	// expression a schema refutes, a resource type the server does not have.
 	ExitUsage = 2
-	// ExitPartial: a query over several clusters (--context a,b,
-	// --all-contexts) printed the answer of some of them; others did not
-	// answer, each named in a warning.
+	// ExitPartial: a query, watch or indexes over several clusters
+	// (--context a,b, --all-contexts) printed the answer of some of them;
+	// others did not answer, each named in a warning.
 	ExitPartial = 3
 	// ExitInterrupted: Ctrl-C (SIGINT) stopped a command before it was done,
 	// such as a query waiting for the server or its caches. It is 128 + the
@@ -82,8 +82,8 @@ const exitCodesHelp = `Exit codes:
   2  usage or expression error (bad flag or selector, an empty or invalid expression,
      a config file's mistake, an unknown resource type in any verb; query -i reading
      a pipe: a line had such a mistake)
-  3  a query over several contexts answered from some of them only: the others
-     (unreachable, forbidden, not synced) are named in warnings
+  3  a query, watch or indexes over several contexts answered from some of them
+     only: the others (unreachable, forbidden, not synced) are named in warnings
   130  interrupted by Ctrl-C before the command was done (143: by SIGTERM)`
 
 func init() {
