@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -127,7 +128,8 @@ func TestHelpExamples(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, ".local", "bin"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "HOME="+home, "PATH="+bin+":"+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"))
+	env := append(os.Environ(), "HOME="+home, "PATH="+bin+":"+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
+		"KUBECONFIG="+exampleContexts(t))
 	certDir := t.TempDir()
 
 	// A pod of the context's namespace, whose annotation changes until
@@ -258,4 +260,26 @@ func TestHelpExamples(t *testing.T) {
 		})
 	}
 	stopBackground(t)
+}
+
+// exampleContexts writes a copy of the test cluster's kubeconfig with the
+// contexts the examples over several clusters name (east, west,
+// prod-east, prod-west), each reaching the test cluster as its current
+// context does, and returns its path.
+func exampleContexts(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := cfg.Contexts[cfg.CurrentContext]
+	for _, name := range []string{"east", "west", "prod-east", "prod-west"} {
+		c := *cur
+		cfg.Contexts[name] = &c
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
