@@ -134,17 +134,9 @@ func (o *QueryOptions) runFleet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var members []plan.Member
-	for _, m := range fleet {
-		req := o.request
-		req.Print.Clusters = true
-		req.Progress = nil // the clusters fill at once: no progress line
-		req.Namespace = m.namespace
-		p, err := compilePlan(req, nil, queryEnvOptions(o.CostLimit)...)
-		if err != nil {
-			return err
-		}
-		members = append(members, plan.Member{Name: m.name, Conn: m.conn, Plan: p})
+	members, err := memberPlans(o.plan, fleet, func(r *plan.Request) { r.Print.Clusters = true })
+	if err != nil {
+		return err
 	}
 	switch {
 	case o.Interactive:
@@ -251,13 +243,9 @@ func (o *IndexesOptions) runFleet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plans := make([]*plan.Plan, len(fleet))
-	for i, m := range fleet {
-		req := o.request
-		req.Namespace, req.Progress = m.namespace, nil
-		if plans[i], err = compilePlan(req, nil, queryEnvOptions(o.CostLimit)...); err != nil {
-			return err
-		}
+	members, err := memberPlans(o.plan, fleet, nil)
+	if err != nil {
+		return err
 	}
 	infos := make([][]plan.IndexInfo, len(fleet))
 	errs := make([]error, len(fleet))
@@ -265,7 +253,7 @@ func (o *IndexesOptions) runFleet(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, m := range fleet {
 		wg.Go(func() {
-			infos[i], errs[i] = plans[i].DescribeIndexes(ctx, m.conn, plan.ClusterWarnings(warnings, m.name))
+			infos[i], errs[i] = members[i].Plan.DescribeIndexes(ctx, m.conn, plan.ClusterWarnings(warnings, m.name))
 		})
 	}
 	wg.Wait()
@@ -297,6 +285,27 @@ func (o *IndexesOptions) runFleet(ctx context.Context) error {
 		return &plan.PartialError{Failed: failed, Clusters: len(fleet)}
 	}
 	return nil
+}
+
+// memberPlans returns a plan per cluster of fleet, made of p (compiled
+// with its CEL environment, which they share) with the cluster's
+// namespace, no progress line (the clusters fill at once) and what edit
+// changes, when not nil: each cluster's plan binds its own caches.
+func memberPlans(p *plan.Plan, fleet []fleetMember, edit func(*plan.Request)) ([]plan.Member, error) {
+	members := make([]plan.Member, len(fleet))
+	for i, m := range fleet {
+		mp, err := p.With(func(r *plan.Request) {
+			r.Namespace, r.Progress = m.namespace, nil
+			if edit != nil {
+				edit(r)
+			}
+		})
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		members[i] = plan.Member{Name: m.name, Conn: m.conn, Plan: mp}
+	}
+	return members, nil
 }
 
 // connect returns the connection to the cluster of flags' context, named

@@ -37,7 +37,6 @@ type IndexesOptions struct {
 	resources []string
 	namespace string
 	config    *plan.Config
-	request   plan.Request
 	plan      *plan.Plan
 }
 
@@ -119,7 +118,7 @@ func (o *IndexesOptions) Validate() error {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
 	plan, err := compilePlan(req, o.ErrOut, queryEnvOptions(o.CostLimit)...)
-	o.plan, o.request = plan, req
+	o.plan = plan
 	return err
 }
 

@@ -311,11 +311,13 @@ func NewFleetSession(ctx context.Context, members []plan.Member, out, errOut io.
 	}
 	members = slices.Clone(members)
 	for i, m := range members {
-		p, err := m.Plan.With(func(r *plan.Request) { r.WholeObjects, r.Names = true, query.SessionNames })
-		if err != nil {
-			return nil, err
+		if req := m.Plan.Request(); !req.WholeObjects || req.Names != query.SessionNames {
+			p, err := m.Plan.With(func(r *plan.Request) { r.WholeObjects, r.Names = true, query.SessionNames })
+			if err != nil {
+				return nil, err
+			}
+			members[i].Plan = p
 		}
-		members[i].Plan = p
 	}
 	filled, _, err := plan.FillFleet(ctx, members, errOut, plan.FillOptions{Lasting: true}, explain)
 	if err != nil {
