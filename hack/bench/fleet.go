@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/kubeconfigs"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
@@ -34,7 +35,7 @@ type fleetResult struct {
 // this machine: the API servers share its cores with the query.
 func benchFleet(o options, first string, n, runs int) (fleetResult, error) {
 	localcluster := filepath.Join(o.binDir, "localcluster")
-	kubeconfigs := []string{first}
+	sources := []string{first}
 	for i := 2; i <= n; i++ {
 		dir := fmt.Sprintf("%s-fleet-%d", o.stateDir, i)
 		_ = exec.Command(localcluster, "down", "-dir", dir).Run()                                    //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
@@ -55,10 +56,14 @@ func benchFleet(o options, first string, n, runs int) (fleetResult, error) {
 		if _, err := workload.Load(context.Background(), cfg, spec, nil); err != nil {
 			return fleetResult{}, fmt.Errorf("loading cluster %d: %w", i, err)
 		}
-		kubeconfigs = append(kubeconfigs, kc)
+		sources = append(sources, kc)
 	}
-	merged, names, err := fleetKubeconfig(o.stateDir, kubeconfigs)
-	if err != nil {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%d", i+1)
+	}
+	merged := o.stateDir + "-fleet.kubeconfig"
+	if err := kubeconfigs.Merge(merged, sources, names); err != nil {
 		return fleetResult{}, err
 	}
 	self, err := os.Executable()
@@ -68,7 +73,7 @@ func benchFleet(o options, first string, n, runs int) (fleetResult, error) {
 	kc := "--kubeconfig=" + merged
 	where := `object.status.phase == "Pending"`
 	cmds := []measured{{fmt.Sprintf("GET /api/v1/pods of the %d clusters at once, protobuf (transfer only)", n), self,
-		[]string{"-" + transferFlag, strings.Join(kubeconfigs, ","), "-accept", protobufType}}}
+		[]string{"-" + transferFlag, strings.Join(sources, ","), "-accept", protobufType}}}
 	for _, name := range names {
 		cmds = append(cmds, measured{"--context " + name, o.plugin, []string{"query", kc, "pods", "-A", "--where", where, "--count", "--context", name}})
 	}
@@ -80,57 +85,17 @@ func benchFleet(o options, first string, n, runs int) (fleetResult, error) {
 	return fleetResult{clusters: n, pods: o.pods, rows: rows}, nil
 }
 
-// fleetKubeconfig writes, beside stateDir, a kubeconfig with a context
-// c1, c2, … per kubeconfig (its current context's cluster and user).
-func fleetKubeconfig(stateDir string, kubeconfigs []string) (string, []string, error) {
-	out := clientcmdapi.NewConfig()
-	var names []string
-	for i, path := range kubeconfigs {
-		cfg, err := clientcmd.LoadFromFile(path)
-		if err != nil {
-			return "", nil, err
-		}
-		ctx := cfg.Contexts[cfg.CurrentContext]
-		if ctx == nil {
-			return "", nil, fmt.Errorf("%s has no current context", path)
-		}
-		name := fmt.Sprintf("c%d", i+1)
-		out.Clusters[name], out.AuthInfos[name] = cfg.Clusters[ctx.Cluster], cfg.AuthInfos[ctx.AuthInfo]
-		out.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-		names = append(names, name)
-	}
-	out.CurrentContext = names[0]
-	path := stateDir + "-fleet.kubeconfig"
-	return path, names, clientcmd.WriteToFile(*out, path)
-}
-
 // runTransfers makes the list transfer of each kubeconfig at once (see
 // runTransfer), writing the bodies to stdout as they come.
-func runTransfers(kubeconfigs []string, accept string) error {
-	var mu sync.Mutex // guards stdout
-	errs := make([]error, len(kubeconfigs))
+func runTransfers(paths []string, accept string) error {
+	out := plan.LockedWriter(os.Stdout)
+	errs := make([]error, len(paths))
 	var wg sync.WaitGroup
-	for i, kc := range kubeconfigs {
-		wg.Go(func() { errs[i] = transfer(kc, accept, &lockedWriter{mu: &mu, w: os.Stdout}) })
+	for i, kc := range paths {
+		wg.Go(func() { errs[i] = transfer(kc, accept, out) })
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return errors.Join(errs...)
 }
 
 // render writes the fleet's section of the report.

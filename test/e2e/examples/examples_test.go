@@ -23,9 +23,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/internal/kubeconfigs"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -268,18 +268,18 @@ func TestHelpExamples(t *testing.T) {
 // context does, and returns its path.
 func exampleContexts(t *testing.T) string {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	b, err := os.ReadFile(cluster.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur := cfg.Contexts[cfg.CurrentContext]
-	for _, name := range []string{"east", "west", "prod-east", "prod-west"} {
-		c := *cur
-		cfg.Contexts[name] = &c
-	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range []string{"east", "west", "prod-east", "prod-west"} {
+		if err := kubeconfigs.AddContext(path, name, ""); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return path
 }

@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"github.com/kubectl-informer/kubectl-informer/internal/kubeconfigs"
 )
 
 // MainFleet runs a test package against n fresh control planes, stored in
@@ -66,24 +65,12 @@ func MainFleet(m *testing.M, cs *[]*Cluster, n int, setup func(i int, c *Cluster
 // named by names (in order), each with the cluster's admin credentials,
 // the first current, and returns its path.
 func FleetKubeconfig(dir string, clusters []*Cluster, names []string) (string, error) {
-	out := clientcmdapi.NewConfig()
+	sources := make([]string, len(clusters))
 	for i, c := range clusters {
-		cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
-		if err != nil {
-			return "", err
-		}
-		ctx := cfg.Contexts[cfg.CurrentContext]
-		if ctx == nil {
-			return "", fmt.Errorf("%s has no current context", c.Kubeconfig)
-		}
-		name := names[i]
-		out.Clusters[name] = cfg.Clusters[ctx.Cluster]
-		out.AuthInfos[name] = cfg.AuthInfos[ctx.AuthInfo]
-		out.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+		sources[i] = c.Kubeconfig
 	}
-	out.CurrentContext = names[0]
 	path := filepath.Join(dir, "fleet.kubeconfig")
-	return path, clientcmd.WriteToFile(*out, path)
+	return path, kubeconfigs.Merge(path, sources, names)
 }
 
 // AddUnreachableContext adds to the kubeconfig at path a context name
@@ -91,16 +78,7 @@ func FleetKubeconfig(dir string, clusters []*Cluster, names []string) (string, e
 // credentials of the current context.
 func AddUnreachableContext(t testing.TB, path, name string) {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := cfg.Contexts[cfg.CurrentContext]
-	cluster := *cfg.Clusters[cur.Cluster]
-	cluster.Server = "https://" + ClosedPort(t)
-	cfg.Clusters[name] = &cluster
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: cur.AuthInfo}
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := kubeconfigs.AddContext(path, name, "https://"+ClosedPort(t)); err != nil {
 		t.Fatal(err)
 	}
 }
