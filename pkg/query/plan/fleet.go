@@ -351,9 +351,10 @@ func printFleet(ctx context.Context, answered []memberAnswer, out, errOut io.Wri
 		}
 	}
 	var all []*query.Result
-	var queried []*factory.Informer
+	var allInfs, queried []*factory.Informer
 	for _, gvr := range gvrs {
 		all = append(all, byType[gvr]...)
+		allInfs = append(allInfs, slices.Repeat([]*factory.Informer{infs[gvr]}, len(byType[gvr]))...)
 		queried = append(queried, infs[gvr])
 	}
 	if len(queried) == 0 {
@@ -363,7 +364,7 @@ func printFleet(ctx context.Context, answered []memberAnswer, out, errOut io.Wri
 	if p.req.Count {
 		// Print adds up counts and merges groups over any number of
 		// answers.
-		return p.Print(out, errOut, merged, slices.Repeat(queried[:1], len(all)), all)
+		return p.Print(out, errOut, merged, allInfs, all)
 	}
 	results := make([]*query.Result, len(gvrs))
 	var notFound NotFoundError
