@@ -379,7 +379,7 @@ func TestPartialAnswer(t *testing.T) {
 	var code int
 	var out, errOut string
 	err := clusters[1].RestartAPIServer(func() error {
-		code, out, errOut = run(t, "query", "pods", "-A", "--kubeconfig", path, "--context", "east,west,gone", "--count", "--sync-timeout", "5s")
+		code, out, errOut = run(t, "query", "pods", "-A", "--kubeconfig", path, "--context", "east,west,gone", "--count")
 		return nil
 	})
 	if err != nil {
@@ -396,7 +396,7 @@ func TestPartialAnswer(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	code, _, errOut = run(t, "query", "pods", "-A", "--kubeconfig", path, "--context", "gone,gone2", "--count", "--sync-timeout", "5s")
+	code, _, errOut = run(t, "query", "pods", "-A", "--kubeconfig", path, "--context", "gone,gone2", "--count")
 	if code != 1 || !strings.Contains(errOut, "no cluster answered") {
 		t.Errorf("no cluster answering: exit %d, want 1 and \"no cluster answered\"\n%s", code, errOut)
 	}
@@ -439,7 +439,7 @@ func TestWatch(t *testing.T) {
 	for i := range names {
 		initial += len(pods(t, i))
 	}
-	r := clusters[0].StartPlugin(t, "watch", "pods", "-A", "--kubeconfig", path, "--context", "east,west,north,lost", "-o", "json", "--sync-timeout", "5s")
+	r := clusters[0].StartPlugin(t, "watch", "pods", "-A", "--kubeconfig", path, "--context", "east,west,north,lost", "-o", "json")
 	lines := r.WaitLinesFor(t, initial, framework.HangTimeout)
 	got := map[string]int{}
 	for _, l := range lines {
@@ -580,7 +580,7 @@ func TestInteractiveOneCluster(t *testing.T) {
 func TestQueryWatch(t *testing.T) {
 	count := func() int { return len(pods(t, 0)) + len(pods(t, 2)) }
 	before := count()
-	r := clusters[0].StartPlugin(t, "query", "pods", "-A", "--kubeconfig", kubeconfigWith(t, "lost"), "--context", "east,north,lost", "--count", "--watch", "--sync-timeout", "5s")
+	r := clusters[0].StartPlugin(t, "query", "pods", "-A", "--kubeconfig", kubeconfigWith(t, "lost"), "--context", "east,north,lost", "--count", "--watch")
 	r.WaitLineContaining(t, strconv.Itoa(before))
 	name := fmt.Sprintf("counted-%d", time.Now().UnixNano())
 	clusters[2].CreatePod(t, "default", name, nil)
