@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/interactive"
@@ -78,9 +79,9 @@ func (f *fleetFlags) completeContexts(flags *genericclioptions.ConfigFlags) erro
 	if f.AllContexts && len(named) > 0 {
 		return &UsageError{Err: errors.New("--all-contexts and --context select contexts both: give one of them")}
 	}
-	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	raw, err := rawKubeconfig(flags)
 	if err != nil {
-		return fmt.Errorf("reading the kubeconfig: %w", err)
+		return err
 	}
 	if f.AllContexts {
 		var sel *regexp.Regexp
@@ -108,6 +109,17 @@ func (f *fleetFlags) completeContexts(flags *genericclioptions.ConfigFlags) erro
 	// The namespace and the first checks read the first context.
 	*flags.Context = named[0]
 	return nil
+}
+
+// rawKubeconfig reads the kubeconfig of flags, merged as kubectl merges
+// it, through a copy of flags: flags keep a loader once made, with the
+// context they held then, and --context may hold several contexts yet.
+func rawKubeconfig(flags *genericclioptions.ConfigFlags) (clientcmdapi.Config, error) {
+	raw, err := contextFlags(flags, "").ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return raw, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	return raw, nil
 }
 
 // contextFlags returns a copy of base that reaches the cluster of context

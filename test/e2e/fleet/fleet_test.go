@@ -371,6 +371,27 @@ func TestAllContexts(t *testing.T) {
 	}
 }
 
+// TestEachContextsNamespace: without -A or -n, each cluster is read in its
+// context's namespace, and cluster-scoped resources whole.
+func TestEachContextsNamespace(t *testing.T) {
+	code, out, errOut := run(t, "query", "nodes", "--context", "east,west", "--count")
+	if want := "6"; code != 0 || strings.TrimSpace(out) != want {
+		t.Errorf("nodes --context east,west --count: exit %d, %q; want 0 and %s (2 + 4)\n%s", code, out, want, errOut)
+	}
+	inDefault := 0
+	for i := range 2 {
+		for _, p := range pods(t, i) {
+			if p.Namespace == metav1.NamespaceDefault {
+				inDefault++
+			}
+		}
+	}
+	code, out, errOut = run(t, "query", "pods", "--context", "east,west", "--count")
+	if code != 0 || strings.TrimSpace(out) != strconv.Itoa(inDefault) {
+		t.Errorf("pods --context east,west --count (the contexts' namespace, default): exit %d, %q; want 0 and %d\n%s", code, out, inDefault, errOut)
+	}
+}
+
 // TestPartialAnswer: a cluster whose API server is down while the query
 // runs, and one that never answers, leave the others' answer, warnings
 // naming them, and exit code 3; when none answers, exit code 1.
