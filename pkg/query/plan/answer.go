@@ -205,7 +205,7 @@ func (p *Plan) From(s *Caches) (*Plan, error) {
 	if np.ReadsOtherResources() {
 		np.Bind(lookup)
 	}
-	np.bindCluster(s.conn.Cluster)
+	np.BindCluster(s.conn.Cluster)
 	set := schemaSetOf(s.conn.Resolver, s.queried)
 	for _, inf := range s.queried {
 		if err := np.checkSchema(set, inf.Resource, np.QueryPrograms()); err != nil {

@@ -222,7 +222,7 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 	if p.ReadsOtherResources() {
 		p.Bind(lookup)
 	}
-	p.bindCluster(conn.Cluster)
+	p.BindCluster(conn.Cluster)
 	if err := p.checkFlagResources(conn.Resolver, resources); err != nil {
 		return nil, err
 	}

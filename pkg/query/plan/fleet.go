@@ -81,7 +81,7 @@ func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, 
 	if err != nil {
 		return err
 	}
-	if err := printFleet(ctx, answered, out, errOut); err != nil {
+	if err := answered[0].m.Plan.PrintFleet(ctx, clusterAnswers(answered), out, errOut); err != nil {
 		return err
 	}
 	if len(failed) > 0 {
@@ -133,7 +133,7 @@ func answerFleet(ctx context.Context, filled []Filled, out, errOut, warnings io.
 			return answers[i].err
 		}
 	}
-	return printFleet(ctx, answers, out, errOut)
+	return answers[0].m.Plan.PrintFleet(ctx, clusterAnswers(answers), out, errOut)
 }
 
 // ExecuteWatchFleet answers like ExecuteFleet, then keeps every cluster's
@@ -229,7 +229,7 @@ func sortOut(answers []memberAnswer, errOut io.Writer, explain func(cluster stri
 func fillMember(ctx context.Context, m Member, errOut io.Writer, opts FillOptions) memberAnswer {
 	a := memberAnswer{m: m}
 	p := m.Plan
-	for _, t := range argTypes(p.req.Resources) {
+	for _, t := range ArgTypes(p.req.Resources) {
 		if _, err := m.Conn.Resolver.ResolveOne(t); err != nil {
 			if !factory.IsUnknownResource(err) {
 				a.err = err
@@ -239,7 +239,7 @@ func fillMember(ctx context.Context, m Member, errOut io.Writer, opts FillOption
 		}
 	}
 	if len(a.absent) > 0 {
-		args := withoutTypes(p.req.Resources, a.absent)
+		args := WithoutTypes(p.req.Resources, a.absent)
 		if len(args) == 0 {
 			return a
 		}
@@ -275,18 +275,28 @@ func answerFilled(ctx context.Context, a *memberAnswer, errOut io.Writer) {
 		_, _ = fmt.Fprintln(errOut, w)
 	}
 	for _, r := range results {
-		for i := range r.Items {
-			r.Items[i].Cluster = a.m.Name
-		}
 		r.Warnings = nil
 	}
 	a.results = results
 }
 
-// argTypes returns the resource types of a query's arguments (see
+// clusterAnswers returns what the clusters that answered answered.
+func clusterAnswers(answered []memberAnswer) []ClusterAnswer {
+	out := make([]ClusterAnswer, 0, len(answered))
+	for _, a := range answered {
+		ca := ClusterAnswer{Name: a.m.Name, Caches: a.caches, Results: a.results}
+		if a.caches != nil {
+			ca.Queried = a.caches.queried
+		}
+		out = append(out, ca)
+	}
+	return out
+}
+
+// ArgTypes returns the resource types of a query's arguments (see
 // splitArgs): those of TYPE/NAME arguments, or else of the first,
 // TYPE[,TYPE...].
-func argTypes(args []string) []string {
+func ArgTypes(args []string) []string {
 	var types []string
 	if len(args) > 0 && !strings.Contains(args[0], "/") {
 		for t := range strings.SplitSeq(args[0], ",") {
@@ -304,11 +314,11 @@ func argTypes(args []string) []string {
 	return types
 }
 
-// withoutTypes returns the arguments args without the types absent: none
+// WithoutTypes returns the arguments args without the types absent: none
 // when no type is left.
-func withoutTypes(args, absent []string) []string {
+func WithoutTypes(args, absent []string) []string {
 	if len(args) > 0 && !strings.Contains(args[0], "/") {
-		kept := slices.DeleteFunc(argTypes(args[:1]), func(t string) bool { return slices.Contains(absent, t) })
+		kept := slices.DeleteFunc(ArgTypes(args[:1]), func(t string) bool { return slices.Contains(absent, t) })
 		if len(kept) == 0 {
 			return nil
 		}
@@ -320,29 +330,49 @@ func withoutTypes(args, absent []string) []string {
 	})
 }
 
-// printFleet prints the answers of the clusters that answered, merged.
-func printFleet(ctx context.Context, answered []memberAnswer, out, errOut io.Writer) error {
+// ClusterAnswer is one cluster's answer to a query over several: the
+// cluster's name, the caches it was answered from (nil when the cluster
+// has none of the types queried), and the informers queried there with
+// their results, in the same order.
+type ClusterAnswer struct {
+	Name    string
+	Caches  *Caches
+	Queried []*factory.Informer
+	Results []*query.Result
+}
+
+// PrintFleet prints the answers of several clusters, in the clusters'
+// order, merged into one answer to p's request as ExecuteFleet prints it:
+// the answers' items are marked with their cluster (see
+// query.PrintOptions.Clusters, which p's request sets for a CLUSTER
+// column), the answers of one resource type are merged, and --sort-by,
+// --limit, --count and --group-by apply to the merged set. answers holds
+// at least one answer.
+func (p *Plan) PrintFleet(ctx context.Context, answers []ClusterAnswer, out, errOut io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	p := answered[0].m.Plan
 	// The answers by resource type, in the order types first appear.
 	var gvrs []schema.GroupVersionResource
 	infs := map[schema.GroupVersionResource]*factory.Informer{}
 	byType := map[schema.GroupVersionResource][]*query.Result{}
 	merged := &Caches{}
-	for _, a := range answered {
-		if a.caches == nil {
+	for _, a := range answers {
+		if a.Caches == nil {
 			continue // every type absent there
 		}
-		for i, inf := range a.caches.queried {
+		for i, inf := range a.Queried {
 			gvr := inf.Resource.GVR
 			if _, seen := infs[gvr]; !seen {
 				gvrs = append(gvrs, gvr)
 				infs[gvr] = inf
 			}
-			byType[gvr] = append(byType[gvr], a.results[i])
-			if cols := a.caches.printerColumns(gvr); cols != nil {
+			r := a.Results[i]
+			for j := range r.Items {
+				r.Items[j].Cluster = a.Name
+			}
+			byType[gvr] = append(byType[gvr], r)
+			if cols := a.Caches.printerColumns(gvr); cols != nil {
 				if merged.crdColumns == nil {
 					merged.crdColumns = map[schema.GroupVersionResource][]query.PrinterColumn{}
 				}

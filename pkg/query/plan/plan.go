@@ -336,10 +336,10 @@ func (p *Plan) Bind(l indexers.Lookup) {
 	}
 }
 
-// bindCluster makes name the value of the variable cluster in every
+// BindCluster makes name the value of the variable cluster in every
 // program of p, index programs included; programs of an Env without the
-// variable never read it.
-func (p *Plan) bindCluster(name string) {
+// variable never read it. Fill and From bind their connection's cluster.
+func (p *Plan) BindCluster(name string) {
 	bind := func(prog *indexers.Program) *indexers.Program { return prog.WithCluster(name) }
 	p.eachQueryProgram(bind)
 	for n, prog := range p.indexes {
