@@ -1,6 +1,9 @@
 package queryserver
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -12,11 +15,55 @@ const QueryPath = "/v1/query"
 
 // StderrTrailer is the HTTP trailer that carries, base64-encoded, what the
 // command line prints on standard error after the answer's body; ErrorTrailer
-// an error that occurred after the body started.
+// an error that occurred after the body started; PartialTrailer, for an
+// answer over several clusters some of which did not answer, a JSON
+// [Partial], base64-encoded.
 const (
-	StderrTrailer = "Kubectl-Informer-Stderr"
-	ErrorTrailer  = "Kubectl-Informer-Error"
+	StderrTrailer  = "Kubectl-Informer-Stderr"
+	ErrorTrailer   = "Kubectl-Informer-Error"
+	PartialTrailer = "Kubectl-Informer-Partial"
 )
+
+// Partial says which clusters of a query over several did not answer, and
+// why: the answer is the others'.
+type Partial struct {
+	// Clusters is the number of clusters the query read.
+	Clusters int             `json:"clusters"`
+	Failed   []FailedCluster `json:"failed"`
+}
+
+// FailedCluster is a cluster that did not answer, and why.
+type FailedCluster struct {
+	Cluster string `json:"cluster"`
+	Error   string `json:"error"`
+}
+
+// encodePartial returns the PartialTrailer of p.
+func encodePartial(p *plan.PartialError) string {
+	v := Partial{Clusters: p.Clusters}
+	for _, f := range p.Failed {
+		v.Failed = append(v.Failed, FailedCluster{Cluster: f.Cluster, Error: f.Err.Error()})
+	}
+	b, _ := json.Marshal(v) // strings and ints
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// decodePartial returns the *plan.PartialError of a PartialTrailer.
+func decodePartial(s string) (*plan.PartialError, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	var v Partial
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	p := &plan.PartialError{Clusters: v.Clusters}
+	for _, f := range v.Failed {
+		p.Failed = append(p.Failed, plan.MemberError{Cluster: f.Cluster, Err: errors.New(f.Error)})
+	}
+	return p, nil
+}
 
 // Query is a query as the command line states it: the body of POST
 // /v1/query.
@@ -45,6 +92,14 @@ type Query struct {
 
 	// Reverse is --reverse: the answer in descending order.
 	Reverse bool `json:"reverse,omitempty"`
+
+	// Clusters names the server's clusters to answer from, by their
+	// context names on the server (--server-clusters); AllClusters asks
+	// all of them (--server-all-clusters). Neither: the server's home
+	// cluster. Over several, or all, the answers are merged with a
+	// CLUSTER column, as --context a,b merges local answers.
+	Clusters    []string `json:"clusters,omitempty"`
+	AllClusters bool     `json:"allClusters,omitempty"`
 }
 
 // Selector is --by INDEX=VALUE.

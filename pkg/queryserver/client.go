@@ -107,7 +107,8 @@ func (e *StatusError) Error() string {
 
 // Query sends q and copies the answer to out as it arrives, then what the
 // command line would print on standard error to errOut. A refused query is
-// a *StatusError.
+// a *StatusError; an answer over several clusters some of which did not
+// answer, a *plan.PartialError.
 func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) error {
 	body, err := json.Marshal(q)
 	if err != nil {
@@ -160,6 +161,13 @@ func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) erro
 		if _, err := errOut.Write(b); err != nil {
 			return err
 		}
+	}
+	if s := resp.Trailer.Get(PartialTrailer); s != "" {
+		p, err := decodePartial(s)
+		if err != nil {
+			return fmt.Errorf("the query server sent an invalid %s trailer: %w", PartialTrailer, err)
+		}
+		return p
 	}
 	if s := resp.Trailer.Get(ErrorTrailer); s != "" {
 		b, err := base64.StdEncoding.DecodeString(s)

@@ -42,10 +42,17 @@ type Served struct {
 	// server publishes none.
 	schemas map[schema.GroupVersionKind]*spec.Schema
 
-	// mu guards names.
+	// absent are the resource types of the server's arguments that this
+	// cluster does not have, when the server holds several (see
+	// ServeFleet).
+	absent []string
+
+	// mu guards names and lacks.
 	mu sync.Mutex
 	// names caches the resolution of the resource names requests use.
 	names map[string][]factory.Resource
+	// lacks caches whether the cluster lacks a resource type, by name.
+	lacks map[string]bool
 }
 
 // Serve resolves the resources of req, fills their caches with the indexes
@@ -58,7 +65,7 @@ type Served struct {
 // cost ([indexers.WithCostTracking]); req's own with an Env of their own,
 // with env's cost limit.
 func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Request, errOut io.Writer) (*Served, error) {
-	indexEnv, err := indexers.NewEnv(indexers.WithCostLimit(env.CostLimit()))
+	indexEnv, err := indexers.NewEnv(indexers.WithCostLimit(env.CostLimit()), indexers.WithClusterVariable())
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +94,7 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 		exprs:   map[schema.GroupVersionResource]map[string]string{},
 		schemas: map[schema.GroupVersionKind]*spec.Schema{},
 		names:   map[string][]factory.Resource{},
+		lacks:   map[string]bool{},
 	}
 	schemas := indexers.NewSchemas(conn.Resolver.Discovery())
 	for _, inf := range queried {
@@ -184,16 +192,75 @@ func (e *ForbiddenError) Error() string {
 // indexers.IsBudgetStop is true, before printing anything. Mistakes in the
 // request are *query.UsageError.
 func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
+	r, err := s.answer(req, may, budget)
+	if err != nil {
+		return err
+	}
+	for _, w := range r.warnings {
+		_, _ = fmt.Fprintln(errOut, w)
+	}
+	return r.plan.Print(out, errOut, s.caches, r.queried, r.results)
+}
+
+// reply is the answer of Served.answer, to be printed: the plan compiled
+// for the request, the informers queried and their results, and the
+// warnings of evaluations that failed on some objects.
+type reply struct {
+	plan     *plan.Plan
+	queried  []*factory.Informer
+	results  []*query.Result
+	warnings []string
+}
+
+// answerWithout answers req as answer does, without the resource types
+// that the cluster does not have, which it returns: a nil reply when it
+// has none of them.
+func (s *Served) answerWithout(req plan.Request, may Access, budget *indexers.Budget) (*reply, []string, error) {
+	var lacks []string
+	for _, t := range plan.ArgTypes(req.Resources) {
+		if s.lacking(t) {
+			lacks = append(lacks, t)
+		}
+	}
+	if len(lacks) > 0 {
+		if req.Resources = plan.WithoutTypes(req.Resources, lacks); len(req.Resources) == 0 {
+			return nil, lacks, nil
+		}
+	}
+	r, err := s.answer(req, may, budget)
+	return r, lacks, err
+}
+
+// lacking reports whether the cluster does not have the resource type t.
+func (s *Served) lacking(t string) bool {
+	s.mu.Lock()
+	lacks, known := s.lacks[t]
+	s.mu.Unlock()
+	if known {
+		return lacks
+	}
+	_, err := s.conn.Resolver.ResolveOne(t)
+	lacks = factory.IsUnknownResource(err)
+	if err == nil || lacks {
+		s.mu.Lock()
+		s.lacks[t] = lacks
+		s.mu.Unlock()
+	}
+	return lacks
+}
+
+// answer answers req from the caches, as Answer does, without printing.
+func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (*reply, error) {
 	ctx := context.Background()
 	if budget != nil {
 		ctx = budget.Context()
 	}
 	if plan.NamesObjects(req.Resources) {
-		return &query.UsageError{Err: fmt.Errorf(`a query server answers for resource types, not named objects: query the cluster itself, or select them with %s 'object.metadata.name in ["NAME", ...]'`, req.Names.Of(query.PartWhere))}
+		return nil, &query.UsageError{Err: fmt.Errorf(`a query server answers for resource types, not named objects: query the cluster itself, or select them with %s 'object.metadata.name in ["NAME", ...]'`, req.Names.Of(query.PartWhere))}
 	}
 	queried, err := s.resolve(req.Resources, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// --by on indexes the server lacks become predicates; the plan itself
 	// sees only the server's indexes.
@@ -238,15 +305,16 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 		}
 	}
 	if len(errs) > 0 {
-		return &query.UsageError{Err: errors.Join(errs...)}
+		return nil, &query.UsageError{Err: errors.Join(errs...)}
 	}
 	// The checks of --by above replace Compile's.
 	selectors := served.By
 	served.By, served.Indexes, served.ResourceIndexes, served.ResourceFlagIndexes = nil, nil, nil, nil
 	np, err := plan.Compile(s.env, served)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	np.BindCluster(s.conn.Cluster)
 	// What the request reads, and where the caller may read it.
 	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}}
 	scopeOf := map[schema.GroupVersionResource]*nsScope{} // one decision per resource
@@ -255,21 +323,21 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 		for _, ref := range prog.References() {
 			res, err := s.resolve([]string{ref.Resource}, fmt.Sprintf("%s: get()/byIndex() resource %q", prog.Context(), ref.Resource))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if len(res) != 1 {
-				return &query.UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
+				return nil, &query.UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
 			}
 			inf := res[0]
 			if !inf.Resource.Namespaced {
 				if err := prog.CheckClusterScoped(ref.Resource); err != nil {
-					return &query.UsageError{Err: err}
+					return nil, &query.UsageError{Err: err}
 				}
 			}
 			idx := inf.Informer.GetIndexer().GetIndexers()
 			for _, ix := range ref.Indexes {
 				if _, ok := idx[ix]; !ok && ix != cache.NamespaceIndex {
-					return &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): for %s: %w", ref.Resource, ix, inf.Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(idx)), req.Names))}
+					return nil, &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): for %s: %w", ref.Resource, ix, inf.Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(idx)), req.Names))}
 				}
 			}
 			scope, done := scopeOf[inf.Resource.GVR]
@@ -279,7 +347,7 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 					ns = req.Namespace
 				}
 				if scope, err = s.scope(ctx, may, inf, ns, prog.Context()); err != nil {
-					return err
+					return nil, err
 				}
 				scopeOf[inf.Resource.GVR] = scope
 			}
@@ -294,12 +362,12 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 			ns = req.Namespace
 		}
 		if scopes[i], err = s.scope(ctx, may, inf, ns, ""); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, inf := range queried {
 		if err := s.checkSchema(np, inf.Resource, queried); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if np.ReadsOtherResources() {
@@ -316,7 +384,7 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 	}
 	filter, err := s.filter(req, req.By, fallback)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	spec := np.Spec()
 	spec.Selectors = selectors
@@ -337,18 +405,15 @@ func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, o
 	}
 	results, err := query.RunAll(idxs, specs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	warnings := plan.WarningLines(queried, results)
 	if budget != nil {
 		if err := budget.Err(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	for _, w := range warnings {
-		_, _ = fmt.Fprintln(errOut, w)
-	}
-	return np.Print(out, errOut, s.caches, queried, results)
+	return &reply{plan: np, queried: queried, results: results, warnings: warnings}, nil
 }
 
 // resolve maps resource names to the served informers. A name the server

@@ -38,9 +38,9 @@ const (
 	maxBodyBytes = 1 << 20
 )
 
-// Answerer answers a query from warm caches; *Served is one.
+// Answerer answers a query from warm caches; *Fleet is one.
 type Answerer interface {
-	Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error
+	Answer(a Asked, out, errOut io.Writer) error
 	Synced() bool
 }
 
@@ -183,15 +183,20 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.MaxRequestDuration)
 	defer cancel()
 	budget := indexers.NewBudget(ctx, s.o.MaxCostPerRequest)
-	may := func(ctx context.Context, res factory.Resource, namespace string) (bool, error) {
-		return s.may(ctx, u, res, namespace)
+	asked := Asked{
+		Request: q.Request(), Clusters: q.Clusters, AllClusters: q.AllClusters, Budget: budget,
+		May: func(ctx context.Context, res factory.Resource, namespace string) (bool, error) {
+			return s.may(ctx, u, res, namespace)
+		},
+		MayReadAll: func(ctx context.Context) (bool, error) { return s.mayReadAll(ctx, u) },
 	}
 	out := &lazyWriter{w: w, contentType: contentType(q.Output)}
 	var errOut bytes.Buffer
-	err = s.o.Answerer.Answer(q.Request(), may, budget, out, &errOut)
+	err = s.o.Answerer.Answer(asked, out, &errOut)
 	code := http.StatusOK
+	var partial *plan.PartialError
 	if !out.started {
-		if err != nil {
+		if err != nil && !errors.As(err, &partial) {
 			code = s.refuse(w, u, err)
 		} else {
 			out.start()
@@ -203,7 +208,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	if out.started {
 		_ = out.flush()
 		w.Header().Set(StderrTrailer, base64.StdEncoding.EncodeToString(errOut.Bytes()))
-		if err != nil {
+		switch {
+		case errors.As(err, &partial):
+			w.Header().Set(PartialTrailer, encodePartial(partial))
+		case err != nil:
 			w.Header().Set(ErrorTrailer, base64.StdEncoding.EncodeToString([]byte(err.Error())))
 		}
 	}
@@ -219,8 +227,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 // started and returns its code.
 func (s *Server) refuse(w http.ResponseWriter, u user.Info, err error) int {
 	var (
-		usage     *query.UsageError
-		forbidden *ForbiddenError
+		usage            *query.UsageError
+		forbidden        *ForbiddenError
+		clusterForbidden *ClusterForbiddenError
+		unserved         *UnservedError
 	)
 	switch {
 	case errors.Is(err, indexers.ErrBudgetExceeded):
@@ -235,6 +245,13 @@ func (s *Server) refuse(w http.ResponseWriter, u user.Info, err error) int {
 		forbidden.User = u.GetName()
 		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, forbidden.Error())
 		return http.StatusForbidden
+	case errors.As(err, &clusterForbidden):
+		clusterForbidden.User = u.GetName()
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, clusterForbidden.Error())
+		return http.StatusForbidden
+	case errors.As(err, &unserved):
+		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, unserved.Error())
+		return http.StatusServiceUnavailable
 	case errors.As(err, &usage):
 		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
 		return http.StatusBadRequest
@@ -254,6 +271,20 @@ func (s *Server) may(ctx context.Context, u user.Info, res factory.Resource, nam
 	})
 	if err != nil && decision != authorizer.DecisionAllow {
 		return false, fmt.Errorf("asking the API server whether %q may list %s: %w", u.GetName(), res, err)
+	}
+	return decision == authorizer.DecisionAllow, nil
+}
+
+// mayReadAll asks the authorizer whether u may do everything: every verb
+// on every resource of every group, at the cluster scope, as
+// cluster-admin may. An authorizer allows it only by rules that give
+// every verb on every resource.
+func (s *Server) mayReadAll(ctx context.Context, u user.Info) (bool, error) {
+	decision, _, err := s.o.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: u, Verb: "*", APIGroup: "*", APIVersion: "*", Resource: "*", ResourceRequest: true,
+	})
+	if err != nil && decision != authorizer.DecisionAllow {
+		return false, fmt.Errorf("asking the API server whether %q may do everything: %w", u.GetName(), err)
 	}
 	return decision == authorizer.DecisionAllow, nil
 }
@@ -336,7 +367,7 @@ func (l *lazyWriter) start() {
 	h := l.w.Header()
 	h.Set("Content-Type", l.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Trailer", StderrTrailer+", "+ErrorTrailer)
+	h.Set("Trailer", StderrTrailer+", "+ErrorTrailer+", "+PartialTrailer)
 	l.w.WriteHeader(http.StatusOK)
 	l.buf = bufio.NewWriterSize(l.w, 32<<10)
 	l.started = true

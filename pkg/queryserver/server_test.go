@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,8 +69,8 @@ type answerer struct {
 	answer func(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error
 }
 
-func (a *answerer) Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
-	return a.answer(req, may, budget, out, errOut)
+func (a *answerer) Answer(q Asked, out, errOut io.Writer) error {
+	return a.answer(q.Request, q.May, q.Budget, out, errOut)
 }
 func (a *answerer) Synced() bool { return a.synced }
 
@@ -312,5 +313,60 @@ func TestNewClientRefusesPlainHTTP(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("NewClient(%q): %v, want %q", server, err, want)
 		}
+	}
+}
+
+// fleetAnswerer answers as a server over clusters a and b would when b
+// did not answer: what a printed, and a *plan.PartialError naming b, once
+// the caller may read every cluster.
+type fleetAnswerer struct{ out string }
+
+func (f fleetAnswerer) Synced() bool { return true }
+
+func (f fleetAnswerer) Answer(q Asked, out, errOut io.Writer) error {
+	ok, err := q.MayReadAll(q.Budget.Context())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ClusterForbiddenError{Cluster: "b", Home: "a"}
+	}
+	_, _ = io.WriteString(out, f.out)
+	_, _ = fmt.Fprintf(errOut, "warning: cluster %q: down\n", "b")
+	return &plan.PartialError{Failed: []plan.MemberError{{Cluster: "b", Err: errors.New("down")}}, Clusters: len(q.Clusters)}
+}
+
+// TestPartialAnswer: an answer over several clusters some of which did
+// not answer reaches the client whole, with its warnings, as a
+// *plan.PartialError naming them, also when it printed nothing on out; a
+// caller who may not do everything in the home cluster is refused the
+// others.
+func TestPartialAnswer(t *testing.T) {
+	az := &rules{allow: map[string]bool{"alice * * ": true}}
+	for _, printed := range []string{"CLUSTER NAME\na     x\n", ""} {
+		srv, ca := start(t, Options{Answerer: fleetAnswerer{out: printed}, Authorizer: az.authorizer()})
+		var out, errOut bytes.Buffer
+		err := client(t, srv, ca, "t-alice").Query(context.Background(), Query{Resources: []string{"pods"}, Clusters: []string{"a", "b"}}, &out, &errOut)
+		var partial *plan.PartialError
+		if !errors.As(err, &partial) {
+			t.Fatalf("printed %q: error %v, want a *plan.PartialError", printed, err)
+		}
+		if partial.Clusters != 2 || len(partial.Failed) != 1 || partial.Failed[0].Cluster != "b" || partial.Failed[0].Err.Error() != "down" {
+			t.Errorf("printed %q: %+v, want cluster b of 2, down", printed, partial)
+		}
+		if out.String() != printed || errOut.String() != "warning: cluster \"b\": down\n" {
+			t.Errorf("out %q, errOut %q; want %q and the warning", out.String(), errOut.String(), printed)
+		}
+		var bobOut bytes.Buffer
+		err = client(t, srv, ca, "t-bob").Query(context.Background(), Query{Resources: []string{"pods"}, Clusters: []string{"a", "b"}}, &bobOut, io.Discard)
+		var se *StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusForbidden || !strings.Contains(se.Status.Message, `cluster "b" is forbidden: User "bob" may read the clusters other than this server's home cluster "a"`) {
+			t.Errorf("bob: %v, want 403 naming him and the home cluster", err)
+		}
+	}
+	// Whether the caller may do everything is asked as every verb on
+	// every resource at the cluster scope.
+	if !slices.Contains(az.asked, "alice * * ") || !slices.Contains(az.asked, "bob * * ") {
+		t.Errorf("asked %q, want \"* *\" at the cluster scope for alice and bob", az.asked)
 	}
 }

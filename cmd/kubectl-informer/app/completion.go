@@ -468,17 +468,25 @@ func registerQueryCompletions(cmd *cobra.Command, o *QueryOptions) {
 	fixed(cmd, "output", query.AllowedFormats()...)
 	yamlFiles(cmd, "config")
 	noFiles(cmd, "index", "where", "columns", "sort-by", "group-by", "limit", "sync-timeout",
-		"label-columns", "selector", "field-selector", "server")
+		"label-columns", "selector", "field-selector", "server", "server-clusters", "context-selector")
 }
 
 // registerServeCompletions completes the flags of serve.
 func registerServeCompletions(cmd *cobra.Command, o *ServeOptions) {
 	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	// The home cluster is one of the kubeconfig's contexts.
+	if contexts, ok := cmd.GetFlagCompletionFunc("context"); ok {
+		mustRegister(cmd, "home-context", func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			// --context completes lists; the home is one name.
+			names, directive := contexts(c, args, "")
+			return withPrefix(names, toComplete), directive
+		})
+	}
 	yamlFiles(cmd, "config")
 	fixed(cmd, "log.format", "logfmt", "json")
 	noFiles(cmd, "index", "sync-timeout", "selector", "field-selector", "listen-address", "tls-san",
 		"max-inflight-per-user", "max-cost-per-request", "max-request-duration",
-		"authentication-cache-ttl", "authorization-cache-ttl", "v")
+		"authentication-cache-ttl", "authorization-cache-ttl", "v", "context-selector")
 }
 
 // registerWatchCompletions completes the flags of watch.

@@ -218,6 +218,9 @@ func (o *ExportOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *ExportOptions) Validate() error {
+	if err := oneContext(o.ConfigFlags); err != nil {
+		return err
+	}
 	if !o.PrintRBAC && len(o.rbacNaming) > 0 {
 		return usageErrorf("--%s is only for --print-rbac", o.rbacNaming[0])
 	}

@@ -23,8 +23,8 @@ import (
 // Several contexts (--context a,b) are a mistake here: query, watch and indexes,
 // which answer over several clusters, read them first (completeContexts).
 func namespaceOf(flags *genericclioptions.ConfigFlags, all bool) (string, error) {
-	if flags.Context != nil && strings.Contains(*flags.Context, ",") {
-		return "", &UsageError{Err: fmt.Errorf("--context %q names several contexts: only query, watch and indexes answer over several clusters; give one context", *flags.Context)}
+	if err := oneContext(flags); err != nil {
+		return "", err
 	}
 	if all {
 		return "", nil
@@ -34,6 +34,15 @@ func namespaceOf(flags *genericclioptions.ConfigFlags, all bool) (string, error)
 		return "", fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
 	return ns, nil
+}
+
+// oneContext refuses --context naming several contexts, for the verbs
+// that read one cluster.
+func oneContext(flags *genericclioptions.ConfigFlags) error {
+	if flags != nil && flags.Context != nil && strings.Contains(*flags.Context, ",") {
+		return &UsageError{Err: fmt.Errorf("--context %q names several contexts: only query, watch, indexes and serve read several clusters; give one context", *flags.Context)}
+	}
+	return nil
 }
 
 // scopeErrors checks --sync-timeout. -A with -n is no mistake: as with

@@ -89,6 +89,10 @@ type QueryOptions struct {
 	// serve) that answers instead of local caches; ServerCA verifies it.
 	QueryServer string
 	ServerCA    string
+	// ServerClusters and ServerAllClusters choose the query server's
+	// clusters to answer from (see queryserver.Query).
+	ServerClusters    []string
+	ServerAllClusters bool
 
 	fleetFlags
 
@@ -165,6 +169,8 @@ the kubeconfig's (--kubeconfig, --context, --cluster).
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "after the caches sync, answer queries typed line by line: a CEL filter or a command such as :count or :by (:help lists them); takes precedence over --watch")
 	f.StringVar(&o.QueryServer, "server", "", "send the query to this query server (https://HOST:PORT, see kubectl informer serve) instead of filling local caches")
 	f.StringVar(&o.ServerCA, "server-ca", "", "with --server: the certificate authority that signed the query server's certificate (default: the kubeconfig's)")
+	f.StringSliceVar(&o.ServerClusters, "server-clusters", nil, "with --server: answer from these of the query server's clusters (its context names; comma-separated or repeated), merged with a CLUSTER column when several (default: its home cluster)")
+	f.BoolVar(&o.ServerAllClusters, "server-all-clusters", false, "with --server: answer from every cluster of the query server, merged with a CLUSTER column")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
 	registerQueryCompletions(cmd, o)
 	return cmd
@@ -278,13 +284,23 @@ func (o *QueryOptions) Validate() error {
 		case o.costLimitSet:
 			errs = append(errs, errors.New("--server: the query server evaluates with its own --cost-limit; query without --server to set yours"))
 		}
-	} else if o.ServerCA != "" {
-		errs = append(errs, errors.New("--server-ca is only for --server"))
+		if o.ServerAllClusters && len(o.ServerClusters) > 0 {
+			errs = append(errs, errors.New("--server-clusters and --server-all-clusters choose the server's clusters both: give one of them"))
+		}
+	} else {
+		for _, flag := range []struct {
+			name string
+			set  bool
+		}{{"--server-ca", o.ServerCA != ""}, {"--server-clusters", len(o.ServerClusters) > 0}, {"--server-all-clusters", o.ServerAllClusters}} {
+			if flag.set {
+				errs = append(errs, fmt.Errorf("%s is only for --server", flag.name))
+			}
+		}
 	}
 	if len(o.contexts) > 0 {
 		switch {
 		case o.QueryServer != "":
-			errs = append(errs, errors.New("--server answers from the query server's cluster: give one context, or none"))
+			errs = append(errs, errors.New("--server: --context names the credentials sent to the query server, one context; choose the server's clusters with --server-clusters or --server-all-clusters"))
 		}
 	}
 	if len(errs) > 0 {
@@ -376,16 +392,21 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 	// The server's caches are warm: --sync-timeout bounds the wait for its
 	// answer to start.
 	client.AnswerTimeout = o.SyncTimeout
-	err = client.Query(ctx, queryserver.FromRequest(o.request), o.Out, o.ErrOut)
+	q := queryserver.FromRequest(o.request)
+	q.Clusters, q.AllClusters = o.ServerClusters, o.ServerAllClusters
+	err = client.Query(ctx, q, o.Out, o.ErrOut)
 	var (
-		se *queryserver.StatusError
-		na *queryserver.NoAnswerError
+		se      *queryserver.StatusError
+		na      *queryserver.NoAnswerError
+		partial *plan.PartialError
 	)
 	switch {
 	case errors.As(err, &se) && se.Code == http.StatusBadRequest:
 		return &UsageError{Err: errors.New(se.Status.Message)}
 	case errors.As(err, &na):
 		return &timeoutError{err: err, hint: "check that kubectl informer serve runs there and is healthy; raise --sync-timeout if it is only slow"}
+	case errors.As(err, &partial):
+		return err
 	case err != nil && ctx.Err() == nil && isTimeout(err) && cfg.Timeout > 0:
 		return &timeoutError{err: err, hint: fmt.Sprintf("the query server did not answer in time (--request-timeout %s): check that kubectl informer serve runs there and is healthy; raise --request-timeout if it is only slow", cfg.Timeout)}
 	}

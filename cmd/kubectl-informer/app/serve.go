@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +31,10 @@ type ServeOptions struct {
 	genericiooptions.IOStreams
 
 	scopeFlags
+	fleetFlags
+	// HomeContext names, among several contexts, the home cluster: the
+	// one that authenticates and authorizes callers.
+	HomeContext        string
 	Indexes            []string
 	ConfigFile         string
 	SyncTimeout        time.Duration
@@ -51,8 +57,10 @@ type ServeOptions struct {
 	// Set by Complete.
 	resources []string
 	namespace string
-	config    *plan.Config
-	request   plan.Request
+	// home is the home cluster's context among several (o.contexts).
+	home    string
+	config  *plan.Config
+	request plan.Request
 	// ready, when not nil, is called with the address served once the
 	// caches have synced (for tests).
 	ready func(addr string)
@@ -91,18 +99,41 @@ or a self-signed certificate generated in --cert-dir, which clients trust with
 each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 /healthz and /readyz (200 once the caches have synced) need no credentials.
 
+With several contexts (--context a,b or --all-contexts) one server holds the
+caches of several clusters, filled in parallel, and answers queries over any
+of them ("query --server URL --server-clusters a,b" or --server-all-clusters),
+merged with a CLUSTER column as a local query over several contexts is. The home
+cluster (--home-context; by default the first context given, or the current
+context with --all-contexts) authenticates every caller and authorizes
+the queries of its own objects as above; the objects of the other clusters are
+served, read-only, only to callers whom the home cluster allows every verb on
+every resource (cluster-admin), and read with the server's own credentials
+there. A query naming a cluster the caller may not read, or one the server
+could not fill when it started (logged; the others are served), gets the
+others' answer, a warning naming it, and exit code 3.
+
 ` + exitCodesHelp,
 		Example: `  # Serve pods and nodes, with an index, on :8443 with a self-signed certificate
   kubectl informer serve pods,nodes -A --index pods:byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
 
   # Then ask it, as any user of the cluster
-  kubectl informer query pods -A --by byNode=node-001 --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt`,
+  kubectl informer query pods -A --by byNode=node-001 --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt
+
+  # Serve the pods of two clusters; east authenticates and authorizes callers
+  kubectl informer serve pods -A --context east,west --cert-dir /tmp/informer-certs
+
+  # Then ask it about both, as a cluster-admin of east
+  kubectl informer query pods -A --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt --server-all-clusters --count`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: runE(o),
 	}
 	f := cmd.Flags()
 	o.ConfigFlags.AddFlags(f)
 	o.addScopeFlags(f)
+	o.addFleetFlags(f, o.ConfigFlags)
+	f.Lookup("context").Usage = "the kubeconfig context to use; several, comma-separated or repeated, serve their clusters from one server (see --home-context)"
+	f.Lookup("all-contexts").Usage = "serve the clusters of every context of the kubeconfig (see --context-selector and --home-context)"
+	f.StringVar(&o.HomeContext, "home-context", "", "with several contexts: the one whose cluster authenticates and authorizes callers (default: the first of --context; with --all-contexts, the current context)")
 	f.StringArrayVar(&o.Indexes, "index", nil, "register an index NAME=CEL on every served resource, or RESOURCE:NAME=CEL on one (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource (default: "+configDefaultHelp()+" when present)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 5*time.Minute, "give up when the caches have not synced within this time")
@@ -125,7 +156,8 @@ each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
 	return cmd
 }
 
-// Complete reads the config file and resolves the namespace.
+// Complete reads the config file, the contexts and the home cluster
+// among them, and resolves the namespace.
 func (o *ServeOptions) Complete(_ *cobra.Command, args []string) error {
 	o.resources = args
 	cfg, err := loadConfig(o.ConfigFile)
@@ -133,8 +165,45 @@ func (o *ServeOptions) Complete(_ *cobra.Command, args []string) error {
 		return err
 	}
 	o.config = cfg
+	if err := o.completeContexts(o.ConfigFlags); err != nil {
+		return err
+	}
+	if err := o.completeHome(); err != nil {
+		return err
+	}
 	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
+}
+
+// completeHome chooses the home cluster among several contexts: that of
+// --home-context, else the first of --context, else (--all-contexts) the
+// kubeconfig's current context.
+func (o *ServeOptions) completeHome() error {
+	if len(o.contexts) == 0 {
+		if o.HomeContext != "" {
+			return &UsageError{Err: errors.New("--home-context chooses among several contexts: give them with --context a,b or --all-contexts")}
+		}
+		return nil
+	}
+	o.home = o.HomeContext
+	switch {
+	case o.home != "":
+	case o.AllContexts:
+		raw, err := rawKubeconfig(o.ConfigFlags)
+		if err != nil {
+			return err
+		}
+		o.home = raw.CurrentContext
+		if !slices.Contains(o.contexts, o.home) {
+			return &UsageError{Err: fmt.Errorf("the current context %q is not among the contexts selected: name the home cluster with --home-context", o.home)}
+		}
+	default:
+		o.home = o.contexts[0]
+	}
+	if !slices.Contains(o.contexts, o.home) {
+		return &UsageError{Err: fmt.Errorf("--home-context %q is not among the contexts served (%s)", o.home, strings.Join(o.contexts, ", "))}
+	}
+	return nil
 }
 
 // Validate checks the flags and compiles the indexes, before any contact
@@ -176,7 +245,7 @@ func (o *ServeOptions) Validate() error {
 		SyncTimeout: o.SyncTimeout,
 	}
 	// Compiled here for the errors, with a caret, before any contact.
-	_, err := compilePlan(o.request, o.ErrOut, costLimitOptions(o.CostLimit)...)
+	_, err := compilePlan(o.request, o.ErrOut, queryEnvOptions(o.CostLimit)...)
 	return err
 }
 
@@ -207,57 +276,119 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("--listen-address %s: %w", o.ListenAddress, err)
 	}
 	defer func() { _ = ln.Close() }()
+	if len(o.contexts) > 0 {
+		return o.runFleet(ctx, log, ln, tlsConfig)
+	}
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
-		client, err := kubernetes.NewForConfig(conn.Config)
-		if err != nil {
-			return err
-		}
-		authn, authz, err := queryserver.NewDelegated(ctx, client, queryserver.AuthOptions{
-			ClientCAFile: o.ClientCAFile, Anonymous: o.Anonymous,
-			TokenCacheTTL: o.AuthnCacheTTL, AllowCacheTTL: o.AuthzCacheTTL, DenyCacheTTL: o.AuthzCacheTTL,
-		}, log)
-		if err != nil {
-			return err
-		}
-		// A client cannot raise the limit: the error it gets says so.
-		opts := append(costLimitOptions(o.CostLimit), indexers.WithCostTracking(),
-			indexers.WithCostLimitHint("ask for a higher --cost-limit of the query server"))
-		env, err := indexers.NewEnv(opts...)
-		if err != nil {
-			return err
-		}
-		req := o.request
-		if isTerminal(o.ErrOut) {
-			req.Progress = o.ErrOut
-		}
-		served, err := queryserver.Serve(ctx, env, conn, req, o.ErrOut)
-		if err != nil {
-			return err
-		}
-		names := make([]string, 0)
-		for _, r := range served.Resources() {
-			names = append(names, r.String())
-		}
-		srv, err := queryserver.New(queryserver.Options{
-			Answerer: served, Authenticator: authn, Authorizer: authz,
-			MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
-			MaxRequestDuration: o.MaxRequestDuration, Logger: log,
+		return o.serve(ctx, log, ln, tlsConfig, conn, func(ctx context.Context, env *indexers.Env) (*queryserver.Fleet, error) {
+			req := o.request
+			if isTerminal(o.ErrOut) {
+				req.Progress = o.ErrOut
+			}
+			served, err := queryserver.Serve(ctx, env, conn, req, o.ErrOut)
+			if err != nil {
+				return nil, err
+			}
+			return queryserver.NewFleet(conn.Cluster, served), nil
 		})
-		if err != nil {
-			return err
-		}
-		hs := &http.Server{
-			Handler:           srv.Handler(),
-			TLSConfig:         tlsConfig,
-			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		}
-		// The listener is open: connections wait in its backlog until
-		// ServeTLS accepts them.
-		log.Info("serving queries", "address", ln.Addr().String(), "resources", strings.Join(names, ","))
-		if o.ready != nil {
-			o.ready(ln.Addr().String())
-		}
-		return serving.Until(ctx, hs, func() error { return hs.ServeTLS(ln, "", "") })
 	})
+}
+
+// runFleet serves the clusters of o.contexts, o.home authenticating and
+// authorizing callers (see queryserver.Fleet).
+func (o *ServeOptions) runFleet(ctx context.Context, log *slog.Logger, ln net.Listener, tlsConfig *tls.Config) error {
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	fleet, err := connectFleet(ctx, o.ConfigFlags, o.contexts, o.AllNamespaces)
+	if err != nil {
+		return err
+	}
+	var home plan.Conn
+	members := make([]queryserver.FleetMember, len(fleet))
+	for i, m := range fleet {
+		req := o.request
+		req.Namespace = m.namespace
+		members[i] = queryserver.FleetMember{Name: m.name, Conn: m.conn, Request: req}
+		if m.name == o.home {
+			home = m.conn
+		}
+	}
+	explain := explainer(ctx, fleet)
+	var fillErr error
+	err = o.serve(ctx, log, ln, tlsConfig, home, func(ctx context.Context, env *indexers.Env) (*queryserver.Fleet, error) {
+		f, err := queryserver.ServeFleet(ctx, env, o.home, members, o.ErrOut, explain)
+		fillErr = err
+		return f, err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return clusterError(ctx, 0, err)
+	case errors.Is(err, fillErr):
+		return err // explained
+	default:
+		return explain(o.home, err)
+	}
+}
+
+// serve authenticates and authorizes callers with the cluster of home,
+// fills the caches with fill, and serves queries on ln until ctx ends.
+func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Listener, tlsConfig *tls.Config, home plan.Conn,
+	fill func(context.Context, *indexers.Env) (*queryserver.Fleet, error)) error {
+	client, err := kubernetes.NewForConfig(home.Config)
+	if err != nil {
+		return err
+	}
+	authn, authz, err := queryserver.NewDelegated(ctx, client, queryserver.AuthOptions{
+		ClientCAFile: o.ClientCAFile, Anonymous: o.Anonymous,
+		TokenCacheTTL: o.AuthnCacheTTL, AllowCacheTTL: o.AuthzCacheTTL, DenyCacheTTL: o.AuthzCacheTTL,
+	}, log)
+	if err != nil {
+		return err
+	}
+	// A client cannot raise the limit: the error it gets says so.
+	opts := append(queryEnvOptions(o.CostLimit), indexers.WithCostTracking(),
+		indexers.WithCostLimitHint("ask for a higher --cost-limit of the query server"))
+	env, err := indexers.NewEnv(opts...)
+	if err != nil {
+		return err
+	}
+	fleet, err := fill(ctx, env)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0)
+	for _, r := range fleet.Resources() {
+		names = append(names, r.String())
+	}
+	srv, err := queryserver.New(queryserver.Options{
+		Answerer: fleet, Authenticator: authn, Authorizer: authz,
+		MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
+		MaxRequestDuration: o.MaxRequestDuration, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	// The listener is open: connections wait in its backlog until
+	// ServeTLS accepts them.
+	attrs := []any{"address", ln.Addr().String(), "resources", strings.Join(names, ",")}
+	if len(o.contexts) > 0 {
+		served, unserved := fleet.Clusters()
+		attrs = append(attrs, "home", o.home, "clusters", strings.Join(served, ","))
+		if len(unserved) > 0 {
+			attrs = append(attrs, "unserved", strings.Join(unserved, ","))
+		}
+	}
+	log.Info("serving queries", attrs...)
+	if o.ready != nil {
+		o.ready(ln.Addr().String())
+	}
+	return serving.Until(ctx, hs, func() error { return hs.ServeTLS(ln, "", "") })
 }

@@ -365,9 +365,9 @@ func TestAllContexts(t *testing.T) {
 		}
 	}
 	// The verb that reads one cluster says so.
-	code, _, errOut = run(t, "serve", "pods", "--context", "east,west")
-	if code != 2 || !strings.Contains(errOut, "only query, watch and indexes answer over several clusters") {
-		t.Errorf("serve --context east,west: exit %d, want 2 and the verbs that do\n%s", code, errOut)
+	code, _, errOut = run(t, "export", "--profile", "kube-state-metrics", "--context", "east,west")
+	if code != 2 || !strings.Contains(errOut, "only query, watch, indexes and serve read several clusters") {
+		t.Errorf("export --context east,west: exit %d, want 2 and the verbs that do\n%s", code, errOut)
 	}
 }
 
@@ -427,20 +427,25 @@ func TestPartialAnswer(t *testing.T) {
 }
 
 // TestContextCompletion: --context completes the kubeconfig's contexts,
-// also after a comma, leaving out those listed.
+// also after a comma, leaving out those listed; serve's --home-context
+// completes one.
 func TestContextCompletion(t *testing.T) {
 	for _, tc := range []struct {
-		typed string
-		want  []string
+		verb, flag, typed string
+		want              []string
 	}{
-		{"", []string{"east", "north", "west"}},
-		{"we", []string{"west"}},
-		{"east,", []string{"east,north", "east,west"}},
-		{"east,west,n", []string{"east,west,north"}},
+		{"query", "--context", "", []string{"east", "north", "west"}},
+		{"query", "--context", "we", []string{"west"}},
+		{"query", "--context", "east,", []string{"east,north", "east,west"}},
+		{"query", "--context", "east,west,n", []string{"east,west,north"}},
+		{"serve", "--context", "east,", []string{"east,north", "east,west"}},
+		// The home cluster is one context.
+		{"serve", "--home-context", "", []string{"east", "north", "west"}},
+		{"serve", "--home-context", "no", []string{"north"}},
 	} {
-		code, out, errOut := run(t, "__complete", "query", "pods", "--context", tc.typed)
+		code, out, errOut := run(t, "__complete", tc.verb, "pods", tc.flag, tc.typed)
 		if code != 0 {
-			t.Fatalf("%q: exit %d\n%s", tc.typed, code, errOut)
+			t.Fatalf("%s %s %q: exit %d\n%s", tc.verb, tc.flag, tc.typed, code, errOut)
 		}
 		var got []string
 		for _, l := range framework.Lines(out) {
@@ -449,7 +454,7 @@ func TestContextCompletion(t *testing.T) {
 			}
 		}
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("--context %q completes %v, want %v", tc.typed, got, tc.want)
+			t.Errorf("%s %s %q completes %v, want %v", tc.verb, tc.flag, tc.typed, got, tc.want)
 		}
 	}
 }
