@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -262,6 +261,9 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 		}
 		return printer.PrintObj(table, w)
 	}
+	if stream := p.streamed(res); stream != nil {
+		return stream(w, res)
+	}
 	printer, err := p.resourcePrinter(schema.GroupKind{})
 	if err != nil {
 		return err
@@ -270,29 +272,10 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if p.opts.Clusters && strings.EqualFold(p.output, "name") {
-		return p.clusterNames(w, printer, list, res)
-	}
 	if p.opts.SingleItem && len(list.Items) == 1 {
 		return printer.PrintObj(&list.Items[0], w)
 	}
 	return printer.PrintObj(list, w)
-}
-
-// clusterNames prints -o name for an answer over several clusters: each
-// line as kubectl prints it, after the item's cluster and a space.
-func (p *Printer) clusterNames(w io.Writer, printer printers.ResourcePrinter, list *unstructured.UnstructuredList, res *Result) error {
-	var b bytes.Buffer
-	for i := range list.Items {
-		b.Reset()
-		if err := printer.PrintObj(&list.Items[i], &b); err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "%s %s", res.Items[i].Cluster, b.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // noResources writes kubectl get's message for an empty result.
@@ -453,59 +436,74 @@ func nameAndAge(obj runtime.Object, now time.Time) ([]any, error) {
 }
 
 // list builds the v1 List kubectl get prints for several objects. Items are
-// copies: a shallow copy of an unstructured object's top level (and of its
-// metadata when managed fields are dropped), or a typed object converted to
-// a map. -o name needs only kind and name.
+// copies (see content).
 func (p *Printer) list(res *Result) (*unstructured.UnstructuredList, error) {
 	list := &unstructured.UnstructuredList{
-		Object: map[string]any{
-			"apiVersion": "v1",
-			"kind":       "List",
-			"metadata":   map[string]any{"resourceVersion": ""},
-		},
-		Items: make([]unstructured.Unstructured, len(res.Items)),
+		Object: listHead(),
+		Items:  make([]unstructured.Unstructured, len(res.Items)),
 	}
-	nameOnly := strings.EqualFold(p.output, "name")
-	dropManagedFields := !p.opts.ShowManagedFields && isJSONOrYAML(p.output)
 	for i, item := range res.Items {
-		gvk, err := p.kindOf(item.Object)
+		content, err := p.content(item)
 		if err != nil {
 			return nil, err
-		}
-		var content map[string]any
-		switch {
-		case nameOnly:
-			name := ""
-			if m, ok := item.Object.(metav1.Object); ok {
-				name = m.GetName()
-			}
-			content = map[string]any{"metadata": map[string]any{"name": name}}
-		default:
-			if u, ok := item.Object.(*unstructured.Unstructured); ok {
-				content = maps.Clone(u.Object)
-			} else {
-				content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(item.Object)
-				if err != nil {
-					return nil, fmt.Errorf("converting %s for printing: %w", indexers.ObjectName(item.Object), err)
-				}
-			}
-			if dropManagedFields {
-				if md, ok := content["metadata"].(map[string]any); ok {
-					if _, has := md["managedFields"]; has {
-						md = maps.Clone(md)
-						delete(md, "managedFields")
-						content["metadata"] = md
-					}
-				}
-			}
-		}
-		content["apiVersion"], content["kind"] = gvk.ToAPIVersionAndKind()
-		if p.opts.Clusters && !nameOnly {
-			annotateCluster(content, item.Cluster)
 		}
 		list.Items[i].Object = content
 	}
 	return list, nil
+}
+
+// listHead is the top level of the v1 List kubectl get prints, without
+// its items.
+func listHead() map[string]any {
+	return map[string]any{
+		"apiVersion": "v1",
+		"kind":       "List",
+		"metadata":   map[string]any{"resourceVersion": ""},
+	}
+}
+
+// content returns the item as the List kubectl get prints holds it: a
+// shallow copy of an unstructured object's top level (and of its metadata
+// when managed fields are dropped), or a typed object converted to a map,
+// with its apiVersion and kind. -o name needs only kind and name.
+func (p *Printer) content(item Item) (map[string]any, error) {
+	gvk, err := p.kindOf(item.Object)
+	if err != nil {
+		return nil, err
+	}
+	nameOnly := strings.EqualFold(p.output, "name")
+	var content map[string]any
+	switch {
+	case nameOnly:
+		name := ""
+		if m, ok := item.Object.(metav1.Object); ok {
+			name = m.GetName()
+		}
+		content = map[string]any{"metadata": map[string]any{"name": name}}
+	default:
+		if u, ok := item.Object.(*unstructured.Unstructured); ok {
+			content = maps.Clone(u.Object)
+		} else {
+			content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(item.Object)
+			if err != nil {
+				return nil, fmt.Errorf("converting %s for printing: %w", indexers.ObjectName(item.Object), err)
+			}
+		}
+		if !p.opts.ShowManagedFields && isJSONOrYAML(p.output) {
+			if md, ok := content["metadata"].(map[string]any); ok {
+				if _, has := md["managedFields"]; has {
+					md = maps.Clone(md)
+					delete(md, "managedFields")
+					content["metadata"] = md
+				}
+			}
+		}
+	}
+	content["apiVersion"], content["kind"] = gvk.ToAPIVersionAndKind()
+	if p.opts.Clusters && !nameOnly {
+		annotateCluster(content, item.Cluster)
+	}
+	return content, nil
 }
 
 // annotateCluster sets the ClusterAnnotation of content, a copy of an
