@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -53,6 +55,9 @@ type serverResult struct {
 	hwmReady  int64 // peak RSS of the last start, at ready
 	rssSynced int64 // 1 s after ready
 	rssAfter  int64 // after the queries
+	// concurrent is the server answering concurrentAnswers -o json
+	// queries of every pod at once.
+	concurrent concurrentResult
 	// local and remote are each shape's one-shot local query and the same
 	// query sent to the server, in the order of serverShapes.
 	local, remote []row
@@ -127,9 +132,73 @@ func benchServer(plugin, kubeconfig string, runs int) (serverResult, error) {
 		r.local, r.remote = append(r.local, rows[0]), append(r.remote, rows[1])
 	}
 	r.rssAfter = procRSS(pid)
+	fmt.Fprintf(os.Stderr, "asking the query server for %d -o json answers at once…\n", concurrentAnswers)
+	if r.concurrent, err = answerConcurrently(plugin, []string{"query", kc, "pods", "-A", "-o", "json", "--server", srv.url, "--server-ca", srv.ca}, pid); err != nil {
+		return r, err
+	}
 	err = srv.stop()
 	srv = nil
 	return r, err
+}
+
+// concurrentAnswers is the number of clients answerConcurrently starts at
+// once.
+const concurrentAnswers = 8
+
+// concurrentResult is the server's RSS while answering several clients at
+// once, and after.
+type concurrentResult struct {
+	before, peak int64
+	// after is the RSS 3 s after the last answer ended.
+	after int64
+	wall  time.Duration // until every client has its answer
+	bytes int64         // of one answer
+}
+
+// answerConcurrently runs concurrentAnswers clients (args of plugin) at
+// once, sampling the RSS of the server pid every 20 ms until all have
+// their answer, each of which must be the same bytes.
+func answerConcurrently(plugin string, args []string, pid int) (concurrentResult, error) {
+	r := concurrentResult{before: procRSS(pid)}
+	stop := make(chan struct{})
+	samples := make(chan int64, 1)
+	go func() {
+		peak := int64(0)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				samples <- peak
+				return
+			case <-tick.C:
+				peak = max(peak, procRSS(pid))
+			}
+		}
+	}()
+	outs := make([][]byte, concurrentAnswers)
+	errs := make([]error, concurrentAnswers)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range concurrentAnswers {
+		wg.Go(func() { outs[i], errs[i] = measured{"query --server -o json", plugin, args}.output() })
+	}
+	wg.Wait()
+	r.wall = time.Since(start)
+	close(stop)
+	r.peak = <-samples
+	if err := errors.Join(errs...); err != nil {
+		return r, err
+	}
+	for _, o := range outs[1:] {
+		if !bytes.Equal(o, outs[0]) {
+			return r, errors.New("the query server's concurrent -o json answers differ")
+		}
+	}
+	r.bytes = int64(len(outs[0]))
+	time.Sleep(3 * time.Second)
+	r.after = procRSS(pid)
+	return r, nil
 }
 
 // sameOutput runs both commands once and fails unless they print the same
@@ -278,7 +347,14 @@ func (r serverResult) render(pods int) string {
 		n, secs(r.readies[n/2]), secs(r.readies[0]), secs(r.readies[n-1]))
 	fmt.Fprintf(&b, "| peak RSS while syncing (VmHWM at ready) | %s |\n", mib(r.hwmReady))
 	fmt.Fprintf(&b, "| RSS after sync (1 s after ready) | %s |\n", mib(r.rssSynced))
-	fmt.Fprintf(&b, "| RSS after the queries below | %s |\n\n", mib(r.rssAfter))
+	fmt.Fprintf(&b, "| RSS after the queries below | %s |\n", mib(r.rssAfter))
+	if c := r.concurrent; c.wall > 0 {
+		fmt.Fprintf(&b, "| %d clients asking `query pods -A -o json --server` at once (%d KiB each): until all have their answer | %s |\n",
+			concurrentAnswers, c.bytes/1024, wall(c.wall))
+		fmt.Fprintf(&b, "| the same: peak RSS (sampled every 20 ms), above the RSS before | %s, +%s |\n", mib(c.peak), mib(c.peak-c.before))
+		fmt.Fprintf(&b, "| the same: RSS 3 s after the last answer | %s |\n", mib(c.after))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "| query (%d pods) | one-shot local: wall | peak RSS | `--server`: wall | peak RSS | local ÷ server wall | stdout |\n|---|---|---|---|---|---|---|\n", pods)
 	for i, l := range r.local {
 		s := r.remote[i]
