@@ -479,47 +479,6 @@ func stripTypeMeta(p *corev1.Pod) *corev1.Pod {
 	return p
 }
 
-// TestPrintJSONMatchesKubectl prints objects the way kubectl get -o json
-// prints several objects (get.go printGeneric: a corev1.List of the objects,
-// encoded, decoded as unstructured, copied into a v1 List, printed without
-// managed fields) and compares with Print.
-func TestPrintJSONMatchesKubectl(t *testing.T) {
-	pods := testPods()
-	pods[0].ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	sets := map[string][]runtime.Object{
-		"pods":        {pods[0], pods[1], pods[3], pods[5]},
-		"deployments": {deployment("a", "d-1", 2, time.Hour), deployment("b", "d-2", 0, time.Minute)},
-		"widgets":     {widget("a", "w-1", "red", time.Hour), widget("b", "w-2", "blue", 0)},
-	}
-	for name, objs := range sets {
-		t.Run(name, func(t *testing.T) {
-			var want bytes.Buffer
-			if err := kubectlPrintGeneric(objs, &printers.OmitManagedFieldsPrinter{Delegate: &printers.JSONPrinter{}}, &want); err != nil {
-				t.Fatal(err)
-			}
-			var anys []any
-			for _, o := range objs {
-				anys = append(anys, o)
-			}
-			res, err := Run(newIndexer(t, cache.Indexers{}, anys...), Spec{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := NewPrinter("json", PrintOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := p.Print(&got, res); err != nil {
-				t.Fatal(err)
-			}
-			if got.String() != want.String() {
-				t.Errorf("output:\n%s\nkubectl:\n%s", got.String(), want.String())
-			}
-		})
-	}
-}
-
 // kubectlPrintGeneric is kubectl get's printGeneric for several objects.
 func kubectlPrintGeneric(objs []runtime.Object, printer printers.ResourcePrinter, w *bytes.Buffer) error {
 	list := corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}

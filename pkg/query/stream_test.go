@@ -53,14 +53,18 @@ func numbers(name string) *unstructured.Unstructured {
 
 // TestStreamedMatchesKubectl: -o json, yaml and name, which Print writes
 // one item at a time, are byte for byte what kubectl's printers write for
-// the whole List kubectl get builds of the same objects.
+// the whole List kubectl get builds of the same objects (see
+// kubectlPrintGeneric), managed fields omitted.
 func TestStreamedMatchesKubectl(t *testing.T) {
 	var many []runtime.Object
 	for i := range 150 {
 		many = append(many, awkwardPod(i))
 	}
+	fixed := testPods()
+	fixed[0].ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
 	sets := map[string][]runtime.Object{
 		"pods":     many,
+		"fixtures": {fixed[0], fixed[1], fixed[3], fixed[5]},
 		"one pod":  {awkwardPod(3)},
 		"widgets":  {numbers("w-1"), numbers("w-2"), widget("lab", "w-3", "red", time.Hour)},
 		"deployed": {deployment("a", "d-1", 2, time.Hour), deployment("b", "d-2", 0, time.Minute)},
@@ -69,8 +73,12 @@ func TestStreamedMatchesKubectl(t *testing.T) {
 	// New printers for each List: kubectl's YAML printer separates the
 	// documents it prints with "---".
 	formats := map[string]func() printers.ResourcePrinter{
-		"json": func() printers.ResourcePrinter { return &printers.OmitManagedFieldsPrinter{Delegate: &printers.JSONPrinter{}} },
-		"yaml": func() printers.ResourcePrinter { return &printers.OmitManagedFieldsPrinter{Delegate: &printers.YAMLPrinter{}} },
+		"json": func() printers.ResourcePrinter {
+			return &printers.OmitManagedFieldsPrinter{Delegate: &printers.JSONPrinter{}}
+		},
+		"yaml": func() printers.ResourcePrinter {
+			return &printers.OmitManagedFieldsPrinter{Delegate: &printers.YAMLPrinter{}}
+		},
 		"name": func() printers.ResourcePrinter { return &printers.NamePrinter{} },
 	}
 	for setName, objs := range sets {

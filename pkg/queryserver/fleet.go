@@ -168,11 +168,10 @@ func ServeFleet(ctx context.Context, env *indexers.Env, home string, members []F
 			f.unserved[m.Name] = explain(m.Name, errs[i])
 			_, _ = fmt.Fprintf(errOut, "warning: %v\n", &UnservedError{Cluster: m.Name, Err: f.unserved[m.Name]})
 		case served[i] != nil:
-			served[i].absent = absent[i]
 			f.served[m.Name] = served[i]
 		default:
 			// Every type absent there: it answers with no objects.
-			f.served[m.Name] = &Served{env: env, conn: m.Conn, absent: absent[i], names: map[string][]factory.Resource{}, lacks: map[string]bool{}}
+			f.served[m.Name] = &Served{env: env, conn: m.Conn, names: map[string][]factory.Resource{}, lacks: map[string]bool{}}
 		}
 	}
 	return f, nil

@@ -42,11 +42,6 @@ type Served struct {
 	// server publishes none.
 	schemas map[schema.GroupVersionKind]*spec.Schema
 
-	// absent are the resource types of the server's arguments that this
-	// cluster does not have, when the server holds several (see
-	// ServeFleet).
-	absent []string
-
 	// mu guards names and lacks.
 	mu sync.Mutex
 	// names caches the resolution of the resource names requests use.
