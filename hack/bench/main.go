@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/discovery"
@@ -90,6 +89,10 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if _, err := startSpawner(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: starting the spawner: %v\n", err)
+		os.Exit(1)
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -287,20 +290,17 @@ func measureAll(cmds []measured, runs int) ([]row, error) {
 
 // run runs the command once and returns its wall time, its peak RSS and
 // the bytes it wrote to stdout.
+// It runs from the spawner (see spawner.go), so that its peak RSS is its own.
 func (m measured) run() (sample, int, error) {
-	cmd := exec.Command(m.path, m.args...) //nolint:gosec // G204: runs the binary the benchmark was told to measure
-	var out countingWriter
-	var errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return sample{}, 0, fmt.Errorf("%s: %v\n%s", m.name, err, errOut.String())
+	sp, err := startSpawner()
+	if err != nil {
+		return sample{}, 0, err
 	}
-	s := sample{wall: time.Since(start)}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.rss = ru.Maxrss * 1024 // kilobytes on Linux
+	r, err := sp.run(m)
+	if err != nil {
+		return sample{}, 0, err
 	}
-	return s, out.n, nil
+	return sample{wall: r.Wall, rss: r.MaxRSS}, r.Out, nil
 }
 
 type countingWriter struct{ n int }
@@ -422,6 +422,9 @@ func renderQueries(rows []row) string {
 	fmt.Fprintf(&b, "and not decoded, no compression asked for (`-%s` in hack/bench/floor.go, a process of its own like\n", transferFlag)
 	fmt.Fprintf(&b, "every command here). The same GET as JSON is shown beside it. Each command's headline is its median\n")
 	fmt.Fprintf(&b, "wall time divided by the protobuf transfer's median.\n\n")
+	fmt.Fprintf(&b, "Every command is started by a small process of the harness's own (hack/bench/spawner), not by the\n")
+	fmt.Fprintf(&b, "harness: Linux counts in a command's peak RSS (its rusage) the memory of the process that started it,\n")
+	fmt.Fprintf(&b, "until the exec. That process peaked at %s, which no peak below can be under.\n\n", mib(spawnerFloor()))
 	fmt.Fprintf(&b, "| command | wall ÷ protobuf transfer | wall | peak RSS | stdout |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		wm, wl, wh := r.wall()

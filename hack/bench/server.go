@@ -265,7 +265,10 @@ func startServer(plugin, kubeconfig, config, certDir string) (*serveProcess, tim
 	}
 	p := &serveProcess{url: "https://" + addr, ca: filepath.Join(certDir, "serving.crt"), exited: make(chan struct{})}
 	p.cmd = exec.Command(plugin, "serve", serverResources, "-A", "--kubeconfig="+kubeconfig, "--config="+config, //nolint:gosec // G204: runs the binary the benchmark was told to measure
-		"--listen-address="+addr, "--cert-dir="+certDir)
+		"--listen-address="+addr, "--cert-dir="+certDir,
+		// answerConcurrently asks as one user more than the default 4
+		// queries at once.
+		fmt.Sprintf("--max-inflight-per-user=%d", concurrentAnswers))
 	p.cmd.Stderr = &p.stderr
 	start := time.Now()
 	if err := p.cmd.Start(); err != nil {
