@@ -303,10 +303,6 @@ func (m measured) run() (sample, int, error) {
 	return sample{wall: r.Wall, rss: r.MaxRSS}, r.Out, nil
 }
 
-type countingWriter struct{ n int }
-
-func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
-
 func stats[T any](s []sample, f func(sample) T, less func(a, b T) int) (med, lo, hi T) {
 	vals := make([]T, len(s))
 	for i, x := range s {

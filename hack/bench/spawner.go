@@ -40,7 +40,7 @@ func startSpawner() (*spawner, error) {
 			return
 		}
 		bin := filepath.Join(dir, "spawner")
-		build := exec.Command("go", "build", "-o", bin, "github.com/kubectl-informer/kubectl-informer/hack/bench/spawner")
+		build := exec.Command("go", "build", "-o", bin, "github.com/kubectl-informer/kubectl-informer/hack/bench/spawner") //nolint:gosec // G204: the go command on a temporary path
 		if out, err := build.CombinedOutput(); err != nil {
 			theSpawnerErr = fmt.Errorf("building the spawner: %v\n%s", err, out)
 			return
