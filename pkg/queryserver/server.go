@@ -62,6 +62,10 @@ type Options struct {
 	// MaxRequestDuration bounds the evaluation of one query. Default
 	// DefaultMaxRequestDuration.
 	MaxRequestDuration time.Duration
+	// ReleaseMemory returns the memory a large answer took to the
+	// operating system once it is written (debug.FreeOSMemory), for a
+	// process whose memory BoundMemory does not bound.
+	ReleaseMemory bool
 	// Logger logs one line per request: who, what, the outcome, never an
 	// object. Default: discard.
 	Logger *slog.Logger
@@ -202,7 +206,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			out.start()
 		}
 	}
-	if out.written >= largeAnswer {
+	if s.o.ReleaseMemory && out.written >= largeAnswer {
 		defer s.releaseMemory()
 	}
 	if out.started {

@@ -63,6 +63,8 @@ func TestEmptyAndInvalidInput(t *testing.T) {
 		{[]string{"watch", "pods", "--where", ""}, "--where is empty"},
 		{[]string{"watch", "", "-l", "!!!"}, `resource argument "" names no resource type`},
 		{[]string{"serve", "pods", "-l", "!!!"}, `-l/--selector "!!!": `},
+		{[]string{"serve", "pods", "--memory-headroom", "lots"}, `--memory-headroom "lots": want a size such as 100Mi or 1Gi, or 0`},
+		{[]string{"serve", "pods", "--memory-headroom", "-1Mi"}, `--memory-headroom "-1Mi"`},
 		{[]string{"indexes", "", "--field-selector", "a"}, `resource argument "" names no resource type`},
 	}
 	for _, tt := range tests {

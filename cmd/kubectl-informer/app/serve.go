@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -49,6 +50,7 @@ type ServeOptions struct {
 	MaxCostPerRequest  uint64
 	CostLimit          uint64
 	MaxRequestDuration time.Duration
+	MemoryHeadroom     string
 	AuthnCacheTTL      time.Duration
 	AuthzCacheTTL      time.Duration
 	Verbosity          int
@@ -57,6 +59,8 @@ type ServeOptions struct {
 	// Set by Complete.
 	resources []string
 	namespace string
+	// memoryHeadroom is MemoryHeadroom in bytes.
+	memoryHeadroom uint64
 	// home is the home cluster's context among several (o.contexts).
 	home    string
 	config  *plan.Config
@@ -148,6 +152,7 @@ others' answer, a warning naming it, and exit code 3.
 	addCostLimitFlag(f, &o.CostLimit)
 	f.Uint64Var(&o.MaxCostPerRequest, "max-cost-per-request", queryserver.DefaultMaxCostPerRequest, "CEL cost units one query may spend over all the objects it evaluates; more get 429")
 	f.DurationVar(&o.MaxRequestDuration, "max-request-duration", queryserver.DefaultMaxRequestDuration, "time one query may evaluate")
+	f.StringVar(&o.MemoryHeadroom, "memory-headroom", "100Mi", "once the caches have synced, hold the process's memory to this much above what they need (a quantity: 100Mi, 1Gi), so that answers being written cannot take more; 0: no bound (GOMEMLIMIT in the environment also replaces it)")
 	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
 	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
@@ -227,6 +232,11 @@ func (o *ServeOptions) Validate() error {
 	}
 	if o.MaxRequestDuration <= 0 {
 		errs = append(errs, fmt.Errorf("--max-request-duration must be positive, got %s", o.MaxRequestDuration))
+	}
+	if q, err := resource.ParseQuantity(o.MemoryHeadroom); err != nil || q.Sign() < 0 {
+		errs = append(errs, fmt.Errorf("--memory-headroom %q: want a size such as 100Mi or 1Gi, or 0", o.MemoryHeadroom))
+	} else {
+		o.memoryHeadroom = uint64(q.Value()) //nolint:gosec // G115: not negative
 	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
@@ -358,6 +368,10 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	if err != nil {
 		return err
 	}
+	bounded := queryserver.MemoryBounded(o.memoryHeadroom)
+	if bounded {
+		go queryserver.BoundMemory(ctx, o.memoryHeadroom, time.Second)
+	}
 	names := make([]string, 0)
 	for _, r := range fleet.Resources() {
 		names = append(names, r.String())
@@ -365,7 +379,7 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	srv, err := queryserver.New(queryserver.Options{
 		Answerer: fleet, Authenticator: authn, Authorizer: authz,
 		MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
-		MaxRequestDuration: o.MaxRequestDuration, Logger: log,
+		MaxRequestDuration: o.MaxRequestDuration, Logger: log, ReleaseMemory: !bounded,
 	})
 	if err != nil {
 		return err
