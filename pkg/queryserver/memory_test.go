@@ -40,7 +40,7 @@ func TestBoundMemory(t *testing.T) {
 	limit := currentLimit()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	if low := int64(live[0].Value.Uint64()) + headroom; limit < low {
+	if low := int64(live[0].Value.Uint64()) + headroom; limit < low { //nolint:gosec // G115: a heap size
 		t.Errorf("limit %d, want at least the live heap and the headroom, %d", limit, low)
 	}
 	// Never more than all the runtime has obtained, and the headroom.
