@@ -52,20 +52,13 @@ func (p *Printer) streamJSON(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	_, _ = bw.WriteString("{\n" + jsonIndent + `"apiVersion": "v1",` + "\n" + jsonIndent + `"items": [`)
 	var encoded, indented bytes.Buffer
-	enc := json.NewEncoder(&encoded)
 	for i, item := range res.Items {
-		content, err := p.content(item)
-		if err != nil {
-			return err
-		}
 		encoded.Reset()
-		if err := enc.Encode(content); err != nil {
+		if err := p.itemJSON(&encoded, item); err != nil {
 			return err
 		}
 		indented.Reset()
-		// Encode ends with a newline, which Indent would keep after the
-		// value: it is dropped.
-		if err := json.Indent(&indented, bytes.TrimSuffix(encoded.Bytes(), []byte{'\n'}), itemIndent, jsonIndent); err != nil {
+		if err := json.Indent(&indented, encoded.Bytes(), itemIndent, jsonIndent); err != nil {
 			return err
 		}
 		if i > 0 {
@@ -95,14 +88,17 @@ func (p *Printer) streamYAML(w io.Writer, res *Result) error {
 	} else {
 		_, _ = bw.WriteString("apiVersion: v1\nitems:\n")
 	}
-	one := make([]any, 1)
+	var encoded bytes.Buffer
 	for _, item := range res.Items {
-		content, err := p.content(item)
-		if err != nil {
+		// sigs.k8s.io/yaml's Marshal: the YAML of the JSON, here of a
+		// list of the one item.
+		encoded.Reset()
+		encoded.WriteByte('[')
+		if err := p.itemJSON(&encoded, item); err != nil {
 			return err
 		}
-		one[0] = content
-		out, err := yaml.Marshal(one)
+		encoded.WriteByte(']')
+		out, err := yaml.JSONToYAML(encoded.Bytes())
 		if err != nil {
 			return err
 		}

@@ -124,3 +124,52 @@ func firstDifference(a, b string) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestTypedItemsAsTheirMaps: typed objects, encoded without a conversion
+// to maps, print as the same objects converted to unstructured ones do,
+// also over several clusters (the cluster annotation) and with managed
+// fields shown.
+func TestTypedItemsAsTheirMaps(t *testing.T) {
+	for _, opts := range []PrintOptions{{Clusters: true}, {ShowManagedFields: true}, {Clusters: true, ShowManagedFields: true}} {
+		for _, format := range []string{"json", "yaml"} {
+			var typed, maps []any
+			for i := range 20 {
+				p := awkwardPod(i)
+				typed = append(typed, p)
+				content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				maps = append(maps, &unstructured.Unstructured{Object: content})
+			}
+			printed := func(objs []any) string {
+				res, err := Run(newIndexer(t, cache.Indexers{}, objs...), Spec{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range res.Items {
+					res.Items[i].Cluster = fmt.Sprintf("c%d", i%3)
+				}
+				p, err := NewPrinter(format, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				if err := p.Print(&out, res); err != nil {
+					t.Fatal(err)
+				}
+				return out.String()
+			}
+			got, want := printed(typed), printed(maps)
+			if got != want {
+				t.Errorf("%+v -o %s: typed (%d bytes) differs from unstructured (%d bytes) from byte %d", opts, format, len(got), len(want), firstDifference(got, want))
+			}
+			if opts.Clusters && !strings.Contains(got, ClusterAnnotation) {
+				t.Errorf("%+v -o %s: no cluster annotation", opts, format)
+			}
+			if opts.ShowManagedFields != strings.Contains(got, "managedFields") {
+				t.Errorf("%+v -o %s: managed fields shown: %v", opts, format, strings.Contains(got, "managedFields"))
+			}
+		}
+	}
+}
