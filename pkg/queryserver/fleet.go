@@ -119,7 +119,8 @@ func NewFleet(home string, s *Served) *Fleet {
 // ServeFleet fills the caches of every member in parallel, as Serve fills
 // one cluster's, and returns once each has synced or failed. home names
 // the member that authenticates and authorizes callers: when its caches
-// cannot be filled, ServeFleet returns its error. Another member that
+// cannot be filled, ServeFleet returns its error as it is, for the caller
+// to word. Another member that
 // cannot be filled is logged on errOut, as explain words the error, and
 // left out: queries reading it are told so. A resource type that a member
 // lacks (a CRD installed in some clusters only) is served in the others,
@@ -141,8 +142,9 @@ func ServeFleet(ctx context.Context, env *indexers.Env, home string, members []F
 			w := plan.ClusterWarnings(warn, m.Name)
 			req := m.Request
 			req.Progress = nil
-			absent[i], errs[i] = lacking(m.Conn.Resolver, plan.ArgTypes(req.Resources))
+			absent[i], errs[i] = plan.LackedTypes(m.Conn.Resolver, plan.ArgTypes(req.Resources))
 			if errs[i] != nil {
+				absent[i] = nil
 				return
 			}
 			if len(absent[i]) > 0 {
@@ -154,8 +156,11 @@ func ServeFleet(ctx context.Context, env *indexers.Env, home string, members []F
 		})
 	}
 	wg.Wait()
-	if missing := lackingEverywhere(absent, errs); missing != "" {
-		return nil, &query.UsageError{Err: fmt.Errorf("the server doesn't have a resource type %q in any of the clusters", missing)}
+	// Whether a cluster that could not tell has a type is not known.
+	if !slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		if err := plan.LackedByAll(absent); err != nil {
+			return nil, err
+		}
 	}
 	for i, m := range members {
 		for _, t := range absent[i] {
@@ -163,7 +168,7 @@ func ServeFleet(ctx context.Context, env *indexers.Env, home string, members []F
 		}
 		switch {
 		case errs[i] != nil && m.Name == home:
-			return nil, explain(m.Name, errs[i])
+			return nil, errs[i]
 		case errs[i] != nil:
 			f.unserved[m.Name] = explain(m.Name, errs[i])
 			_, _ = fmt.Fprintf(errOut, "warning: %v\n", &UnservedError{Cluster: m.Name, Err: f.unserved[m.Name]})
@@ -175,29 +180,6 @@ func ServeFleet(ctx context.Context, env *indexers.Env, home string, members []F
 		}
 	}
 	return f, nil
-}
-
-// lacking returns the types that r's cluster does not have.
-func lacking(r *factory.Resolver, types []string) ([]string, error) {
-	var absent []string
-	for _, t := range types {
-		if _, err := r.ResolveOne(t); err != nil {
-			if !factory.IsUnknownResource(err) {
-				return nil, err
-			}
-			absent = append(absent, t)
-		}
-	}
-	return absent, nil
-}
-
-// lackingEverywhere returns a type that every cluster lacks, or "": also
-// when a cluster could not tell.
-func lackingEverywhere(absent [][]string, errs []error) string {
-	if slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
-		return ""
-	}
-	return everywhere(absent)
 }
 
 // Clusters returns the names of the clusters served and of those that
@@ -339,11 +321,11 @@ func (f *Fleet) Answer(a Asked, out, errOut io.Writer) error {
 		answers = append(answers, ans)
 	}
 	if len(answers) == 0 {
-		return noAnswer(failed)
+		return plan.Unanswered(failed, isForbidden, isUsage)
 	}
 	if len(failed) == 0 {
-		if t := everywhere(absent); t != "" {
-			return &query.UsageError{Err: fmt.Errorf("the server doesn't have a resource type %q in any of the clusters", t)}
+		if err := plan.LackedByAll(absent); err != nil {
+			return err
 		}
 	}
 	for _, fe := range failed {
@@ -410,50 +392,19 @@ func (f *Fleet) access(name string, may Access) Access {
 // forbidden, or a mistake of the request there. Anything else fails the
 // whole request.
 func isMemberError(err error) bool {
-	var (
-		unserved  *UnservedError
-		cluster   *ClusterForbiddenError
-		forbidden *ForbiddenError
-		usage     *query.UsageError
-	)
-	return errors.As(err, &unserved) || errors.As(err, &cluster) || errors.As(err, &forbidden) || errors.As(err, &usage)
+	var unserved *UnservedError
+	return errors.As(err, &unserved) || isForbidden(err) || isUsage(err)
 }
 
-// noAnswer is the error of a query none of whose clusters answered: the
-// one cluster's error, or the first when all are of one kind the server
-// answers with a status of its own (forbidden, a mistake), else one
-// naming each cluster's.
-func noAnswer(failed []plan.MemberError) error {
-	if len(failed) == 1 {
-		return failed[0].Err
-	}
-	sameKind := func(match func(error) bool) bool {
-		return !slices.ContainsFunc(failed, func(m plan.MemberError) bool { return !match(m.Err) })
-	}
-	forbidden := func(err error) bool {
-		var f *ForbiddenError
-		var c *ClusterForbiddenError
-		return errors.As(err, &f) || errors.As(err, &c)
-	}
-	usage := func(err error) bool {
-		var u *query.UsageError
-		return errors.As(err, &u)
-	}
-	if sameKind(forbidden) || sameKind(usage) {
-		return failed[0].Err
-	}
-	return plan.NoAnswer(failed)
+// isForbidden reports whether err is a caller's lack of permission, in
+// the home cluster or for another.
+func isForbidden(err error) bool {
+	var f *ForbiddenError
+	var c *ClusterForbiddenError
+	return errors.As(err, &f) || errors.As(err, &c)
 }
 
-// everywhere returns a type that every answer lacks, or "".
-func everywhere(absent [][]string) string {
-	if len(absent) == 0 {
-		return ""
-	}
-	for _, t := range absent[0] {
-		if !slices.ContainsFunc(absent[1:], func(a []string) bool { return !slices.Contains(a, t) }) {
-			return t
-		}
-	}
-	return ""
+func isUsage(err error) bool {
+	var u *query.UsageError
+	return errors.As(err, &u)
 }

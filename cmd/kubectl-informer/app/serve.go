@@ -324,22 +324,18 @@ func (o *ServeOptions) runFleet(ctx context.Context, log *slog.Logger, ln net.Li
 		}
 	}
 	explain := explainer(ctx, fleet)
-	var fillErr error
 	err = o.serve(ctx, log, ln, tlsConfig, home, func(ctx context.Context, env *indexers.Env) (*queryserver.Fleet, error) {
-		f, err := queryserver.ServeFleet(ctx, env, o.home, members, o.ErrOut, explain)
-		fillErr = err
-		return f, err
+		return queryserver.ServeFleet(ctx, env, o.home, members, o.ErrOut, explain)
 	})
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return clusterError(ctx, 0, err)
-	case errors.Is(err, fillErr):
-		return err // explained
-	default:
-		return explain(o.home, err)
 	}
+	// What the home cluster (or the request, everywhere) did wrong, worded
+	// as for one cluster.
+	return explain(o.home, err)
 }
 
 // serve authenticates and authorizes callers with the cluster of home,

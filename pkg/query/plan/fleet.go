@@ -209,14 +209,7 @@ func sortOut(answers []memberAnswer, errOut io.Writer, explain func(cluster stri
 		answered = append(answered, a)
 	}
 	if len(answered) == 0 {
-		if len(failed) == 1 {
-			return nil, nil, failed[0].Err
-		}
-		var usage *query.UsageError
-		if errors.As(failed[0].Err, &usage) && allUsageErrors(failed) {
-			return nil, nil, failed[0].Err
-		}
-		return nil, nil, NoAnswer(failed)
+		return nil, nil, Unanswered(failed, isUsageError)
 	}
 	for _, f := range failed {
 		_, _ = fmt.Fprintf(errOut, "warning: %v\n", f)
@@ -229,14 +222,8 @@ func sortOut(answers []memberAnswer, errOut io.Writer, explain func(cluster stri
 func fillMember(ctx context.Context, m Member, errOut io.Writer, opts FillOptions) memberAnswer {
 	a := memberAnswer{m: m}
 	p := m.Plan
-	for _, t := range ArgTypes(p.req.Resources) {
-		if _, err := m.Conn.Resolver.ResolveOne(t); err != nil {
-			if !factory.IsUnknownResource(err) {
-				a.err = err
-				return a
-			}
-			a.absent = append(a.absent, t)
-		}
+	if a.absent, a.err = LackedTypes(m.Conn.Resolver, ArgTypes(p.req.Resources)); a.err != nil {
+		return a
 	}
 	if len(a.absent) > 0 {
 		args := WithoutTypes(p.req.Resources, a.absent)
@@ -448,37 +435,70 @@ func mergeClusters(results []*query.Result, sorted, descending bool) *query.Resu
 	return m
 }
 
-// absentEverywhere returns the usage error of a resource type that no
-// cluster has, as one cluster's query reports a type its server does not
-// have. When a cluster did not answer, whether it has the type is not
-// known: nil.
-func absentEverywhere(answers []memberAnswer) error {
+// LackedTypes returns those of types that r's cluster does not have. A
+// type it cannot resolve for another reason is an error, returned with
+// the types found lacking before it.
+func LackedTypes(r *factory.Resolver, types []string) ([]string, error) {
 	var absent []string
-	first := true
-	for _, a := range answers {
-		if a.err != nil {
-			return nil
+	for _, t := range types {
+		if _, err := r.ResolveOne(t); err != nil {
+			if !factory.IsUnknownResource(err) {
+				return absent, err
+			}
+			absent = append(absent, t)
 		}
-		if first {
-			absent, first = slices.Clone(a.absent), false
-			continue
-		}
-		absent = slices.DeleteFunc(absent, func(t string) bool { return !slices.Contains(a.absent, t) })
 	}
+	return absent, nil
+}
+
+// LackedByAll returns the usage error of a resource type that every
+// cluster lacks, absent holding the types each lacks (see LackedTypes), as
+// one cluster's query reports a type its server does not have; nil when
+// there is none: the first such type in the first cluster's order.
+func LackedByAll(absent [][]string) error {
 	if len(absent) == 0 {
 		return nil
 	}
-	return &query.UsageError{Err: fmt.Errorf("the server doesn't have a resource type %q in any of the clusters", absent[0])}
-}
-
-func allUsageErrors(errs []MemberError) bool {
-	for _, e := range errs {
-		var usage *query.UsageError
-		if !errors.As(e.Err, &usage) {
-			return false
+	for _, t := range absent[0] {
+		if !slices.ContainsFunc(absent[1:], func(a []string) bool { return !slices.Contains(a, t) }) {
+			return &query.UsageError{Err: fmt.Errorf("the server doesn't have a resource type %q in any of the clusters", t)}
 		}
 	}
-	return true
+	return nil
+}
+
+// absentEverywhere is LackedByAll over the answers. When a cluster did not
+// answer, whether it has the type is not known: nil.
+func absentEverywhere(answers []memberAnswer) error {
+	absent := make([][]string, len(answers))
+	for i, a := range answers {
+		if a.err != nil {
+			return nil
+		}
+		absent[i] = a.absent
+	}
+	return LackedByAll(absent)
+}
+
+// Unanswered is the error of a query over several clusters none of which
+// answered (failed holds at least one): the one cluster's error; the
+// first when every cluster's is alike by one of alike (a mistake of the
+// request, say, which has an exit code of its own); else NoAnswer.
+func Unanswered(failed []MemberError, alike ...func(error) bool) error {
+	if len(failed) == 1 {
+		return failed[0].Err
+	}
+	for _, same := range alike {
+		if !slices.ContainsFunc(failed, func(m MemberError) bool { return !same(m.Err) }) {
+			return failed[0].Err
+		}
+	}
+	return NoAnswer(failed)
+}
+
+func isUsageError(err error) bool {
+	var usage *query.UsageError
+	return errors.As(err, &usage)
 }
 
 // NoAnswer is the error of a query over several clusters none of which
