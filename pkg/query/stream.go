@@ -34,7 +34,7 @@ func (p *Printer) streamed(res *Result) func(io.Writer, *Result) error {
 	case "yaml":
 		return p.streamYAML
 	}
-	return nil
+	return p.streamedTemplate()
 }
 
 // jsonIndent is the indentation of kubectl's JSON printer, and itemIndent

@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/scheme"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/getprint"
 )
 
 // awkwardPod is a pod whose strings and values test the encoders: long
@@ -171,5 +174,146 @@ func TestTypedItemsAsTheirMaps(t *testing.T) {
 				t.Errorf("%+v -o %s: managed fields shown: %v", opts, format, strings.Contains(got, "managedFields"))
 			}
 		}
+	}
+}
+
+// TestStreamedTemplatesMatchKubectl: jsonpath, go-template and
+// custom-columns outputs, printed one item at a time when the template
+// reads the List only through its items, print byte for byte what
+// kubectl's printers print for the whole List kubectl get builds, and fail
+// with kubectl's error after the same output when the template fails on
+// an item. Templates of other forms are printed over the whole List.
+func TestStreamedTemplatesMatchKubectl(t *testing.T) {
+	var many []runtime.Object
+	for i := range 60 {
+		many = append(many, awkwardPod(i))
+	}
+	fixed := testPods()
+	sets := map[string][]runtime.Object{
+		"pods":     many,
+		"fixtures": {fixed[0], fixed[1], fixed[2], fixed[3], fixed[4], fixed[5]},
+		"one pod":  {awkwardPod(3)},
+		"widgets":  {numbers("w-1"), numbers("w-2"), widget("lab", "w-3", "red", time.Hour)},
+		"deployed": {deployment("a", "d-1", 2, time.Hour), deployment("b", "d-2", 0, time.Minute)},
+		"nothing":  {},
+		// The templates that read a second container fail on the last.
+		"late failure": {awkwardPod(0), awkwardPod(1), pod("shop", "zz-single", "n1", corev1.PodRunning, 0, time.Minute, "nginx")},
+	}
+	type tmpl struct {
+		format, text string
+		strict       bool
+		noHeaders    bool
+		// streamed: the form printed item by item
+		streamed bool
+	}
+	templates := []tmpl{
+		{format: "jsonpath", text: `{.items[*].metadata.name}`, streamed: true},
+		{format: "jsonpath", text: `names: {.items[*].metadata.name}{"\n"}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].spec.containers[*].image}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].metadata.annotations.lines}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].metadata.annotations.absent}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].metadata.labels}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].spec}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].spec.containers[?(@.name=="envoy")].image}`, streamed: true},
+		{format: "jsonpath", text: `{.items[*].metadata.name}`, strict: true, streamed: true},
+		{format: "jsonpath", text: `{.items[*].metadata.annotations.absent}`, strict: true, streamed: true},
+		{format: "jsonpath", text: `{range .items[*]}{.metadata.name}{"\t"}{.spec.containers[*].name}{"\n"}{end}`, streamed: true},
+		{format: "jsonpath", text: `head{"\n"}{range .items[*]}{@.metadata.name}{" "}{range .spec.containers[*]}{.name}={.image},{end}{"\n"}{end}tail{"\n"}`, streamed: true},
+		{format: "jsonpath", text: `{range .items[*]}{.spec.containers[-1].name}{" "}{.spec.containers[0:1].name}{"\n"}{end}`, streamed: true},
+		{format: "jsonpath", text: `{range .items[*]}{.metadata.name}{.spec.containers[1].name}{"\n"}{end}`, streamed: true},
+		{format: "jsonpath", text: `{range .items[*]}{.metadata.name}{.spec.containers[1].name}{"\n"}{end}`, strict: true, streamed: true},
+		{format: "jsonpath", text: `before{"\n"}{range .items[*]}{.metadata.name}{.spec.containers[1].name}{"\n"}{end}after`, streamed: true},
+		{format: "jsonpath", text: `{range .items[*]}{.spec.ratio} {.spec.big} {.spec.tiny} {.spec.huge}{"\n"}{end}`, streamed: true},
+		{format: "jsonpath", text: `{.items[0].metadata.name}`},
+		{format: "jsonpath", text: `{.kind} {.items[*].metadata.name}`},
+		{format: "jsonpath", text: `{.items[*]['metadata', 'kind']}`},
+		{format: "jsonpath", text: `{range .items[*]}{.metadata.name}{end}{.kind}`},
+		{format: "jsonpath", text: `{range .items[1:]}{.metadata.name}{"\n"}{end}`},
+		{format: "go-template", text: `{{range .items}}{{.metadata.name}}{{"\n"}}{{end}}`, streamed: true},
+		{format: "go-template", text: "Pods:\n{{range .items}}{{.metadata.name}} {{.spec.nodeName}} {{range .spec.containers}}{{.image}},{{end}}\n{{end}}done\n", streamed: true},
+		{format: "go-template", text: `{{range .items}}{{if .metadata.annotations}}{{index .metadata.annotations "html"}}|{{.metadata.annotations.unicode}}{{end}}{{"\n"}}{{end}}`, streamed: true},
+		{format: "go-template", text: `{{range .items}}{{.spec.ratio}} {{.spec.big}} {{.spec.tiny}} {{.spec.replicas}} {{.spec.nested}}{{"\n"}}{{end}}`, streamed: true},
+		{format: "go-template", text: `{{range .items}}{{$n := .metadata.name}}{{range .spec.containers}}{{$n}}/{{.name}} {{end}}{{end}}`, streamed: true},
+		{format: "go-template", text: `{{- range .items }} {{ .metadata.name | printf "%q" }} {{ .metadata.labels }} {{- end }}`, streamed: true},
+		{format: "go-template", text: `{{range .items}}{{exists . "metadata" "labels"}} {{end}}`, streamed: true},
+		{format: "go-template", text: `{{range .items}}{{.metadata.name}} {{index .spec.containers 1}}{{"\n"}}{{end}}`, streamed: true},
+		{format: "go-template", text: `{{range .items}}{{.metadata.name}} {{.metadata.absent}}{{end}}`, strict: true, streamed: true},
+		{format: "template", text: `{{range .items}}{{.kind}} {{end}}`, streamed: true},
+		{format: "go-template", text: `{{len .items}}`},
+		{format: "go-template", text: `{{range $i, $p := .items}}{{$i}}:{{$p.metadata.name}} {{end}}`},
+		{format: "go-template", text: `{{range .items}}{{$.kind}} {{end}}`},
+		{format: "go-template", text: `{{.kind}}{{range .items}}{{.metadata.name}}{{end}}`},
+		{format: "custom-columns", text: "NAME:.metadata.name,NODE:.spec.nodeName,IMAGES:.spec.containers[*].image", streamed: true},
+		{format: "custom-columns", text: "NAME:.metadata.name,KIND:.kind,LINES:.metadata.annotations.lines", noHeaders: true, streamed: true},
+		{format: "custom-columns", text: "NAME:.metadata.name,SECOND:.spec.containers[1].name", streamed: true},
+	}
+	decoder := scheme.Codecs.UniversalDecoder(scheme.Scheme.PrioritizedVersionsAllGroups()...)
+	kubectlPrinter := func(tc tmpl) (printers.ResourcePrinter, error) {
+		switch tc.format {
+		case "jsonpath":
+			p, err := printers.NewJSONPathPrinter(tc.text)
+			if err != nil {
+				return nil, err
+			}
+			p.AllowMissingKeys(!tc.strict)
+			return p, nil
+		case "go-template", "template":
+			p, err := printers.NewGoTemplatePrinter([]byte(tc.text))
+			if err != nil {
+				return nil, err
+			}
+			p.AllowMissingKeys(!tc.strict)
+			return p, nil
+		}
+		// kubectl's printer, in the copy TestCopiedFromUpstream checks.
+		return getprint.NewCustomColumnsPrinterFromSpec(tc.text, decoder, tc.noHeaders)
+	}
+	failures := 0
+	for setName, objs := range sets {
+		for i, tc := range templates {
+			t.Run(fmt.Sprintf("%s/%d-%s", setName, i, tc.format), func(t *testing.T) {
+				printer, err := kubectlPrinter(tc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var anys []any
+				for _, o := range objs {
+					anys = append(anys, o)
+				}
+				res, err := Run(newIndexer(t, cache.Indexers{}, anys...), Spec{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// kubectl's List, of the answer's items in its order.
+				var answered []runtime.Object
+				for _, item := range res.Items {
+					answered = append(answered, item.Object)
+				}
+				var want bytes.Buffer
+				wantErr := kubectlPrintGeneric(answered, printer, &want)
+				p, err := NewPrinter(tc.format+"="+tc.text, PrintOptions{StrictTemplateKeys: tc.strict, NoHeaders: tc.noHeaders})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if streamed := p.streamed(res) != nil; streamed != tc.streamed {
+					t.Fatalf("streamed %v, want %v", streamed, tc.streamed)
+				}
+				var got bytes.Buffer
+				gotErr := p.Print(&got, res)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Errorf("error %v, kubectl's %v", gotErr, wantErr)
+				}
+				if wantErr != nil {
+					failures++
+				}
+				if got.String() != want.String() {
+					t.Errorf("printed (%d bytes) differs from kubectl (%d bytes) from byte %d:\n%s\nkubectl:\n%s",
+						got.Len(), want.Len(), firstDifference(got.String(), want.String()), got.String(), want.String())
+				}
+			})
+		}
+	}
+	if failures == 0 {
+		t.Error("no template failed: the failures' output is not compared")
 	}
 }
