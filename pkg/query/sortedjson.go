@@ -16,17 +16,18 @@ import (
 )
 
 // itemJSON appends to dst the JSON of item as the List kubectl get prints
-// holds it: the encoding of content(item), compact, with every object's
-// keys sorted as encoding/json sorts a map's. A typed object is encoded
-// from a shallow copy stamped with its kind, without converting it to a
-// map first, which costs several times the encoding; its members are
-// then sorted. Anything else is encoded from content.
-func (p *Printer) itemJSON(dst *bytes.Buffer, item Item) error {
+// holds it: the encoding of content(item), with every object's keys sorted
+// as encoding/json sorts a map's, compact or, with ind, as json.Indent
+// indents it. A typed object is encoded from a shallow copy stamped with
+// its kind, without converting it to a map first, which costs several
+// times the encoding; its members are then sorted and indented in one
+// pass. Anything else is encoded from content.
+func (p *Printer) itemJSON(dst *bytes.Buffer, item Item, ind *indent) error {
 	if _, ok := item.Object.(*unstructured.Unstructured); !ok && !strings.EqualFold(p.output, "name") {
 		if obj, ok := p.printedCopy(item); ok {
 			raw, err := json.Marshal(obj)
 			if err == nil {
-				return sortMembers(dst, raw)
+				return sortMembers(dst, raw, ind)
 			}
 		}
 	}
@@ -37,6 +38,9 @@ func (p *Printer) itemJSON(dst *bytes.Buffer, item Item) error {
 	raw, err := json.Marshal(content)
 	if err != nil {
 		return err
+	}
+	if ind != nil {
+		return json.Indent(dst, raw, ind.prefix, ind.unit)
 	}
 	dst.Write(raw)
 	return nil
@@ -90,11 +94,62 @@ type member struct {
 
 var memberLists = sync.Pool{New: func() any { return new([]member) }}
 
+// indent is the indentation json.Indent gives JSON: a new line for each
+// member of an object or element of a list, starting with prefix and unit
+// once per depth; "key": value with a blank; empty objects and lists stay
+// {} and []. A nil *indent writes compact JSON.
+type indent struct {
+	prefix, unit string
+	depth        int
+}
+
+// newline starts a line at the depth.
+func (d *indent) newline(dst *bytes.Buffer) {
+	if d == nil {
+		return
+	}
+	dst.WriteByte('\n')
+	dst.WriteString(d.prefix)
+	for range d.depth {
+		dst.WriteString(d.unit)
+	}
+}
+
+// enter starts the first line inside an object or list.
+func (d *indent) enter(dst *bytes.Buffer) {
+	if d != nil {
+		d.depth++
+		d.newline(dst)
+	}
+}
+
+// leave starts the line of the end of an object or list.
+func (d *indent) leave(dst *bytes.Buffer) {
+	if d != nil {
+		d.depth--
+		d.newline(dst)
+	}
+}
+
+// colon writes what separates a key from its value.
+func (d *indent) colon(dst *bytes.Buffer) {
+	if d == nil {
+		dst.WriteByte(':')
+	} else {
+		dst.WriteString(": ")
+	}
+}
+
 // sortMembers appends src, compact JSON as encoding/json writes it, to dst
 // with the members of every object in the order of their keys, compared
-// as Go strings, as encoding/json orders a map's keys.
-func sortMembers(dst *bytes.Buffer, src []byte) error {
-	rest, err := sortValue(dst, src)
+// as Go strings, as encoding/json orders a map's keys; indented as
+// json.Indent indents it with ind's prefix and unit, or compact when ind is
+// nil, in the same pass.
+func sortMembers(dst *bytes.Buffer, src []byte, ind *indent) error {
+	if ind != nil {
+		ind = &indent{prefix: ind.prefix, unit: ind.unit}
+	}
+	rest, err := sortValue(dst, src, ind)
 	if err != nil {
 		return err
 	}
@@ -106,31 +161,40 @@ func sortMembers(dst *bytes.Buffer, src []byte) error {
 
 // sortValue writes the value at the start of src, sorted, and returns
 // what follows it.
-func sortValue(dst *bytes.Buffer, src []byte) ([]byte, error) {
+func sortValue(dst *bytes.Buffer, src []byte, ind *indent) ([]byte, error) {
 	if len(src) == 0 {
 		return nil, errors.New("sorting JSON: a value is missing")
 	}
 	switch src[0] {
 	case '{':
-		return sortObject(dst, src)
+		return sortObject(dst, src, ind)
 	case '[':
 		dst.WriteByte('[')
 		src = src[1:]
-		for i := 0; ; i++ {
-			if len(src) > 0 && src[0] == ']' {
+		if len(src) > 0 && src[0] == ']' {
+			dst.WriteByte(']')
+			return src[1:], nil
+		}
+		ind.enter(dst)
+		for {
+			var err error
+			if src, err = sortValue(dst, src, ind); err != nil {
+				return nil, err
+			}
+			if len(src) == 0 {
+				return nil, errors.New("sorting JSON: a list is not closed")
+			}
+			switch src[0] {
+			case ']':
+				ind.leave(dst)
 				dst.WriteByte(']')
 				return src[1:], nil
-			}
-			if i > 0 {
-				if len(src) == 0 || src[0] != ',' {
-					return nil, errors.New("sorting JSON: a list is not closed")
-				}
+			case ',':
 				dst.WriteByte(',')
+				ind.newline(dst)
 				src = src[1:]
-			}
-			var err error
-			if src, err = sortValue(dst, src); err != nil {
-				return nil, err
+			default:
+				return nil, errors.New("sorting JSON: a list is not closed")
 			}
 		}
 	default:
@@ -145,7 +209,7 @@ func sortValue(dst *bytes.Buffer, src []byte) ([]byte, error) {
 
 // sortObject writes the object at the start of src with its members
 // sorted, and returns what follows it.
-func sortObject(dst *bytes.Buffer, src []byte) ([]byte, error) {
+func sortObject(dst *bytes.Buffer, src []byte, ind *indent) ([]byte, error) {
 	list := memberLists.Get().(*[]member)
 	members := (*list)[:0]
 	defer func() {
@@ -185,16 +249,23 @@ func sortObject(dst *bytes.Buffer, src []byte) ([]byte, error) {
 	}
 	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	dst.WriteByte('{')
+	if len(members) == 0 {
+		dst.WriteByte('}')
+		return src, nil
+	}
+	ind.enter(dst)
 	for i, m := range members {
 		if i > 0 {
 			dst.WriteByte(',')
+			ind.newline(dst)
 		}
 		dst.Write(m.raw)
-		dst.WriteByte(':')
-		if _, err := sortValue(dst, m.value); err != nil {
+		ind.colon(dst)
+		if _, err := sortValue(dst, m.value, ind); err != nil {
 			return nil, err
 		}
 	}
+	ind.leave(dst)
 	dst.WriteByte('}')
 	return src, nil
 }

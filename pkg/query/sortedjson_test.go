@@ -92,11 +92,26 @@ func TestSortMembers(t *testing.T) {
 		var in strings.Builder
 		shuffled(&in, v, r)
 		var got bytes.Buffer
-		if err := sortMembers(&got, []byte(in.String())); err != nil {
+		if err := sortMembers(&got, []byte(in.String()), nil); err != nil {
 			t.Fatalf("%s: %v", in.String(), err)
 		}
 		if got.String() != string(want) {
 			t.Fatalf("sorted\n%s\ninto\n%s\nwant\n%s", in.String(), got.String(), want)
+		}
+		// Sorted and indented in one pass: json.Indent's indentation of
+		// the sorted JSON, with the prefix and unit of a List's items and
+		// others.
+		for _, ind := range []indent{{prefix: itemIndent, unit: jsonIndent}, {unit: "\t"}, {prefix: ">", unit: ""}} {
+			var wantIndented, gotIndented bytes.Buffer
+			if err := json.Indent(&wantIndented, want, ind.prefix, ind.unit); err != nil {
+				t.Fatal(err)
+			}
+			if err := sortMembers(&gotIndented, []byte(in.String()), &ind); err != nil {
+				t.Fatalf("%s: %v", in.String(), err)
+			}
+			if gotIndented.String() != wantIndented.String() {
+				t.Fatalf("sorted and indented (%q, %q)\n%s\ninto\n%s\nwant\n%s", ind.prefix, ind.unit, in.String(), gotIndented.String(), wantIndented.String())
+			}
 		}
 	}
 }
@@ -105,9 +120,12 @@ func TestSortMembers(t *testing.T) {
 // panic.
 func TestSortMembersRefusesBrokenJSON(t *testing.T) {
 	for _, in := range []string{``, `{`, `{"a"`, `{"a":`, `{"a":1`, `{"a":1,}`, `[1,`, `["x]`, `{"a":1}x`, `{1:2}`, `[`, `{"a":[}`} {
-		var out bytes.Buffer
-		if err := sortMembers(&out, []byte(in)); err == nil {
+		var out, indented bytes.Buffer
+		if err := sortMembers(&out, []byte(in), nil); err == nil {
 			t.Errorf("%q: no error, wrote %q", in, out.String())
+		}
+		if err := sortMembers(&indented, []byte(in), &indent{unit: "  "}); err == nil {
+			t.Errorf("%q: no error, indented %q", in, indented.String())
 		}
 	}
 }

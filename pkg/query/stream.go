@@ -3,7 +3,6 @@ package query
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -47,18 +46,14 @@ const (
 // streamJSON writes res as kubectl's JSON printer writes the v1 List of
 // its items: encoding/json's encoding of the List's map (keys sorted,
 // HTML characters escaped), indented by four spaces. Each item is encoded
-// and indented at its depth on its own.
+// and indented at its depth on its own, in the pass that sorts its keys.
 func (p *Printer) streamJSON(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	_, _ = bw.WriteString("{\n" + jsonIndent + `"apiVersion": "v1",` + "\n" + jsonIndent + `"items": [`)
-	var encoded, indented bytes.Buffer
+	var indented bytes.Buffer
 	for i, item := range res.Items {
-		encoded.Reset()
-		if err := p.itemJSON(&encoded, item); err != nil {
-			return err
-		}
 		indented.Reset()
-		if err := json.Indent(&indented, encoded.Bytes(), itemIndent, jsonIndent); err != nil {
+		if err := p.itemJSON(&indented, item, &indent{prefix: itemIndent, unit: jsonIndent}); err != nil {
 			return err
 		}
 		if i > 0 {
@@ -94,7 +89,7 @@ func (p *Printer) streamYAML(w io.Writer, res *Result) error {
 		// list of the one item.
 		encoded.Reset()
 		encoded.WriteByte('[')
-		if err := p.itemJSON(&encoded, item); err != nil {
+		if err := p.itemJSON(&encoded, item, nil); err != nil {
 			return err
 		}
 		encoded.WriteByte(']')
