@@ -58,6 +58,9 @@ type serverResult struct {
 	// concurrent is the server answering concurrentAnswers -o json
 	// queries of every pod at once.
 	concurrent concurrentResult
+	// answer is its -o json answer of every pod beside the time to write
+	// the same bytes.
+	answer answerResult
 	// local and remote are each shape's one-shot local query and the same
 	// query sent to the server, in the order of serverShapes.
 	local, remote []row
@@ -132,6 +135,14 @@ func benchServer(plugin, kubeconfig string, runs int) (serverResult, error) {
 		r.local, r.remote = append(r.local, rows[0]), append(r.remote, rows[1])
 	}
 	r.rssAfter = procRSS(pid)
+	fmt.Fprintf(os.Stderr, "reading the query server's -o json answer beside the same bytes written from memory…\n")
+	want, err := measured{"query pods -A -o json --server", plugin, []string{"query", kc, "pods", "-A", "-o", "json", "--server", srv.url, "--server-ca", srv.ca}}.output()
+	if err != nil {
+		return r, err
+	}
+	if r.answer, err = answerVsWrite(kubeconfig, srv, want, max(runs, 5)); err != nil {
+		return r, err
+	}
 	fmt.Fprintf(os.Stderr, "asking the query server for %d -o json answers at once…\n", concurrentAnswers)
 	if r.concurrent, err = answerConcurrently(plugin, []string{"query", kc, "pods", "-A", "-o", "json", "--server", srv.url, "--server-ca", srv.ca}, pid); err != nil {
 		return r, err
@@ -356,6 +367,13 @@ func (r serverResult) render(pods int) string {
 			concurrentAnswers, c.bytes/1024, wall(c.wall))
 		fmt.Fprintf(&b, "| the same: peak RSS (sampled every 20 ms), above the RSS before | %s, +%s |\n", mib(c.peak), mib(c.peak-c.before))
 		fmt.Fprintf(&b, "| the same: RSS 3 s after the last answer | %s |\n", mib(c.after))
+	}
+	if a := r.answer; len(a.answer) > 0 {
+		n := len(a.answer)
+		fmt.Fprintf(&b, "| `query pods -A -o json` (%d KiB) read by the plugin's client in the harness, from the request to the last byte, median of %d (min–max) | %s (%s–%s) |\n",
+			a.bytes/1024, n, wall(a.answer[n/2]), wall(a.answer[0]), wall(a.answer[n-1]))
+		fmt.Fprintf(&b, "| floor: the same bytes written from memory by a TLS server of the harness (%s), read the same way, runs alternated | %s (%s–%s): the answer takes %.2f× |\n",
+			a.proto, wall(a.floor[n/2]), wall(a.floor[0]), wall(a.floor[n-1]), a.answer[n/2].Seconds()/a.floor[n/2].Seconds())
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "| query (%d pods) | one-shot local: wall | peak RSS | `--server`: wall | peak RSS | local ÷ server wall | stdout |\n|---|---|---|---|---|---|---|\n", pods)
