@@ -164,6 +164,8 @@ func run(o options) error {
 		{"query pods -A --count --group-by node", o.plugin, []string{"query", kc, "pods", "-A", "--count", "--group-by", `object.spec.?nodeName.orValue("")`}},
 		{"query pods -A -o name", o.plugin, []string{"query", kc, "pods", "-A", "-o", "name"}},
 		{"query pods -A -o json", o.plugin, []string{"query", kc, "pods", "-A", "-o", "json"}},
+		{"query pods -A -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}\\n{end}'", o.plugin, []string{"query", kc, "pods", "-A", "-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}`}},
+		{"query pods -A -o custom-columns=NAME,NODE,IMAGES", o.plugin, []string{"query", kc, "pods", "-A", "-o", "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,IMAGES:.spec.containers[*].image"}},
 	}
 	var rows []row
 	if o.queries {
