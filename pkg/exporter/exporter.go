@@ -36,16 +36,16 @@ type Options struct {
 	Shard Shard
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
-	// StartupGCPercent, when positive, is the garbage collector's target
-	// percentage (see debug.SetGCPercent) while the caches fill for the
-	// first time; the previous one is restored once they have synced.
-	// Decoding the initial lists produces garbage at a high rate: a larger
-	// target spends less CPU collecting it, for a higher peak of memory
-	// during the sync. Zero leaves the collector alone.
-	StartupGCPercent int
+	// StartupPacing, when its Factor is set, paces the garbage collector
+	// while the caches fill for the first time (see factory.Pace); the
+	// previous pacing is restored once they have synced. Decoding the
+	// initial lists produces garbage at a high rate from a small heap:
+	// collecting it less often spends less CPU, for a higher peak of
+	// memory during the sync. The zero value leaves the collector alone.
+	StartupPacing factory.FillPacing
 	// SteadyGCPercent, when positive, is the garbage collector's target
 	// percentage once the caches have synced (instead of the one before
-	// StartupGCPercent). The exporter's heap is its caches and series,
+	// StartupPacing). The exporter's heap is its caches and series,
 	// long-lived; what an update allocates is small next to them. A low
 	// target keeps the process near that heap, for a few more collections,
 	// each of which costs little for so little garbage. Zero leaves it as
@@ -202,14 +202,16 @@ func (x *Exporter) Start(ctx context.Context) error {
 	if err := x.factory.Start(ctx); err != nil {
 		return err
 	}
-	gcPercent := -2 // nothing to restore
-	if x.opts.StartupGCPercent > 0 {
-		gcPercent = debug.SetGCPercent(x.opts.StartupGCPercent)
+	unpace := func() {}
+	if x.opts.StartupPacing.Factor > 0 {
+		unpace = factory.Pace(x.opts.StartupPacing)
 	}
+	gcPercent := -2 // nothing to set once synced
 	if x.opts.SteadyGCPercent > 0 {
 		gcPercent = x.opts.SteadyGCPercent
 	}
 	if err := x.Reload(ctx); err != nil {
+		unpace()
 		if gcPercent != -2 {
 			debug.SetGCPercent(gcPercent)
 		}
@@ -225,7 +227,7 @@ func (x *Exporter) Start(ctx context.Context) error {
 		x.close()
 	}()
 	go x.logHealth(ctx, time.Second)
-	go x.settle(ctx, gcPercent)
+	go x.settle(ctx, unpace, gcPercent)
 	return nil
 }
 
@@ -243,15 +245,17 @@ func (x *Exporter) close() {
 	x.factory.Shutdown()
 }
 
-// settle waits for the first sync, restores the garbage collector's target
-// percentage to gcPercent (-2: leave it), then returns the memory the
+// settle waits for the first sync, ends the startup pacing of the garbage
+// collector (unpace) and sets its target percentage to gcPercent (-2:
+// leave it), then returns the memory the
 // initial lists needed (decoded whole objects, since pruned or dropped) to
 // the operating system, so that the resident size reflects the caches. The
 // exporter is ready (see Ready) as soon as the caches have synced; the
 // memory is returned just after.
-func (x *Exporter) settle(ctx context.Context, gcPercent int) {
+func (x *Exporter) settle(ctx context.Context, unpace func(), gcPercent int) {
 	start := time.Now()
 	restoreGC := func() {
+		unpace()
 		if gcPercent != -2 {
 			debug.SetGCPercent(gcPercent)
 		}

@@ -357,14 +357,14 @@ func newLogger(w io.Writer, verbosity int, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// gcPercents are the garbage collector's targets while the caches fill
-// and once they have synced (see exporter.Options): 200 and 25, unless
-// GOGC says otherwise, which then holds throughout.
-func gcPercents() (startup, steady int) {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return 0, 0
+// gcPacing is the garbage collector's pacing while the caches fill and
+// its target percentage once they have synced (see exporter.Options),
+// unless GOGC or GOMEMLIMIT says otherwise, which then holds throughout.
+func gcPacing() (startup factory.FillPacing, steady int) {
+	if !factory.Paced() {
+		return factory.FillPacing{}, 0
 	}
-	return 200, 25
+	return factory.DefaultFillPacing(), 25
 }
 
 // Run checks the config, or runs the exporter until SIGINT or SIGTERM.
@@ -386,7 +386,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	// in query; once serving, Ctrl-C or SIGTERM stops the exporter with 0.
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		log := o.logger()
-		startupGC, steadyGC := gcPercents()
+		startupGC, steadyGC := gcPacing()
 		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
 			Sources:            o.sources(),
 			Namespaces:         o.Namespaces,
@@ -395,7 +395,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			Pprof:              o.EnablePprof,
 			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
 			Logger:             log,
-			StartupGCPercent:   startupGC,
+			StartupPacing:      startupGC,
 			SteadyGCPercent:    steadyGC,
 			Namespace:          o.namespace(),
 			EnvOptions:         o.envOptions(),

@@ -28,6 +28,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter"
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -72,17 +73,27 @@ func startWith(t *testing.T, text string, opts exporter.Options) (*exporter.Expo
 	return x, url, opts.ConfigPath
 }
 
-// TestStartupGCPercentRestored checks that the garbage collector's target
-// set for the initial sync becomes the process's own again after the
-// exporter is ready. The exporter restores it just after it reports ready,
-// so the test waits for the runtime to show it.
-func TestStartupGCPercentRestored(t *testing.T) {
+// TestStartupPacingRestored checks that the garbage collector's pacing
+// for the initial sync (no target percentage, a memory limit) is replaced
+// by the process's own again after the exporter is ready: its target
+// percentage and its memory limit. The exporter restores them just after
+// it reports ready, so the test waits for the runtime to show them.
+func TestStartupPacingRestored(t *testing.T) {
 	prev := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(prev)
-	startWith(t, config, exporter.Options{StartupGCPercent: 300})
-	framework.Eventually(t, "the GC percent is 150 again", func() bool {
-		return gcPercent() == 150
+	prevLimit := debug.SetMemoryLimit(5 << 40)
+	defer debug.SetMemoryLimit(prevLimit)
+	startWith(t, config, exporter.Options{StartupPacing: factory.FillPacing{Floor: 64 << 20, Factor: 3}})
+	framework.Eventually(t, "the GC percent is 150 and the memory limit 5 TiB again", func() bool {
+		return gcPercent() == 150 && memoryLimit() == 5<<40
 	})
+}
+
+// memoryLimit reads the runtime's soft memory limit without changing it.
+func memoryLimit() uint64 {
+	s := []metrics.Sample{{Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // gcPercent reads the garbage collector's target percentage without
@@ -690,7 +701,7 @@ resources:
 func TestSteadyGCPercent(t *testing.T) {
 	prev := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(prev)
-	startWith(t, config, exporter.Options{StartupGCPercent: 300, SteadyGCPercent: 40})
+	startWith(t, config, exporter.Options{StartupPacing: factory.FillPacing{Floor: 64 << 20, Factor: 3}, SteadyGCPercent: 40})
 	framework.Eventually(t, "the GC percent is 40", func() bool {
 		return gcPercent() == 40
 	})
