@@ -264,18 +264,7 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 	if stream := p.streamed(res); stream != nil {
 		return stream(w, res)
 	}
-	printer, err := p.resourcePrinter(schema.GroupKind{})
-	if err != nil {
-		return err
-	}
-	list, err := p.list(res)
-	if err != nil {
-		return err
-	}
-	if p.opts.SingleItem && len(list.Items) == 1 {
-		return printer.PrintObj(&list.Items[0], w)
-	}
-	return printer.PrintObj(list, w)
+	return p.printWhole(w, res, 0)
 }
 
 // noResources writes kubectl get's message for an empty result.

@@ -91,14 +91,7 @@ func TestStreamedMatchesKubectl(t *testing.T) {
 				if err := kubectlPrintGeneric(objs, printer(), &want); err != nil {
 					t.Fatal(err)
 				}
-				var anys []any
-				for _, o := range objs {
-					anys = append(anys, o)
-				}
-				res, err := Run(newIndexer(t, cache.Indexers{}, anys...), Spec{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := answerOf(t, objs)
 				p, err := NewPrinter(format, PrintOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -117,6 +110,20 @@ func TestStreamedMatchesKubectl(t *testing.T) {
 			})
 		}
 	}
+}
+
+// answerOf is the answer of a query of every object of objs.
+func answerOf(t *testing.T, objs []runtime.Object) *Result {
+	t.Helper()
+	var anys []any
+	for _, o := range objs {
+		anys = append(anys, o)
+	}
+	res, err := Run(newIndexer(t, cache.Indexers{}, anys...), Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func firstDifference(a, b string) int {
@@ -276,14 +283,7 @@ func TestStreamedTemplatesMatchKubectl(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var anys []any
-				for _, o := range objs {
-					anys = append(anys, o)
-				}
-				res, err := Run(newIndexer(t, cache.Indexers{}, anys...), Spec{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := answerOf(t, objs)
 				// kubectl's List, of the answer's items in its order.
 				var answered []runtime.Object
 				for _, item := range res.Items {

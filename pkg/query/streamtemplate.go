@@ -92,8 +92,9 @@ func oneItemList(content map[string]any) *unstructured.UnstructuredList {
 	return &unstructured.UnstructuredList{Object: listHead(), Items: []unstructured.Unstructured{{Object: content}}}
 }
 
-// printWhole prints res as the whole List through kubectl's printer,
-// writing what it prints after its first skip bytes to w.
+// printWhole prints res as the whole List through kubectl's printer (or
+// its one item alone with SingleItem), writing what it prints after its
+// first skip bytes to w.
 func (p *Printer) printWhole(w io.Writer, res *Result, skip int) error {
 	printer, err := p.resourcePrinter(schema.GroupKind{})
 	if err != nil {
@@ -103,7 +104,13 @@ func (p *Printer) printWhole(w io.Writer, res *Result, skip int) error {
 	if err != nil {
 		return err
 	}
-	return printer.PrintObj(list, &skipWriter{w: w, skip: skip})
+	if skip > 0 {
+		w = &skipWriter{w: w, skip: skip}
+	}
+	if p.opts.SingleItem && len(list.Items) == 1 {
+		return printer.PrintObj(&list.Items[0], w)
+	}
+	return printer.PrintObj(list, w)
 }
 
 // skipWriter drops the first skip bytes written to it.
@@ -333,18 +340,8 @@ func goTemplateItemForm(text string) (lead, trail string, ok bool) {
 // break or continue, no template calls.
 func itemLocal(n parse.Node) bool {
 	switch n := n.(type) {
-	case nil:
-		return true
 	case *parse.ListNode:
-		if n == nil {
-			return true
-		}
-		for _, c := range n.Nodes {
-			if !itemLocal(c) {
-				return false
-			}
-		}
-		return true
+		return n == nil || allItemLocal(n.Nodes)
 	case *parse.VariableNode:
 		return n.Ident[0] != "$"
 	case *parse.TemplateNode, *parse.BreakNode, *parse.ContinueNode:
@@ -352,32 +349,32 @@ func itemLocal(n parse.Node) bool {
 	case *parse.ActionNode:
 		return itemLocal(n.Pipe)
 	case *parse.PipeNode:
-		if n == nil {
-			return true
-		}
-		for _, c := range n.Cmds {
-			if !itemLocal(c) {
-				return false
-			}
-		}
-		return true
+		return n == nil || allItemLocal(n.Cmds)
 	case *parse.CommandNode:
-		for _, a := range n.Args {
-			if !itemLocal(a) {
-				return false
-			}
-		}
-		return true
+		return allItemLocal(n.Args)
 	case *parse.ChainNode:
 		return itemLocal(n.Node)
 	case *parse.IfNode:
-		return itemLocal(n.Pipe) && itemLocal(n.List) && itemLocal(n.ElseList)
+		return branchLocal(&n.BranchNode)
 	case *parse.RangeNode:
-		return itemLocal(n.Pipe) && itemLocal(n.List) && itemLocal(n.ElseList)
+		return branchLocal(&n.BranchNode)
 	case *parse.WithNode:
-		return itemLocal(n.Pipe) && itemLocal(n.List) && itemLocal(n.ElseList)
+		return branchLocal(&n.BranchNode)
 	}
 	return true // text, fields, constants, identifiers, dot, nil
+}
+
+func allItemLocal[N parse.Node](nodes []N) bool {
+	for _, n := range nodes {
+		if !itemLocal(n) {
+			return false
+		}
+	}
+	return true
+}
+
+func branchLocal(b *parse.BranchNode) bool {
+	return itemLocal(b.Pipe) && itemLocal(b.List) && itemLocal(b.ElseList)
 }
 
 // streamGoTemplate prints res as kubectl's Go template printer prints the
