@@ -82,15 +82,7 @@ func Paced() bool {
 // returned stop is called; stop restores the percentage and the limit
 // there were before, and may be called more than once.
 func Pace(p FillPacing) (stop func()) {
-	samples := []metrics.Sample{
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-	}
-	prevLimit := debug.SetMemoryLimit(p.limit(samples))
+	prevLimit := debug.SetMemoryLimit(p.limit(ReadRuntimeMemory()))
 	prevPercent := debug.SetGCPercent(-1)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -102,7 +94,7 @@ func Pace(p FillPacing) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				debug.SetMemoryLimit(p.limit(samples))
+				debug.SetMemoryLimit(p.limit(ReadRuntimeMemory()))
 			}
 		}
 	})
@@ -117,8 +109,34 @@ func Pace(p FillPacing) (stop func()) {
 	}
 }
 
-// limit is the memory limit p sets for the runtime's memory now.
-func (p FillPacing) limit(samples []metrics.Sample) int64 {
+// limit is the memory limit p sets for the runtime's memory m.
+func (p FillPacing) limit(m RuntimeMemory) int64 {
+	limit := max(p.Floor, uint64(max(p.Factor, 1)*float64(m.Live))+m.Outside)
+	if limit > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(limit)
+}
+
+// RuntimeMemory is what the Go runtime says of the process's memory.
+type RuntimeMemory struct {
+	// Live is the heap the last garbage collection found live.
+	Live uint64
+	// Outside is the memory the runtime holds outside the heap: stacks
+	// and its own structures.
+	Outside uint64
+}
+
+// ReadRuntimeMemory reads the process's RuntimeMemory now.
+func ReadRuntimeMemory() RuntimeMemory {
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
 	metrics.Read(samples)
 	v := make([]uint64, len(samples))
 	for i, s := range samples {
@@ -127,14 +145,9 @@ func (p FillPacing) limit(samples []metrics.Sample) int64 {
 		}
 	}
 	live, total, released, objects, unused, free := v[0], v[1], v[2], v[3], v[4], v[5]
-	heap := released + objects + unused + free
-	outside := uint64(0)
-	if total > heap {
-		outside = total - heap
+	m := RuntimeMemory{Live: live}
+	if heap := released + objects + unused + free; total > heap {
+		m.Outside = total - heap
 	}
-	limit := max(p.Floor, uint64(max(p.Factor, 1)*float64(live))+outside)
-	if limit > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(limit)
+	return m
 }

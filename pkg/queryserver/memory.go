@@ -5,8 +5,9 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
 	"time"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 )
 
 // BoundMemory holds the process's memory to headroom bytes above what its
@@ -27,19 +28,11 @@ func BoundMemory(ctx context.Context, headroom uint64, interval time.Duration) {
 	if !MemoryBounded(headroom) {
 		return
 	}
-	samples := []metrics.Sample{
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	for {
-		debug.SetMemoryLimit(memoryLimit(samples, headroom))
+		debug.SetMemoryLimit(memoryLimit(factory.ReadRuntimeMemory(), headroom))
 		select {
 		case <-ctx.Done():
 			return
@@ -55,24 +48,10 @@ func MemoryBounded(headroom uint64) bool {
 	return headroom > 0 && !set
 }
 
-// memoryLimit reads samples (see BoundMemory) and returns the live heap,
-// plus the runtime's memory outside the heap (stacks, its own structures),
-// plus headroom.
-func memoryLimit(samples []metrics.Sample, headroom uint64) int64 {
-	metrics.Read(samples)
-	v := make([]uint64, len(samples))
-	for i, s := range samples {
-		if s.Value.Kind() == metrics.KindUint64 {
-			v[i] = s.Value.Uint64()
-		}
-	}
-	live, total, released, objects, unused, free := v[0], v[1], v[2], v[3], v[4], v[5]
-	heap := released + objects + unused + free
-	outside := uint64(0)
-	if total > heap {
-		outside = total - heap
-	}
-	limit := live + outside + headroom
+// memoryLimit is the live heap of m, plus the runtime's memory outside the
+// heap (stacks, its own structures), plus headroom.
+func memoryLimit(m factory.RuntimeMemory, headroom uint64) int64 {
+	limit := m.Live + m.Outside + headroom
 	if limit > math.MaxInt64 {
 		return math.MaxInt64
 	}
