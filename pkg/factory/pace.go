@@ -126,6 +126,8 @@ type RuntimeMemory struct {
 	// Outside is the memory the runtime holds outside the heap: stacks
 	// and its own structures.
 	Outside uint64
+	// Cycles counts the garbage collections completed so far.
+	Cycles uint64
 }
 
 // ReadRuntimeMemory reads the process's RuntimeMemory now.
@@ -137,6 +139,7 @@ func ReadRuntimeMemory() RuntimeMemory {
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"},
 		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
 	}
 	metrics.Read(samples)
 	v := make([]uint64, len(samples))
@@ -146,7 +149,7 @@ func ReadRuntimeMemory() RuntimeMemory {
 		}
 	}
 	live, total, released, objects, unused, free := v[0], v[1], v[2], v[3], v[4], v[5]
-	m := RuntimeMemory{Live: live}
+	m := RuntimeMemory{Live: live, Cycles: v[6]}
 	if heap := released + objects + unused + free; total > heap {
 		m.Outside = total - heap
 	}

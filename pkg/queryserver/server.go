@@ -62,9 +62,12 @@ type Options struct {
 	// MaxRequestDuration bounds the evaluation of one query. Default
 	// DefaultMaxRequestDuration.
 	MaxRequestDuration time.Duration
+	// Memory, when not nil, is told of each query being answered (see
+	// MemoryBound.Answering).
+	Memory *MemoryBound
 	// ReleaseMemory returns the memory a large answer took to the
 	// operating system once it is written (debug.FreeOSMemory), for a
-	// process whose memory BoundMemory does not bound.
+	// process whose memory no MemoryBound bounds.
 	ReleaseMemory bool
 	// Logger logs one line per request: who, what, the outcome, never an
 	// object. Default: discard.
@@ -153,6 +156,9 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(u.GetName())
+	if s.o.Memory != nil {
+		defer s.o.Memory.Answering()()
+	}
 	// --as and --as-group: the query is answered as the impersonated user,
 	// once the caller may impersonate it, as the API server decides.
 	// Limits stay the caller's.

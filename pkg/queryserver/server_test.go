@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -368,5 +370,52 @@ func TestPartialAnswer(t *testing.T) {
 	// every resource at the cluster scope.
 	if !slices.Contains(az.asked, "alice * * ") || !slices.Contains(az.asked, "bob * * ") {
 		t.Errorf("asked %q, want \"* *\" at the cluster scope for alice and bob", az.asked)
+	}
+}
+
+// TestAnswerRaisesTheMemoryBound: while the server answers a query, its
+// memory bound has the whole headroom; before and after, a quarter of it.
+func TestAnswerRaisesTheMemoryBound(t *testing.T) {
+	if currentLimit() != math.MaxInt64 {
+		t.Skip("a memory limit is set already (GOMEMLIMIT)")
+	}
+	const headroom = 1 << 40 // far above anything the runtime holds
+	bound := NewMemoryBound(headroom)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		bound.Run(ctx, time.Hour)
+	}()
+	defer func() { cancel(); <-ran }()
+	deadline := time.Now().Add(time.Minute) // a hang, not a measure
+	for currentLimit() == math.MaxInt64 {
+		if time.Now().After(deadline) {
+			t.Fatal("no memory limit was set")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if l := currentLimit(); l >= headroom {
+		t.Fatalf("idle: limit %d, want under the whole headroom %d", l, int64(headroom))
+	}
+	var during atomic.Int64 // the handler's goroutine sets it
+	srv, ca := start(t, Options{Memory: bound, Answerer: &answerer{synced: true, answer: func(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
+		during.Store(currentLimit())
+		return podsIn("shop")(req, may, budget, out, errOut)
+	}}})
+	var out, errOut bytes.Buffer
+	if err := client(t, srv, ca, "t-alice").Query(context.Background(), Query{Resources: []string{"pods"}}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if d := during.Load(); d < headroom {
+		t.Errorf("while answering: limit %d, want the whole headroom %d and more", d, int64(headroom))
+	}
+	// The handler ends once the client has read the answer's trailers:
+	// the limit is lowered then.
+	for currentLimit() >= headroom {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the answer: limit %d, want under the whole headroom again", currentLimit())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

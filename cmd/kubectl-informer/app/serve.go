@@ -152,7 +152,7 @@ others' answer, a warning naming it, and exit code 3.
 	addCostLimitFlag(f, &o.CostLimit)
 	f.Uint64Var(&o.MaxCostPerRequest, "max-cost-per-request", queryserver.DefaultMaxCostPerRequest, "CEL cost units one query may spend over all the objects it evaluates; more get 429")
 	f.DurationVar(&o.MaxRequestDuration, "max-request-duration", queryserver.DefaultMaxRequestDuration, "time one query may evaluate")
-	f.StringVar(&o.MemoryHeadroom, "memory-headroom", "100Mi", "once the caches have synced, hold the process's memory to this much above what they need (a quantity: 100Mi, 1Gi), so that answers being written cannot take more; 0: no bound (GOMEMLIMIT in the environment also replaces it)")
+	f.StringVar(&o.MemoryHeadroom, "memory-headroom", "100Mi", "once the caches have synced, hold the process's memory to this much above what they need while answering (a quarter of it otherwise; a quantity: 100Mi, 1Gi), so that answers being written cannot take more; 0: no bound (GOMEMLIMIT in the environment also replaces it)")
 	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
 	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
@@ -364,9 +364,9 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	if err != nil {
 		return err
 	}
-	bounded := queryserver.MemoryBounded(o.memoryHeadroom)
-	if bounded {
-		go queryserver.BoundMemory(ctx, o.memoryHeadroom, time.Second)
+	bound := queryserver.NewMemoryBound(o.memoryHeadroom)
+	if bound != nil {
+		go bound.Run(ctx, time.Second)
 	}
 	names := make([]string, 0)
 	for _, r := range fleet.Resources() {
@@ -375,7 +375,7 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	srv, err := queryserver.New(queryserver.Options{
 		Answerer: fleet, Authenticator: authn, Authorizer: authz,
 		MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
-		MaxRequestDuration: o.MaxRequestDuration, Logger: log, ReleaseMemory: !bounded,
+		MaxRequestDuration: o.MaxRequestDuration, Logger: log, Memory: bound, ReleaseMemory: bound == nil,
 	})
 	if err != nil {
 		return err
