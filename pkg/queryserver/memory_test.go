@@ -14,6 +14,29 @@ import (
 // currentLimit returns the soft memory limit without changing it.
 func currentLimit() int64 { return debug.SetMemoryLimit(-1) }
 
+// runBound runs a MemoryBound of headroom, setting its limit every hour
+// (so only the calls a test makes change it), once it has set a limit;
+// stop ends Run and returns once it has.
+func runBound(t *testing.T, headroom uint64) (b *MemoryBound, stop func()) {
+	t.Helper()
+	b = NewMemoryBound(headroom)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Run(ctx, time.Hour)
+	}()
+	deadline := time.Now().Add(time.Minute) // a hang, not a measure
+	for currentLimit() == math.MaxInt64 {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("no memory limit was set")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return b, func() { cancel(); <-done }
+}
+
 // TestMemoryBound: the limit set is the live heap plus the runtime's
 // memory outside the heap plus a quarter of the headroom while no query is
 // answered, the whole headroom from the moment one is and until it is
@@ -28,20 +51,7 @@ func TestMemoryBound(t *testing.T) {
 	runtime.GC()
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
-	b := NewMemoryBound(headroom)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b.Run(ctx, time.Hour)
-	}()
-	deadline := time.Now().Add(time.Minute) // a hang, not a measure
-	for currentLimit() == math.MaxInt64 {
-		if time.Now().After(deadline) {
-			t.Fatal("no memory limit was set")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	b, stop := runBound(t, headroom)
 	within := func(state string, room int64) {
 		t.Helper()
 		limit := currentLimit()
@@ -63,8 +73,7 @@ func TestMemoryBound(t *testing.T) {
 	within("still answering one", headroom)
 	second()
 	within("idle again", headroom/4)
-	cancel()
-	<-done
+	stop()
 	if l := currentLimit(); l != math.MaxInt64 {
 		t.Errorf("limit %d once the context ended, want none", l)
 	}

@@ -380,21 +380,9 @@ func TestAnswerRaisesTheMemoryBound(t *testing.T) {
 		t.Skip("a memory limit is set already (GOMEMLIMIT)")
 	}
 	const headroom = 1 << 40 // far above anything the runtime holds
-	bound := NewMemoryBound(headroom)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() {
-		defer close(ran)
-		bound.Run(ctx, time.Hour)
-	}()
-	defer func() { cancel(); <-ran }()
+	bound, stop := runBound(t, headroom)
+	defer stop()
 	deadline := time.Now().Add(time.Minute) // a hang, not a measure
-	for currentLimit() == math.MaxInt64 {
-		if time.Now().After(deadline) {
-			t.Fatal("no memory limit was set")
-		}
-		time.Sleep(time.Millisecond)
-	}
 	if l := currentLimit(); l >= headroom {
 		t.Fatalf("idle: limit %d, want under the whole headroom %d", l, int64(headroom))
 	}
