@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -13,6 +14,12 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsageError reports whether err is, or wraps, a *UsageError.
+func IsUsageError(err error) bool {
+	var usage *UsageError
+	return errors.As(err, &usage)
+}
 
 // UnknownIndex says that no index is called name, lists the known ones and
 // names how to define one, as names call it (--index, :index).

@@ -321,7 +321,7 @@ func (f *Fleet) Answer(a Asked, out, errOut io.Writer) error {
 		answers = append(answers, ans)
 	}
 	if len(answers) == 0 {
-		return plan.Unanswered(failed, isForbidden, isUsage)
+		return plan.Unanswered(failed, isForbidden, query.IsUsageError)
 	}
 	if len(failed) == 0 {
 		if err := plan.LackedByAll(absent); err != nil {
@@ -393,7 +393,7 @@ func (f *Fleet) access(name string, may Access) Access {
 // whole request.
 func isMemberError(err error) bool {
 	var unserved *UnservedError
-	return errors.As(err, &unserved) || isForbidden(err) || isUsage(err)
+	return errors.As(err, &unserved) || isForbidden(err) || query.IsUsageError(err)
 }
 
 // isForbidden reports whether err is a caller's lack of permission, in
@@ -402,9 +402,4 @@ func isForbidden(err error) bool {
 	var f *ForbiddenError
 	var c *ClusterForbiddenError
 	return errors.As(err, &f) || errors.As(err, &c)
-}
-
-func isUsage(err error) bool {
-	var u *query.UsageError
-	return errors.As(err, &u)
 }

@@ -3,7 +3,6 @@ package plan
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -209,7 +208,7 @@ func sortOut(answers []memberAnswer, errOut io.Writer, explain func(cluster stri
 		answered = append(answered, a)
 	}
 	if len(answered) == 0 {
-		return nil, nil, Unanswered(failed, isUsageError)
+		return nil, nil, Unanswered(failed, query.IsUsageError)
 	}
 	for _, f := range failed {
 		_, _ = fmt.Fprintf(errOut, "warning: %v\n", f)
@@ -494,11 +493,6 @@ func Unanswered(failed []MemberError, alike ...func(error) bool) error {
 		}
 	}
 	return NoAnswer(failed)
-}
-
-func isUsageError(err error) bool {
-	var usage *query.UsageError
-	return errors.As(err, &usage)
 }
 
 // NoAnswer is the error of a query over several clusters none of which
