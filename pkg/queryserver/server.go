@@ -62,13 +62,11 @@ type Options struct {
 	// MaxRequestDuration bounds the evaluation of one query. Default
 	// DefaultMaxRequestDuration.
 	MaxRequestDuration time.Duration
-	// Memory, when not nil, is told of each query being answered (see
-	// MemoryBound.Answering).
+	// Memory, when not nil, bounds the process's memory and is told of
+	// each query being answered (see MemoryBound.Answering). Without one,
+	// the memory a large answer took is returned to the operating system
+	// once it is written (debug.FreeOSMemory).
 	Memory *MemoryBound
-	// ReleaseMemory returns the memory a large answer took to the
-	// operating system once it is written (debug.FreeOSMemory), for a
-	// process whose memory no MemoryBound bounds.
-	ReleaseMemory bool
 	// Logger logs one line per request: who, what, the outcome, never an
 	// object. Default: discard.
 	Logger *slog.Logger
@@ -212,7 +210,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			out.start()
 		}
 	}
-	if s.o.ReleaseMemory && out.written >= largeAnswer {
+	if s.o.Memory == nil && out.written >= largeAnswer {
 		defer s.releaseMemory()
 	}
 	if out.started {

@@ -375,7 +375,7 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	srv, err := queryserver.New(queryserver.Options{
 		Answerer: fleet, Authenticator: authn, Authorizer: authz,
 		MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
-		MaxRequestDuration: o.MaxRequestDuration, Logger: log, Memory: bound, ReleaseMemory: bound == nil,
+		MaxRequestDuration: o.MaxRequestDuration, Logger: log, Memory: bound,
 	})
 	if err != nil {
 		return err
