@@ -42,8 +42,9 @@ import (
 //     far end is written (the rest of the failing item, then the message).
 
 // templateText returns the format of a template output (jsonpath,
-// go-template, …) and its template, read from its file for the -file
-// formats; ok is false for other outputs.
+// go-template, …) and its template, read from its file for the jsonpath
+// and Go template -file formats (custom columns are read by their
+// printer); ok is false for other outputs.
 func (p *Printer) templateText() (format, text string, ok bool, err error) {
 	format, text = p.output, p.opts.Template
 	if text == "" {
@@ -55,7 +56,7 @@ func (p *Printer) templateText() (format, text string, ok bool, err error) {
 		format = "go-template"
 	}
 	switch format {
-	case "jsonpath-file", "go-template-file", "templatefile", "custom-columns-file":
+	case "jsonpath-file", "go-template-file", "templatefile":
 		data, err := os.ReadFile(text) //nolint:gosec // G304: the template file the user named, as kubectl reads it
 		if err != nil {
 			return "", "", false, err
