@@ -100,6 +100,24 @@ type PrintOptions struct {
 	// the kind of the items (READY, STATUS, RESTARTS, AGE for pods, see
 	// README), or NAME and AGE for kinds without columns of their own.
 	Columns []PrinterColumn
+
+	// Encoded, when not nil, keeps the text -o json prints for each item
+	// of a List and gives it back for the same object, so that objects
+	// printed again unchanged are written without being encoded again. It
+	// is used only when the text is the item's alone: without
+	// ShowManagedFields and Clusters.
+	Encoded ItemCache
+}
+
+// ItemCache keeps the text printed for cached objects. Its methods are
+// called concurrently.
+type ItemCache interface {
+	// Load returns the text stored for obj printed as kind gvk: the very
+	// object (the same pointer), not another version of it.
+	Load(gvk schema.GroupVersionKind, obj runtime.Object) ([]byte, bool)
+	// Store offers text, obj printed as kind gvk, which the cache may keep
+	// or not. text is not changed afterwards, by either side.
+	Store(gvk schema.GroupVersionKind, obj runtime.Object, text []byte)
 }
 
 // Printer writes query results in one kubectl get output format. A Printer

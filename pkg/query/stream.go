@@ -52,15 +52,15 @@ func (p *Printer) streamJSON(w io.Writer, res *Result) error {
 	_, _ = bw.WriteString("{\n" + jsonIndent + `"apiVersion": "v1",` + "\n" + jsonIndent + `"items": [`)
 	var indented bytes.Buffer
 	for i, item := range res.Items {
-		indented.Reset()
-		if err := p.itemJSON(&indented, item, &indent{prefix: itemIndent, unit: jsonIndent}); err != nil {
+		text, err := p.listItemJSON(&indented, item)
+		if err != nil {
 			return err
 		}
 		if i > 0 {
 			_ = bw.WriteByte(',')
 		}
 		_, _ = bw.WriteString("\n" + itemIndent)
-		if _, err := bw.Write(indented.Bytes()); err != nil {
+		if _, err := bw.Write(text); err != nil {
 			return err // the reader has gone: no use encoding the rest
 		}
 	}
@@ -70,6 +70,30 @@ func (p *Printer) streamJSON(w io.Writer, res *Result) error {
 	_, _ = bw.WriteString("],\n" + jsonIndent + `"kind": "List",` + "\n" + jsonIndent + `"metadata": {` + "\n" +
 		itemIndent + `"resourceVersion": ""` + "\n" + jsonIndent + "}\n}\n")
 	return bw.Flush()
+}
+
+// listItemJSON returns the text of item in streamJSON's List, encoded
+// into buf (reset first) or, with PrintOptions.Encoded, as kept there.
+func (p *Printer) listItemJSON(buf *bytes.Buffer, item Item) ([]byte, error) {
+	buf.Reset()
+	cache := p.opts.Encoded
+	if cache == nil || p.opts.ShowManagedFields || p.opts.Clusters {
+		err := p.itemJSON(buf, item, &indent{prefix: itemIndent, unit: jsonIndent})
+		return buf.Bytes(), err
+	}
+	gvk, err := p.kindOf(item.Object)
+	if err != nil {
+		return nil, err
+	}
+	if text, ok := cache.Load(gvk, item.Object); ok {
+		return text, nil
+	}
+	if err := p.itemJSON(buf, item, &indent{prefix: itemIndent, unit: jsonIndent}); err != nil {
+		return nil, err
+	}
+	text := bytes.Clone(buf.Bytes())
+	cache.Store(gvk, item.Object, text)
+	return text, nil
 }
 
 // streamYAML writes res as kubectl's YAML printer writes the v1 List of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/scheme"
@@ -315,5 +317,73 @@ func TestStreamedTemplatesMatchKubectl(t *testing.T) {
 	}
 	if failures == 0 {
 		t.Error("no template failed: the failures' output is not compared")
+	}
+}
+
+// mapCache is an ItemCache of the texts stored, counting the calls.
+type mapCache struct {
+	mu           sync.Mutex
+	texts        map[runtime.Object][]byte
+	loads, store int
+}
+
+func (c *mapCache) Load(_ schema.GroupVersionKind, obj runtime.Object) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loads++
+	t, ok := c.texts[obj]
+	return t, ok
+}
+
+func (c *mapCache) Store(_ schema.GroupVersionKind, obj runtime.Object, text []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.store++
+	c.texts[obj] = text
+}
+
+// TestEncodedItems: -o json prints the same List with an ItemCache as
+// without, storing each item's text once and printing what it holds for
+// an object afterwards; with managed fields or over several clusters it
+// does not use the cache.
+func TestEncodedItems(t *testing.T) {
+	fixed := testPods()
+	fixed[0].ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	objs := []runtime.Object{awkwardPod(1), fixed[0], awkwardPod(2), numbers("w-1")}
+	res := answerOf(t, objs)
+	printJSON := func(opts PrintOptions) string {
+		t.Helper()
+		p, err := NewPrinter("json", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := p.Print(&out, res); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	want := printJSON(PrintOptions{})
+	c := &mapCache{texts: map[runtime.Object][]byte{}}
+	for round := range 2 {
+		if got := printJSON(PrintOptions{Encoded: c}); got != want {
+			t.Fatalf("round %d with an ItemCache differs from byte %d:\n%s\nwithout:\n%s", round, firstDifference(got, want), got, want)
+		}
+	}
+	if c.loads != 2*len(objs) || c.store != len(objs) {
+		t.Fatalf("%d loads, %d stores over two answers of %d objects; want %d, %d", c.loads, c.store, len(objs), 2*len(objs), len(objs))
+	}
+	c.texts[res.Items[2].Object] = []byte(`"kept"`)
+	if got := printJSON(PrintOptions{Encoded: c}); !strings.Contains(got, "\n        \"kept\",\n") {
+		t.Errorf("the text held for the third item was not printed:\n%s", got)
+	}
+	for name, opts := range map[string]PrintOptions{
+		"show-managed-fields": {Encoded: c, ShowManagedFields: true},
+		"clusters":            {Encoded: c, Clusters: true},
+	} {
+		loads := c.loads
+		if got := printJSON(opts); strings.Contains(got, "kept") || c.loads != loads {
+			t.Errorf("%s: the ItemCache was read (%d loads)", name, c.loads-loads)
+		}
 	}
 }

@@ -195,6 +195,21 @@ func (f *Fleet) Clusters() (served, unserved []string) {
 	return served, unserved
 }
 
+// KeepAnswers has each served cluster keep the -o json text of the
+// objects its answers print, within the room of c (see
+// Served.KeepAnswers). Answers over several clusters, whose objects carry
+// their cluster's name, encode them each time.
+func (f *Fleet) KeepAnswers(c *AnswerCache) error {
+	for _, name := range f.names {
+		if s := f.served[name]; s != nil {
+			if err := s.KeepAnswers(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Resources returns the resources served, in any cluster: in the order
 // of the clusters, then of each one's resources.
 func (f *Fleet) Resources() []factory.Resource {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
@@ -41,6 +42,9 @@ type Served struct {
 	// schemas are the OpenAPI schemas of the served kinds; nil when the
 	// server publishes none.
 	schemas map[schema.GroupVersionKind]*spec.Schema
+
+	// encoded keeps the -o json text of answered objects; nil: none kept.
+	encoded *encodedItems
 
 	// mu guards names and lacks.
 	mu sync.Mutex
@@ -104,6 +108,26 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 		}
 	}
 	return s, nil
+}
+
+// KeepAnswers keeps, within the room of c, the -o json text of the
+// objects its answers print, each while its informer holds it (see
+// AnswerCache). Call it once, before the first answer.
+func (s *Served) KeepAnswers(c *AnswerCache) error {
+	e := &encodedItems{room: c, holders: map[schema.GroupVersionKind][]cache.Indexer{}, texts: map[runtime.Object]encodedText{}}
+	forget := cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, _ any) { e.forget(old) },
+		DeleteFunc: e.forget,
+	}
+	for _, inf := range s.infs {
+		gvk := inf.Resource.GVK
+		e.holders[gvk] = append(e.holders[gvk], inf.Informer.GetIndexer())
+		if _, err := inf.Informer.AddEventHandler(forget); err != nil {
+			return fmt.Errorf("keeping the answers of %s: %w", inf.Resource, err)
+		}
+	}
+	s.encoded = e
+	return nil
 }
 
 // Resources returns the served resources.
@@ -187,6 +211,9 @@ func (e *ForbiddenError) Error() string {
 // indexers.IsBudgetStop is true, before printing anything. Mistakes in the
 // request are *query.UsageError.
 func (s *Served) Answer(req plan.Request, may Access, budget *indexers.Budget, out, errOut io.Writer) error {
+	if s.encoded != nil {
+		req.Print.Encoded = s.encoded
+	}
 	r, err := s.answer(req, may, budget)
 	if err != nil {
 		return err

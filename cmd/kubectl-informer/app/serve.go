@@ -51,6 +51,7 @@ type ServeOptions struct {
 	CostLimit          uint64
 	MaxRequestDuration time.Duration
 	MemoryHeadroom     string
+	AnswerCache        string
 	AuthnCacheTTL      time.Duration
 	AuthzCacheTTL      time.Duration
 	Verbosity          int
@@ -61,6 +62,8 @@ type ServeOptions struct {
 	namespace string
 	// memoryHeadroom is MemoryHeadroom in bytes.
 	memoryHeadroom uint64
+	// answerCache is AnswerCache in bytes.
+	answerCache int64
 	// home is the home cluster's context among several (o.contexts).
 	home    string
 	config  *plan.Config
@@ -153,6 +156,7 @@ others' answer, a warning naming it, and exit code 3.
 	f.Uint64Var(&o.MaxCostPerRequest, "max-cost-per-request", queryserver.DefaultMaxCostPerRequest, "CEL cost units one query may spend over all the objects it evaluates; more get 429")
 	f.DurationVar(&o.MaxRequestDuration, "max-request-duration", queryserver.DefaultMaxRequestDuration, "time one query may evaluate")
 	f.StringVar(&o.MemoryHeadroom, "memory-headroom", "100Mi", "once the caches have synced, hold the process's memory to this much above what they need while answering (a quarter of it otherwise; a quantity: 100Mi, 1Gi), so that answers being written cannot take more; 0: no bound (GOMEMLIMIT in the environment also replaces it)")
+	f.StringVar(&o.AnswerCache, "answer-cache", "512Mi", "keep the -o json text of the objects answered, up to this size (a quantity), each until the object changes, so that answering it again writes that text rather than encoding the object again; 0: keep none")
 	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
 	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
@@ -237,6 +241,11 @@ func (o *ServeOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("--memory-headroom %q: want a size such as 100Mi or 1Gi, or 0", o.MemoryHeadroom))
 	} else {
 		o.memoryHeadroom = uint64(q.Value()) //nolint:gosec // G115: not negative
+	}
+	if q, err := resource.ParseQuantity(o.AnswerCache); err != nil || q.Sign() < 0 {
+		errs = append(errs, fmt.Errorf("--answer-cache %q: want a size such as 512Mi or 1Gi, or 0", o.AnswerCache))
+	} else {
+		o.answerCache = q.Value()
 	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
@@ -363,6 +372,15 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	fleet, err := fill(ctx, env)
 	if err != nil {
 		return err
+	}
+	if o.answerCache > 0 {
+		full := func() {
+			log.Warn("the answer cache is full: objects beyond it are encoded each time they are answered as -o json; raise --answer-cache to keep them",
+				"answer-cache", o.AnswerCache)
+		}
+		if err := fleet.KeepAnswers(queryserver.NewAnswerCache(o.answerCache, full)); err != nil {
+			return err
+		}
 	}
 	bound := queryserver.NewMemoryBound(o.memoryHeadroom)
 	if bound != nil {

@@ -1,0 +1,133 @@
+package queryserver
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+)
+
+var podKind = corev1.SchemeGroupVersion.WithKind("Pod")
+
+func namedPod(name, version string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: version}}
+}
+
+// newEncoded returns the encodedItems of one indexer of pods holding objs,
+// within limit bytes, and a count of the calls of onFull.
+func newEncoded(t *testing.T, limit int64, objs ...runtime.Object) (*encodedItems, cache.Indexer, *int) {
+	t.Helper()
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, o := range objs {
+		if err := idx.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fulls := 0
+	e := &encodedItems{
+		room:    NewAnswerCache(limit, func() { fulls++ }),
+		holders: map[schema.GroupVersionKind][]cache.Indexer{podKind: {idx}},
+		texts:   map[runtime.Object]encodedText{},
+	}
+	return e, idx, &fulls
+}
+
+// TestEncodedItems: a text is given back for the very object it was
+// stored for, as the kind it was stored for; not for another version of
+// the object, nor for an object its informer no longer holds; and
+// forgetting an object gives its room back.
+func TestEncodedItems(t *testing.T) {
+	a, b := namedPod("a", "1"), namedPod("b", "1")
+	e, idx, fulls := newEncoded(t, 1<<20, a, b)
+	text := []byte(`{"a": 1}`)
+	e.Store(podKind, a, text)
+	if got, ok := e.Load(podKind, a); !ok || string(got) != string(text) {
+		t.Fatalf("Load after Store = %q, %t", got, ok)
+	}
+	if want := int64(len(text)) + entryOverhead; e.room.Used() != want {
+		t.Errorf("Used = %d, want %d", e.room.Used(), want)
+	}
+	if _, ok := e.Load(corev1.SchemeGroupVersion.WithKind("Other"), a); ok {
+		t.Error("a text was given back for another kind")
+	}
+	if _, ok := e.Load(podKind, a.DeepCopy()); ok {
+		t.Error("a text was given back for a copy of the object")
+	}
+	if _, ok := e.Load(podKind, b); ok {
+		t.Error("a text was given back for an object never stored")
+	}
+
+	// A newer version in the informer: the old one is not stored.
+	b2 := namedPod("b", "2")
+	if err := idx.Update(b2); err != nil {
+		t.Fatal(err)
+	}
+	e.Store(podKind, b, []byte("old"))
+	if _, ok := e.Load(podKind, b); ok {
+		t.Error("the text of an object the informer had replaced was stored")
+	}
+	// An object of a kind no informer serves is not stored.
+	e.Store(corev1.SchemeGroupVersion.WithKind("Other"), b2, []byte("x"))
+	if len(e.texts) != 1 {
+		t.Errorf("%d texts held, want 1", len(e.texts))
+	}
+
+	// The informer replaces a, then deletes b2 (as a tombstone): both
+	// forgotten, their room given back.
+	e.Store(podKind, b2, []byte("b2"))
+	e.forget(a)
+	e.forget(cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: b2})
+	if len(e.texts) != 0 || e.room.Used() != 0 {
+		t.Errorf("after forgetting both: %d texts, %d bytes used", len(e.texts), e.room.Used())
+	}
+	e.forget(a) // forgetting twice gives nothing back twice
+	e.forget("not an object")
+	if e.room.Used() != 0 || *fulls != 0 {
+		t.Errorf("Used = %d, full %d times", e.room.Used(), *fulls)
+	}
+}
+
+// TestAnswerCacheFull: an object that does not fit is not stored, the
+// first such object calls onFull and the next do not, and room given back
+// is used again.
+func TestAnswerCacheFull(t *testing.T) {
+	a, b, c := namedPod("a", "1"), namedPod("b", "1"), namedPod("c", "1")
+	text := make([]byte, 100)
+	e, _, fulls := newEncoded(t, 2*(100+entryOverhead), a, b, c)
+	for _, o := range []*corev1.Pod{a, b, c, c} {
+		e.Store(podKind, o, text)
+	}
+	if _, ok := e.Load(podKind, c); ok || len(e.texts) != 2 || *fulls != 1 {
+		t.Fatalf("c stored %t, %d texts, full %d times; want false, 2, 1", ok, len(e.texts), *fulls)
+	}
+	e.forget(a)
+	e.Store(podKind, c, text)
+	if _, ok := e.Load(podKind, c); !ok || *fulls != 1 {
+		t.Errorf("c stored %t once a was forgotten, full %d times; want true, 1", ok, *fulls)
+	}
+}
+
+// valueObject is a runtime.Object that is not a pointer, which a map of
+// objects cannot key by identity.
+type valueObject struct{ m map[string]string }
+
+func (valueObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (v valueObject) DeepCopyObject() runtime.Object { return v }
+
+// TestEncodedItemsNotPointers: such objects are neither stored nor looked
+// up, without panicking on an unhashable key.
+func TestEncodedItemsNotPointers(t *testing.T) {
+	e, _, _ := newEncoded(t, 1<<20)
+	v := valueObject{m: map[string]string{}}
+	e.Store(podKind, v, []byte("x"))
+	if _, ok := e.Load(podKind, v); ok {
+		t.Error("a text was given back for an object that is not a pointer")
+	}
+	e.forget(v)
+	if _, ok := e.Load(podKind, nil); ok {
+		t.Error("a text was given back for nil")
+	}
+}
