@@ -404,7 +404,8 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	for n, prog := range fallback {
 		fallback[n] = prog.WithLookup(lookup)
 	}
-	filter, err := s.filter(req, req.By, fallback)
+	stats := &indexers.Stats{}
+	filter, err := s.filter(req, req.By, fallback, stats)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +430,13 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	if err != nil {
 		return nil, err
 	}
-	warnings := plan.WarningLines(queried, results)
+	// As a local query, which summarises its index failures once its
+	// caches have synced, before the answer's own warnings.
+	var warnings []string
+	for _, line := range stats.Summary() {
+		warnings = append(warnings, "warning: "+line)
+	}
+	warnings = append(warnings, plan.WarningLines(queried, results)...)
 	if budget != nil {
 		if err := budget.Err(); err != nil {
 			return nil, err
@@ -575,9 +582,9 @@ func (s *Served) checkSchema(np *plan.Plan, res factory.Resource, queried []*fac
 
 // filter returns the predicate that applies from the cache what a local
 // query asks the API server for (label and field selectors) and the --by
-// selectors on indexes the server lacks (fallback); nil when there is
-// none.
-func (s *Served) filter(req plan.Request, by []query.Selector, fallback map[string]*indexers.Program) (func(any) bool, error) {
+// selectors on indexes the server lacks (fallback), whose failures it
+// counts in stats; nil when there is none.
+func (s *Served) filter(req plan.Request, by []query.Selector, fallback map[string]*indexers.Program, stats *indexers.Stats) (func(any) bool, error) {
 	var checks []func(obj any) bool
 	if req.LabelSelector != "" {
 		sel, err := labels.Parse(req.LabelSelector)
@@ -617,14 +624,30 @@ func (s *Served) filter(req plan.Request, by []query.Selector, fallback map[stri
 			})
 		}
 	}
+	// The indexes the request defines are evaluated on every object that
+	// passed the checks above, all of them, as a local query indexes
+	// every object of its cache: their failures are counted in stats.
+	wanted := map[string][]string{}
 	for _, sel := range by {
-		prog := fallback[sel.Index]
-		if prog == nil {
-			continue
+		if fallback[sel.Index] != nil {
+			wanted[sel.Index] = append(wanted[sel.Index], sel.Value)
+		}
+	}
+	if len(wanted) > 0 {
+		names := slices.Sorted(maps.Keys(wanted))
+		fns := make([]cache.IndexFunc, len(names))
+		for i, name := range names {
+			fns[i] = indexers.IndexFunc(name, fallback[name], stats)
 		}
 		checks = append(checks, func(obj any) bool {
-			values, err := prog.IndexValues(obj)
-			return err == nil && slices.Contains(values, sel.Value)
+			ok := true
+			for i, fn := range fns {
+				values, _ := fn(obj) // a failure indexes nothing, and is counted
+				for _, want := range wanted[names[i]] {
+					ok = ok && slices.Contains(values, want)
+				}
+			}
+			return ok
 		})
 	}
 	if len(checks) == 0 {

@@ -21,6 +21,10 @@ import (
 func TestAnswerCache(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t, "answers")
+	zero := int64(0)
+	t.Cleanup(func() { // the other tests' answers count pods
+		_ = cluster.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	})
 	for i := range 3 {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: ns, Labels: map[string]string{"state": "before"}},
@@ -64,7 +68,6 @@ func TestAnswerCache(t *testing.T) {
 	if r := matches("after a change", jsonArgs...); !strings.Contains(r.out, `"state": "after"`) {
 		t.Fatalf("the answer after p0 changed does not hold its new label:\n%s", r.out)
 	}
-	zero := int64(0)
 	if err := cluster.Client.CoreV1().Pods(ns).Delete(ctx, "p1", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}

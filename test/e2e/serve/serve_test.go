@@ -83,6 +83,8 @@ func testAdmin(t *testing.T, s *server, empty string) {
 		// empty.
 		code  int
 		quiet bool
+		// warns is part of the local query's standard error.
+		warns string
 	}{
 		{name: "table", args: []string{"pods", "-A"}},
 		{name: "wide", args: []string{"pods", "-A", "-o", "wide"}},
@@ -97,6 +99,8 @@ func testAdmin(t *testing.T, s *server, empty string) {
 		{name: "by config index of nodes", args: []string{"nodes", "--by", "byZone=zone-a", "-o", "name"}},
 		{name: "by config index of deployments", args: []string{"deployments", "-A", "--by", "byApp=web"}},
 		{name: "by index of the request", args: []string{"pods", "-A", "--index", "byTier=object.metadata.labels.tier", "--by", "byTier=frontend", "-o", "name"}},
+		{name: "by failing index of the request", args: []string{"pods", "-A", "--index", `byAPI=object.metadata.name.startsWith("api-") ? "api" : object.metadata.labels.none`,
+			"--by", "byAPI=api", "-o", "name"}, warns: `warning: index "byAPI": `},
 		{name: "where get nodes", args: []string{"pods", "-A", "--where", zoneWhere}},
 		{name: "sort-by limit columns", args: []string{"pods", "-A",
 			"--sort-by", "-object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum()", "--limit", "7",
@@ -118,9 +122,9 @@ func testAdmin(t *testing.T, s *server, empty string) {
 			if !sameAnswer(local, remote) {
 				t.Fatalf("query %s: --server differs from the local query\n%s", strings.Join(c.args, " "), diff("local", local, "--server", remote))
 			}
-			if local.code != c.code || (local.out == "") != c.quiet {
-				t.Fatalf("query %s: exit code %d, stdout empty %t; want %d, %t\n%s", strings.Join(c.args, " "),
-					local.code, local.out == "", c.code, c.quiet, diff("local", local, "--server", remote))
+			if local.code != c.code || (local.out == "") != c.quiet || !strings.Contains(local.errOut, c.warns) {
+				t.Fatalf("query %s: exit code %d, stdout empty %t; want %d, %t, stderr holding %q\n%s", strings.Join(c.args, " "),
+					local.code, local.out == "", c.code, c.quiet, c.warns, diff("local", local, "--server", remote))
 			}
 		})
 	}
