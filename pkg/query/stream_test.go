@@ -128,6 +128,20 @@ func answerOf(t *testing.T, objs []runtime.Object) *Result {
 	return res
 }
 
+// printedAs is res printed as -o format with opts.
+func printedAs(t *testing.T, format string, opts PrintOptions, res *Result) string {
+	t.Helper()
+	p, err := NewPrinter(format, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := p.Print(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 func firstDifference(a, b string) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
@@ -162,15 +176,7 @@ func TestTypedItemsAsTheirMaps(t *testing.T) {
 				for i := range res.Items {
 					res.Items[i].Cluster = fmt.Sprintf("c%d", i%3)
 				}
-				p, err := NewPrinter(format, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var out bytes.Buffer
-				if err := p.Print(&out, res); err != nil {
-					t.Fatal(err)
-				}
-				return out.String()
+				return printedAs(t, format, opts, res)
 			}
 			got, want := printed(typed), printed(maps)
 			if got != want {
@@ -353,15 +359,7 @@ func TestEncodedItems(t *testing.T) {
 	res := answerOf(t, objs)
 	printJSON := func(opts PrintOptions) string {
 		t.Helper()
-		p, err := NewPrinter("json", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		if err := p.Print(&out, res); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
+		return printedAs(t, "json", opts, res)
 	}
 	want := printJSON(PrintOptions{})
 	c := &mapCache{texts: map[runtime.Object][]byte{}}
