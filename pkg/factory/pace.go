@@ -51,6 +51,10 @@ func fillPacingWithin(files []string) FillPacing {
 	return FillPacing{Floor: floor, Factor: 3}
 }
 
+// MemoryLimit returns the memory limit of the process's cgroup (its
+// container's), if it sets one.
+func MemoryLimit() (uint64, bool) { return cgroupMemoryLimit(cgroupMemoryFiles) }
+
 // cgroupMemoryLimit returns the memory limit in the first of files that
 // exists, if it sets one.
 func cgroupMemoryLimit(files []string) (uint64, bool) {

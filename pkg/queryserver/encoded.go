@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 )
 
 // AnswerCache bounds the text a query server keeps of the objects it has
@@ -22,6 +24,21 @@ type AnswerCache struct {
 	full  atomic.Bool
 	// onFull is called the first time an object finds no room.
 	onFull func()
+}
+
+// DefaultAnswerCache is the room of a query server's AnswerCache unless
+// told otherwise: 512 MiB, or a quarter of the memory limit of the
+// process's container when that is lower.
+func DefaultAnswerCache() int64 { return answerCacheWithin(factory.MemoryLimit()) }
+
+// answerCacheWithin is DefaultAnswerCache within a container's memory
+// limit, when ok.
+func answerCacheWithin(limit uint64, ok bool) int64 {
+	room := int64(512 << 20)
+	if ok {
+		room = min(room, int64(limit/4)) //nolint:gosec // G115: a memory limit, below 1<<60
+	}
+	return room
 }
 
 // entryOverhead is what the cache takes for an object besides its text:

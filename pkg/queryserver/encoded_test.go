@@ -131,3 +131,22 @@ func TestEncodedItemsNotPointers(t *testing.T) {
 		t.Error("a text was given back for nil")
 	}
 }
+
+// TestDefaultAnswerCache: 512 MiB, or a quarter of a container's memory
+// limit below 2 GiB.
+func TestDefaultAnswerCache(t *testing.T) {
+	for _, c := range []struct {
+		limit uint64
+		ok    bool
+		want  int64
+	}{
+		{0, false, 512 << 20},
+		{512 << 20, true, 128 << 20},
+		{2 << 30, true, 512 << 20},
+		{8 << 30, true, 512 << 20},
+	} {
+		if got := answerCacheWithin(c.limit, c.ok); got != c.want {
+			t.Errorf("answerCacheWithin(%d, %t) = %d, want %d", c.limit, c.ok, got, c.want)
+		}
+	}
+}

@@ -156,7 +156,7 @@ others' answer, a warning naming it, and exit code 3.
 	f.Uint64Var(&o.MaxCostPerRequest, "max-cost-per-request", queryserver.DefaultMaxCostPerRequest, "CEL cost units one query may spend over all the objects it evaluates; more get 429")
 	f.DurationVar(&o.MaxRequestDuration, "max-request-duration", queryserver.DefaultMaxRequestDuration, "time one query may evaluate")
 	f.StringVar(&o.MemoryHeadroom, "memory-headroom", "100Mi", "once the caches have synced, hold the process's memory to this much above what they need while answering (a quarter of it otherwise; a quantity: 100Mi, 1Gi), so that answers being written cannot take more; 0: no bound (GOMEMLIMIT in the environment also replaces it)")
-	f.StringVar(&o.AnswerCache, "answer-cache", "512Mi", "keep the -o json text of the objects answered, up to this size (a quantity), each until the object changes, so that answering it again writes that text rather than encoding the object again; 0: keep none")
+	f.StringVar(&o.AnswerCache, "answer-cache", "", "keep the -o json text of the objects answered, up to this size (a quantity; default 512Mi, or a quarter of the container's memory limit when that is lower), each until the object changes, so that answering it again writes that text rather than encoding the object again; 0: keep none")
 	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
 	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
@@ -242,7 +242,9 @@ func (o *ServeOptions) Validate() error {
 	} else {
 		o.memoryHeadroom = uint64(q.Value()) //nolint:gosec // G115: not negative
 	}
-	if q, err := resource.ParseQuantity(o.AnswerCache); err != nil || q.Sign() < 0 {
+	if o.AnswerCache == "" {
+		o.answerCache = queryserver.DefaultAnswerCache()
+	} else if q, err := resource.ParseQuantity(o.AnswerCache); err != nil || q.Sign() < 0 {
 		errs = append(errs, fmt.Errorf("--answer-cache %q: want a size such as 512Mi or 1Gi, or 0", o.AnswerCache))
 	} else {
 		o.answerCache = q.Value()
@@ -376,7 +378,7 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	if o.answerCache > 0 {
 		full := func() {
 			log.Warn("the answer cache is full: objects beyond it are encoded each time they are answered as -o json; raise --answer-cache to keep them",
-				"answer-cache", o.AnswerCache)
+				"answer-cache", resource.NewQuantity(o.answerCache, resource.BinarySI).String())
 		}
 		if err := fleet.KeepAnswers(queryserver.NewAnswerCache(o.answerCache, full)); err != nil {
 			return err
