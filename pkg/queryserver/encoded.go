@@ -83,7 +83,8 @@ type encodedItems struct {
 	// mu guards texts. Store holds it while it looks the object up in its
 	// indexer, so that the event handler forgetting the object, which runs
 	// after the indexer has dropped it, comes after a Store that found it.
-	mu sync.Mutex
+	// Load, once per object of every answer, only reads.
+	mu sync.RWMutex
 	// texts are keyed by the cached object itself: its pointer.
 	texts map[runtime.Object]encodedText
 }
@@ -105,9 +106,9 @@ func (e *encodedItems) Load(gvk schema.GroupVersionKind, obj runtime.Object) ([]
 	if !identifiable(obj) {
 		return nil, false
 	}
-	e.mu.Lock()
+	e.mu.RLock()
 	t, ok := e.texts[obj]
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	if !ok || t.gvk != gvk {
 		return nil, false
 	}
