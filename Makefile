@@ -197,6 +197,7 @@ FUZZTIME ?= 20s
 fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
 	go test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/exporter
 	go test -run '^$$' -fuzz '^FuzzExpression$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers
+	go test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers
 	go test -run '^$$' -fuzz '^FuzzPodView$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers/jsonval
 	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./cmd/kubectl-informer/app
 

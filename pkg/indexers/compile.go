@@ -116,8 +116,11 @@ type Program struct {
 	// the default converter).
 	measurable bool
 	// fast evaluates the expression without the interpreter when it can;
-	// nil for expressions it does not handle.
-	fast fastExpr
+	// nil for expressions it does not handle. A tracked program evaluates
+	// with it only what it would evaluate untracked (see fastFor).
+	// fastSlots is the number of comprehension variables it binds.
+	fast      fastExpr
+	fastSlots int
 	// budget, when not nil, is charged the cost of every evaluation; see
 	// WithBudget.
 	budget *Budget
@@ -392,10 +395,6 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 		// Planning evaluates what is constant: int("x") fails here.
 		return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
 	}
-	var fast fastExpr
-	if !tracked && len(refs) == 0 {
-		fast = compileFast(checked.NativeRep().Expr())
-	}
 	// A program that must track its cost because objects may be as large
 	// as a request also gets one that does not, for the objects small
 	// enough that the estimate proves the limit out of reach. Lookups
@@ -413,8 +412,17 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 			}
 		}
 	}
+	// The fast path evaluates what the interpreter would evaluate without
+	// tracking the cost: everything of a program that does not track it,
+	// the objects within its bounds of one that does.
+	var fast fastExpr
+	var fastSlots int
+	if len(refs) == 0 && (!tracked || untracked != nil) {
+		fast, fastSlots = compileFast(env, checked.NativeRep())
+	}
 	return &Program{
 		fast:       fast,
+		fastSlots:  fastSlots,
 		expr:       expr,
 		context:    context,
 		kind:       kind,

@@ -40,7 +40,8 @@
 // through the [Lookup] interface. It is one package of about 3,800 lines
 // because a [Program] is one thing seen from several sides that share its
 // unexported state: compiling and the references it reads (compile.go),
-// evaluation and its budget (eval.go, budget.go), the fast paths that skip
-// CEL for plain field selections (fast.go), the schema checks (schema.go)
+// evaluation and its budget (eval.go, budget.go), the fast path that
+// evaluates without CEL's interpreter, with its results, what it is given
+// to evaluate without tracking cost (fast.go), the schema checks (schema.go)
 // and the index functions (index.go).
 package indexers

@@ -130,8 +130,8 @@ func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 	if p.budget != nil {
 		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, cluster: p.cluster})
 	}
-	if p.fast != nil {
-		if v, ok := p.fast.eval(object, nil); ok {
+	if p.fastFor(ctx, sizes, measured) {
+		if v, ok := p.fastEval(object, nil); ok {
 			return v, nil
 		}
 	}
@@ -213,14 +213,19 @@ func (p *Program) EvalEach(ctx context.Context, obj, each any) (ref.Val, error) 
 		}
 		return v, nil
 	}
-	if p.fast != nil {
-		if v, ok := p.fast.eval(object, each); ok {
+	if !p.tracked && p.fastFor(ctx, sizes, measured) {
+		if v, ok := p.fastEval(object, each); ok {
 			return v, nil
 		}
 	}
 	if measured {
 		es, ok := eachSizes(each)
 		sizes, measured = sizes.Max(es), ok
+	}
+	if p.tracked && p.fastFor(ctx, sizes, measured) {
+		if v, ok := p.fastEval(object, each); ok {
+			return v, nil
+		}
 	}
 	v, err := p.evalPooled(ctx, activation{object: object, lookup: p.lookup, cluster: p.cluster, each: each, hasEach: true, sizes: sizes, measured: measured})
 	if err != nil {
@@ -251,11 +256,12 @@ func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, er
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	// A program with a fast path tracks no cost (see Env.compile), so it
-	// is charged nothing either way, and the fast path never iterates: it
-	// ends at once, with or without a context.
-	if p.fast != nil {
-		if v, ok := p.fast.eval(vars.object, vars.each); ok {
+	// A program that tracks no cost is charged nothing either way; one
+	// that does is charged what it costs, which only the interpreter
+	// tracks. A fast path that does not iterate ends at once, with or
+	// without a context.
+	if p.fast != nil && !p.tracked && p.fastSlots == 0 {
+		if v, ok := p.fastEval(vars.object, vars.each); ok {
 			return v, nil
 		}
 	}
@@ -304,16 +310,52 @@ func (p *Program) evalCost(ctx context.Context, vars *activation) (ref.Val, uint
 	return nil, cost, p.evalError(ctx, err)
 }
 
+// fastFor reports whether the fast path may evaluate an object of the
+// given sizes (measured or not): always for a program that does not track
+// its cost, and for one that does, as programFor, where it would be
+// evaluated without tracking. A fast path that iterates (a comprehension)
+// does not watch ctx: where ctx can end the evaluation, the interpreter
+// evaluates, checking it as it iterates.
+func (p *Program) fastFor(ctx context.Context, sizes jsonval.Sizes, measured bool) bool {
+	if p.fast == nil || (p.fastSlots > 0 && ctx.Done() != nil) {
+		return false
+	}
+	if !p.tracked {
+		return true
+	}
+	return p.withinBounds(sizes, measured)
+}
+
+// withinBounds reports whether objects of the given sizes are within one
+// of the bounds under which p's cost estimate is within its limit.
+func (p *Program) withinBounds(sizes jsonval.Sizes, measured bool) bool {
+	if p.untracked == nil || !measured {
+		return false
+	}
+	for _, b := range p.bounds {
+		if sizes.Within(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// fastEval evaluates with the fast path, with room for its comprehension
+// variables.
+func (p *Program) fastEval(object, each any) (ref.Val, bool) {
+	var locals []ref.Val
+	if p.fastSlots > 0 {
+		locals = make([]ref.Val, p.fastSlots)
+	}
+	return p.fast.eval(object, each, locals)
+}
+
 // programFor returns the program that evaluates vars: without cost
 // tracking when their sizes are within one of the bounds under which its
 // cost estimate is within the limit.
 func (p *Program) programFor(vars *activation) cel.Program {
-	if p.untracked != nil && vars.measured {
-		for _, b := range p.bounds {
-			if vars.sizes.Within(b) {
-				return p.untracked
-			}
-		}
+	if p.withinBounds(vars.sizes, vars.measured) {
+		return p.untracked
 	}
 	return p.prog
 }

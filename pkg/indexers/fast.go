@@ -2,6 +2,10 @@ package indexers
 
 import (
 	"slices"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/functions"
 
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
@@ -12,103 +16,389 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
-// fastExpr evaluates one of the simplest expressions without the
-// interpreter: most label and column expressions only read a field
-// (object.metadata.name, object.spec.?nodeName.orValue(""), each.name) or
-// compare one with a literal or with each. Its result is the interpreter's
-// for the same variables, because it reads fields the way the interpreter
-// does (traits.Mapper.Find on the same values) and compares them with
-// types.Equal as the interpreter's == does. Where the interpreter would
-// report an error (a missing field, a value that is not a map) it gives
-// up (ok false) and the interpreter runs, to report it.
+// fastExpr evaluates an expression without the interpreter: most label
+// and column expressions only read a field (object.metadata.name,
+// object.spec.?nodeName.orValue(""), each.name) or compare one with a
+// literal, and most of the others map or filter a short list of them.
+// Its result is the interpreter's for the same variables, because it reads
+// fields the way the interpreter does (traits.Mapper.Find on the same
+// values), compares them with types.Equal as the interpreter's == does,
+// builds lists and maps as it does, iterates comprehensions as its folder
+// does, and calls the very functions the interpreter's dispatcher would
+// (the Env's bindings). Where the interpreter would report an error (a
+// missing field, a value that is not a map, a function refusing its
+// arguments), or where it would behave in a way fastExpr does not follow,
+// it gives up (ok false) and the interpreter runs, to report it: fastExpr
+// has no side effects, so giving up half way changes nothing.
+//
+// locals hold the variables of the comprehensions being evaluated, at the
+// slots compileFast gave them.
 type fastExpr interface {
-	eval(object, each any) (v ref.Val, ok bool)
+	eval(object, each any, locals []ref.Val) (v ref.Val, ok bool)
 }
 
-// compileFast returns the fastExpr of e, or nil when e is not one of the
-// forms it handles:
+// fastCompiler compiles checked expressions into fastExprs.
+type fastCompiler struct {
+	env  *cel.Env
+	refs map[int64]*ast.ReferenceInfo
+	// scope names the comprehension variables visible at each slot; ""
+	// for a slot whose variable is hidden (a comprehension's iteration
+	// variables in its result).
+	scope []string
+	// slots is the number of slots the expression needs.
+	slots int
+}
+
+// compileFast returns the fastExpr of the checked expression e and the
+// number of local slots its evaluation needs, or nil when e is not made
+// only of the forms it handles:
 //
-//	V.f.g…             V is object or each
-//	V.f.?g.?h.orValue(L)  L a literal or []
-//	A == B, A != B     A and B one of these forms, a literal, or each
-//	A < B, <=, >, >=   the same, both of one of CEL's ordered types
-//	A in [L, …]        a list of literals
-//	P && Q, P || Q, !P  P and Q of these forms
-//	has(V.f.g…)        a presence test
-//	P ? A : B          A and B these forms, list literals of literals,
-//	                   optional.none() or optional.of(L); or only one of
-//	                   them is, and the other is left to the interpreter
-//	string(A)          A one of these forms, of type bool, int, uint, double or string
-func compileFast(e ast.Expr) fastExpr {
+//	object, each, comprehension variables, literals
+//	V.f, V.?f, has(V.f)   field selection, optional or not, and presence
+//	V[i], V[?i]           list and map indexing, optional or not
+//	[A, …], {K: A, …}     list and map literals (no optional entries)
+//	A == B, A != B, A < B, <=, >, >=, A && B, A || B, !A, P ? A : B
+//	comprehensions        map, filter, all, exists, transformList, … of
+//	                      one or two variables
+//	calls of the Env's functions that have bindings: string(), size(),
+//	                      startsWith(), quantity(), orValue(), flatten(), …
+//
+// get(), byIndex() and the crs.* functions, variables of other names
+// (cluster) and message construction are left to the interpreter.
+func compileFast(env *cel.Env, checked *ast.AST) (fastExpr, int) {
+	c := &fastCompiler{env: env, refs: checked.ReferenceMap()}
+	x := c.compile(checked.Expr())
+	if x == nil {
+		return nil, 0
+	}
+	return x, c.slots
+}
+
+func (c *fastCompiler) compile(e ast.Expr) fastExpr {
 	switch e.Kind() {
+	case ast.LiteralKind:
+		return constant{e.AsLiteral()}
+	case ast.ListKind:
+		if l, ok := literalList(e); ok {
+			return constant{types.NewRefValList(types.DefaultTypeAdapter, l)}
+		}
+		return c.list(e.AsList())
+	case ast.MapKind:
+		return c.mapLiteral(e.AsMap())
+	case ast.ComprehensionKind:
+		return c.comprehension(e.AsComprehension())
 	case ast.IdentKind, ast.SelectKind:
-		if p, ok := selectPath(e); ok {
+		if p, ok := c.selectPath(e); ok {
 			return p
 		}
-		if e.Kind() == ast.SelectKind && e.AsSelect().IsTestOnly() {
-			if p, ok := selectPath(e.AsSelect().Operand()); ok {
-				return &presence{operand: p, field: types.String(e.AsSelect().FieldName())}
+		if e.Kind() == ast.IdentKind {
+			return c.ident(e)
+		}
+		sel := e.AsSelect()
+		if sel.IsTestOnly() {
+			if p, ok := c.selectPath(sel.Operand()); ok {
+				return &presence{operand: p, field: types.String(sel.FieldName())}
 			}
 		}
+		operand := c.compile(sel.Operand())
+		if operand == nil {
+			return nil
+		}
+		return &selection{operand: operand, field: types.String(sel.FieldName()), test: sel.IsTestOnly()}
 	case ast.CallKind:
-		call := e.AsCall()
-		switch fn := call.FunctionName(); {
-		case fn == "orValue" && call.IsMemberFunction() && len(call.Args()) == 1:
-			def, ok := literal(call.Args()[0])
-			if !ok {
-				return nil
-			}
-			if p, ok := optionalPath(call.Target()); ok {
-				p.def = def
-				return p
-			}
-		case call.IsMemberFunction():
-		case len(call.Args()) == 2 && comparisons[fn] != nil:
-			l, r := operand(call.Args()[0]), operand(call.Args()[1])
-			if l != nil && r != nil {
-				return &compare{l: l, r: r, test: comparisons[fn]}
-			}
-		case (fn == operators.LogicalAnd || fn == operators.LogicalOr) && len(call.Args()) == 2:
-			l, r := compileFast(call.Args()[0]), compileFast(call.Args()[1])
-			if l != nil && r != nil {
-				return &logical{l: l, r: r, or: fn == operators.LogicalOr}
-			}
-		case fn == operators.LogicalNot && len(call.Args()) == 1:
-			if x := compileFast(call.Args()[0]); x != nil {
-				return &not{x}
-			}
-		case fn == operators.Conditional && len(call.Args()) == 3:
-			c, a, b := compileFast(call.Args()[0]), branch(call.Args()[1]), branch(call.Args()[2])
-			if c != nil && (a != nil || b != nil) {
-				if a == nil {
-					a = interpreted{}
-				}
-				if b == nil {
-					b = interpreted{}
-				}
-				return &conditional{c: c, a: a, b: b}
-			}
-		case fn == operators.In && len(call.Args()) == 2:
-			x := operand(call.Args()[0])
-			set, ok := literalList(call.Args()[1])
-			if x != nil && ok {
-				return &in{x: x, set: set}
-			}
-		case fn == "string" && len(call.Args()) == 1:
-			if x := compileFast(call.Args()[0]); x != nil {
-				return &toString{x}
-			}
-		}
+		return c.call(e.AsCall())
 	}
 	return nil
 }
 
+func (c *fastCompiler) call(call ast.CallExpr) fastExpr {
+	args := call.Args()
+	switch fn := call.FunctionName(); {
+	case (fn == "orValue" || fn == "or") && call.IsMemberFunction() && len(args) == 1:
+		if def, ok := literal(args[0]); ok && fn == "orValue" {
+			if p, ok := c.optionalPath(call.Target()); ok {
+				p.def = def
+				return p
+			}
+		}
+		// Planned apart from any binding: the alternative is evaluated
+		// only when the optional is empty.
+		opt, alt := c.compile(call.Target()), c.compile(args[0])
+		if opt != nil && alt != nil {
+			return &orElse{opt: opt, alt: alt, unwrap: fn == "orValue"}
+		}
+		return nil
+	case call.IsMemberFunction():
+	case len(args) == 2 && comparisons[fn] != nil:
+		l, r := c.operand(args[0]), c.operand(args[1])
+		if l != nil && r != nil {
+			return &compare{l: l, r: r, test: comparisons[fn]}
+		}
+		return nil
+	case (fn == operators.LogicalAnd || fn == operators.LogicalOr) && len(args) == 2:
+		l, r := c.compile(args[0]), c.compile(args[1])
+		if l != nil && r != nil {
+			return &logical{l: l, r: r, or: fn == operators.LogicalOr}
+		}
+		return nil
+	case fn == operators.LogicalNot && len(args) == 1:
+		if x := c.compile(args[0]); x != nil {
+			return &not{x}
+		}
+		return nil
+	case fn == operators.Conditional && len(args) == 3:
+		cond, a, b := c.compile(args[0]), c.branch(args[1]), c.branch(args[2])
+		if cond != nil && (a != nil || b != nil) {
+			if a == nil {
+				a = interpreted{}
+			}
+			if b == nil {
+				b = interpreted{}
+			}
+			return &conditional{c: cond, a: a, b: b}
+		}
+		return nil
+	case fn == operators.In && len(args) == 2:
+		if set, ok := literalList(args[1]); ok {
+			if x := c.operand(args[0]); x != nil {
+				return &in{x: x, set: set}
+			}
+			return nil
+		}
+	case fn == "string" && len(args) == 1:
+		if x := c.compile(args[0]); x != nil {
+			return &toString{x}
+		}
+		return nil
+	case (fn == operators.Index || fn == operators.OptIndex) && len(args) == 2:
+		x, i := c.compile(args[0]), c.compile(args[1])
+		if x != nil && i != nil {
+			return &index{operand: x, index: i, optional: fn == operators.OptIndex}
+		}
+		return nil
+	case fn == operators.OptSelect && len(args) == 2:
+		name, ok := args[1].AsLiteral().(types.String)
+		if args[1].Kind() != ast.LiteralKind || !ok {
+			return nil
+		}
+		if x := c.compile(args[0]); x != nil {
+			return &selection{operand: x, field: name, optional: true}
+		}
+		return nil
+	}
+	return c.function(call)
+}
+
+// function is a call of one of the Env's functions, as its binding:
+// arguments evaluated first, then the function's dynamic dispatch, which
+// the interpreter's plan also comes to (a statically chosen overload is
+// the one the dispatch chooses for arguments of their checked types).
+func (c *fastCompiler) function(call ast.CallExpr) fastExpr {
+	name := call.FunctionName()
+	if unhandledFunctions[name] || strings.HasPrefix(name, "crs.") {
+		return nil
+	}
+	decl, ok := c.env.Functions()[name]
+	if !ok {
+		return nil
+	}
+	for _, o := range decl.OverloadDecls() {
+		if o.HasLateBinding() {
+			return nil
+		}
+	}
+	bindings, err := decl.Bindings()
+	if err != nil {
+		return nil
+	}
+	var impl *functions.Overload
+	for _, b := range bindings {
+		if b.Operator == name {
+			impl = b
+		}
+	}
+	if impl == nil {
+		return nil
+	}
+	var args []fastExpr
+	if call.IsMemberFunction() {
+		t := c.compile(call.Target())
+		if t == nil {
+			return nil
+		}
+		args = append(args, t)
+	}
+	for _, a := range call.Args() {
+		x := c.compile(a)
+		if x == nil {
+			return nil
+		}
+		args = append(args, x)
+	}
+	f := &function{impl: impl, args: args}
+	switch {
+	case len(args) == 1 && impl.Unary != nil, len(args) == 2 && impl.Binary != nil, impl.Function != nil:
+		return f
+	}
+	return nil
+}
+
+// unhandledFunctions are those the interpreter plans apart from their
+// bindings, or whose bindings read what a fastExpr does not have.
+var unhandledFunctions = map[string]bool{
+	"get": true, "byIndex": true,
+}
+
+// comprehension compiles a fold: its range and accumulator's start in the
+// scope around it, its condition and step with its variables, its result
+// with the accumulator only.
+func (c *fastCompiler) comprehension(comp ast.ComprehensionExpr) fastExpr {
+	rng, init := c.compile(comp.IterRange()), c.compile(comp.AccuInit())
+	if rng == nil || init == nil {
+		return nil
+	}
+	outer := len(c.scope)
+	defer func() { c.scope = c.scope[:outer] }()
+	f := &fold{rng: rng, init: init, iter: outer, iter2: -1}
+	c.scope = append(c.scope, comp.IterVar())
+	if comp.HasIterVar2() {
+		f.iter2 = len(c.scope)
+		c.scope = append(c.scope, comp.IterVar2())
+	}
+	f.accu = len(c.scope)
+	c.scope = append(c.scope, comp.AccuVar())
+	c.slots = max(c.slots, len(c.scope))
+	if f.cond = c.compile(comp.LoopCondition()); f.cond == nil {
+		return nil
+	}
+	if when, elems, ok := appending(comp); ok {
+		// map and filter: the elements are collected in a slice.
+		f.collect = true
+		if when != nil {
+			if f.when = c.compile(when); f.when == nil {
+				return nil
+			}
+		}
+		for _, x := range elems {
+			e := c.compile(x)
+			if e == nil {
+				return nil
+			}
+			f.elems = append(f.elems, e)
+		}
+		return f
+	}
+	if f.step = c.compile(comp.LoopStep()); f.step == nil {
+		return nil
+	}
+	for i := outer; i < f.accu; i++ {
+		c.scope[i] = ""
+	}
+	if f.result = c.compile(comp.Result()); f.result == nil {
+		return nil
+	}
+	return f
+}
+
+// ident is an identifier the checker resolved to a constant or a type
+// (string in type(x) == string), as the interpreter plans it.
+func (c *fastCompiler) ident(e ast.Expr) fastExpr {
+	r, ok := c.refs[e.ID()]
+	if !ok || r == nil {
+		return nil
+	}
+	if r.Value != nil {
+		return constant{r.Value}
+	}
+	if v, found := c.env.CELTypeProvider().FindIdent(r.Name); found {
+		return constant{v}
+	}
+	return nil
+}
+
+// appending recognizes the comprehensions that build a list from an empty
+// one, appending to it at each step and reading it nowhere else, as the
+// map and filter macros do: step @result + [E, …], or
+// when ? @result + [E, …] : @result, result @result.
+func appending(comp ast.ComprehensionExpr) (when ast.Expr, elems []ast.Expr, ok bool) {
+	accu := comp.AccuVar()
+	isAccu := func(e ast.Expr) bool { return e.Kind() == ast.IdentKind && e.AsIdent() == accu }
+	init := comp.AccuInit()
+	if init.Kind() != ast.ListKind || init.AsList().Size() != 0 || !isAccu(comp.Result()) || usesIdent(comp.LoopCondition(), accu) {
+		return nil, nil, false
+	}
+	step := comp.LoopStep()
+	if step.Kind() == ast.CallKind && step.AsCall().FunctionName() == operators.Conditional {
+		args := step.AsCall().Args()
+		if len(args) != 3 || !isAccu(args[2]) || usesIdent(args[0], accu) {
+			return nil, nil, false
+		}
+		when, step = args[0], args[1]
+	}
+	if step.Kind() != ast.CallKind || step.AsCall().FunctionName() != operators.Add {
+		return nil, nil, false
+	}
+	args := step.AsCall().Args()
+	if len(args) != 2 || !isAccu(args[0]) || args[1].Kind() != ast.ListKind || len(args[1].AsList().OptionalIndices()) > 0 {
+		return nil, nil, false
+	}
+	elems = args[1].AsList().Elements()
+	for _, e := range elems {
+		if usesIdent(e, accu) {
+			return nil, nil, false
+		}
+	}
+	return when, elems, true
+}
+
+// local returns the slot of the comprehension variable name, -1 if none
+// is visible.
+func (c *fastCompiler) local(name string) int {
+	for i := len(c.scope) - 1; i >= 0; i-- {
+		if c.scope[i] == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *fastCompiler) list(l ast.ListExpr) fastExpr {
+	if len(l.OptionalIndices()) > 0 {
+		return nil
+	}
+	out := &listLiteral{}
+	for _, e := range l.Elements() {
+		x := c.compile(e)
+		if x == nil {
+			return nil
+		}
+		out.elems = append(out.elems, x)
+	}
+	return out
+}
+
+func (c *fastCompiler) mapLiteral(m ast.MapExpr) fastExpr {
+	out := &mapLiteral{}
+	for _, e := range m.Entries() {
+		entry := e.AsMapEntry()
+		if entry.IsOptional() {
+			return nil
+		}
+		k, v := c.compile(entry.Key()), c.compile(entry.Value())
+		if k == nil || v == nil {
+			return nil
+		}
+		out.keys, out.values = append(out.keys, k), append(out.values, v)
+	}
+	return out
+}
+
 // operand is a side of ==: a fast expression or a literal.
-func operand(e ast.Expr) fastExpr {
+func (c *fastCompiler) operand(e ast.Expr) fastExpr {
 	if v, ok := literal(e); ok {
 		return constant{v}
 	}
-	return compileFast(e)
+	return c.compile(e)
 }
 
 // literal returns the value of a constant or of an empty list literal.
@@ -126,12 +416,14 @@ func literal(e ast.Expr) (ref.Val, bool) {
 
 type constant struct{ v ref.Val }
 
-func (c constant) eval(any, any) (ref.Val, bool) { return c.v, true }
+func (c constant) eval(any, any, []ref.Val) (ref.Val, bool) { return c.v, true }
 
 // path is V.f.g… (fields), then, when optional, .?h.?i… (opt) and
-// .orValue(def).
+// .orValue(def). V is object, each, or the comprehension variable at
+// slot.
 type path struct {
 	root string
+	slot int
 	// fields and opt hold types.String values, boxed once here rather
 	// than at each Find.
 	fields []ref.Val
@@ -141,7 +433,10 @@ type path struct {
 	names []ref.Val
 }
 
-func selectPath(e ast.Expr) (*path, bool) {
+// localRoot marks the path of a comprehension variable.
+const localRoot = ""
+
+func (c *fastCompiler) selectPath(e ast.Expr) (*path, bool) {
 	var fields []ref.Val
 	for e.Kind() == ast.SelectKind {
 		sel := e.AsSelect()
@@ -154,19 +449,22 @@ func selectPath(e ast.Expr) (*path, bool) {
 	if e.Kind() != ast.IdentKind {
 		return nil, false
 	}
-	root := e.AsIdent()
-	if root != ObjectVar && root != EachVar {
+	root, slot := e.AsIdent(), -1
+	switch slot = c.local(root); {
+	case slot >= 0:
+		root = localRoot
+	case root != ObjectVar && root != EachVar:
 		return nil, false
 	}
 	for i, j := 0, len(fields)-1; i < j; i, j = i+1, j-1 {
 		fields[i], fields[j] = fields[j], fields[i]
 	}
-	return &path{root: root, fields: fields, names: fields}, true
+	return &path{root: root, slot: slot, fields: fields, names: fields}, true
 }
 
 // optionalPath parses V.f….?g.?h…, at least one optional selection, all
 // those after the first optional too.
-func optionalPath(e ast.Expr) (*path, bool) {
+func (c *fastCompiler) optionalPath(e ast.Expr) (*path, bool) {
 	var opt []ref.Val
 	for e.Kind() == ast.CallKind {
 		call := e.AsCall()
@@ -187,7 +485,7 @@ func optionalPath(e ast.Expr) (*path, bool) {
 	if len(opt) == 0 {
 		return nil, false
 	}
-	p, ok := selectPath(e)
+	p, ok := c.selectPath(e)
 	if !ok {
 		return nil, false
 	}
@@ -199,10 +497,19 @@ func optionalPath(e ast.Expr) (*path, bool) {
 	return p, true
 }
 
-func (p *path) eval(object, each any) (ref.Val, bool) {
-	root := object
-	if p.root == EachVar {
+func (p *path) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	var root any
+	switch p.root {
+	case ObjectVar:
+		root = object
+	case EachVar:
 		root = each
+	default:
+		v := locals[p.slot]
+		if len(p.names) == 0 {
+			return v, v != nil
+		}
+		root = v
 	}
 	switch r := root.(type) {
 	case nil:
@@ -285,7 +592,7 @@ func (p *path) evalVal(v ref.Val) (ref.Val, bool) {
 
 // branch is a side of a conditional: a fast expression, a literal, a list
 // literal of literals, optional.none() or optional.of(L).
-func branch(e ast.Expr) fastExpr {
+func (c *fastCompiler) branch(e ast.Expr) fastExpr {
 	if l, ok := literalList(e); ok {
 		return constant{types.NewRefValList(types.DefaultTypeAdapter, l)}
 	}
@@ -299,14 +606,14 @@ func branch(e ast.Expr) fastExpr {
 			}
 		}
 	}
-	return operand(e)
+	return c.operand(e)
 }
 
 // interpreted is a side of a conditional left to the interpreter: the
 // whole expression is then evaluated by it.
 type interpreted struct{}
 
-func (interpreted) eval(any, any) (ref.Val, bool) { return nil, false }
+func (interpreted) eval(any, any, []ref.Val) (ref.Val, bool) { return nil, false }
 
 // presence is has(V.f.g…): whether the map or object V.f… has the member.
 // A V.f… that is not there, or not a map, is an error the interpreter
@@ -316,8 +623,8 @@ type presence struct {
 	field   ref.Val
 }
 
-func (e *presence) eval(object, each any) (ref.Val, bool) {
-	v, ok := e.operand.eval(object, each)
+func (e *presence) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := e.operand.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -335,16 +642,16 @@ func (e *presence) eval(object, each any) (ref.Val, bool) {
 // conditional is P ? A : B.
 type conditional struct{ c, a, b fastExpr }
 
-func (e *conditional) eval(object, each any) (ref.Val, bool) {
-	v, ok := e.c.eval(object, each)
+func (e *conditional) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := e.c.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
 	switch v {
 	case types.True:
-		return e.a.eval(object, each)
+		return e.a.eval(object, each, locals)
 	case types.False:
-		return e.b.eval(object, each)
+		return e.b.eval(object, each, locals)
 	}
 	return nil, false
 }
@@ -416,12 +723,12 @@ type compare struct {
 	test func(l, r ref.Val) (bool, bool)
 }
 
-func (e *compare) eval(object, each any) (ref.Val, bool) {
-	l, ok := e.l.eval(object, each)
+func (e *compare) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	l, ok := e.l.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
-	r, ok := e.r.eval(object, each)
+	r, ok := e.r.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -438,8 +745,8 @@ type in struct {
 	set []ref.Val
 }
 
-func (e *in) eval(object, each any) (ref.Val, bool) {
-	x, ok := e.x.eval(object, each)
+func (e *in) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	x, ok := e.x.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -465,8 +772,8 @@ type logical struct {
 	or   bool
 }
 
-func (e *logical) eval(object, each any) (ref.Val, bool) {
-	l, ok := e.l.eval(object, each)
+func (e *logical) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	l, ok := e.l.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -477,7 +784,7 @@ func (e *logical) eval(object, each any) (ref.Val, bool) {
 	if bool(lb) == e.or { // true || …, false && …
 		return lb, true
 	}
-	r, ok := e.r.eval(object, each)
+	r, ok := e.r.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -490,8 +797,8 @@ func (e *logical) eval(object, each any) (ref.Val, bool) {
 // not is !P.
 type not struct{ x fastExpr }
 
-func (e *not) eval(object, each any) (ref.Val, bool) {
-	v, ok := e.x.eval(object, each)
+func (e *not) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := e.x.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -504,8 +811,8 @@ func (e *not) eval(object, each any) (ref.Val, bool) {
 
 type toString struct{ x fastExpr }
 
-func (s *toString) eval(object, each any) (ref.Val, bool) {
-	v, ok := s.x.eval(object, each)
+func (s *toString) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := s.x.eval(object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -520,4 +827,362 @@ func (s *toString) eval(object, each any) (ref.Val, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// selection is V.f (test: has(V.f); optional: V.?f) on a value other than
+// a path's. On an optional value, V.f and V.?f select within its value and
+// give an optional, empty when V is empty or has no f, as the interpreter's
+// optional selection does.
+type selection struct {
+	operand        fastExpr
+	field          ref.Val
+	test, optional bool
+}
+
+func (e *selection) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := e.operand.eval(object, each, locals)
+	if !ok {
+		return nil, false
+	}
+	optional := e.optional
+	if o, isOpt := v.(*types.Optional); isOpt {
+		if e.test {
+			return nil, false
+		}
+		if !o.HasValue() {
+			return types.OptionalNone, true
+		}
+		v, optional = o.GetValue(), true
+	}
+	m, ok := v.(traits.Mapper)
+	if !ok {
+		return nil, false
+	}
+	found, present := m.Find(e.field)
+	switch {
+	case present && types.IsUnknownOrError(found):
+		return nil, false
+	case e.test:
+		return types.Bool(present), true
+	case !present && optional:
+		return types.OptionalNone, true
+	case !present:
+		return nil, false
+	case optional:
+		return types.OptionalOf(found), true
+	}
+	return found, true
+}
+
+// index is V[i] (optional: V[?i]) of a list, by an int, or of a map. On an
+// optional value, it indexes its value and gives an optional.
+type index struct {
+	operand, index fastExpr
+	optional       bool
+}
+
+func (e *index) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := e.operand.eval(object, each, locals)
+	if !ok {
+		return nil, false
+	}
+	i, ok := e.index.eval(object, each, locals)
+	if !ok {
+		return nil, false
+	}
+	optional := e.optional
+	if o, isOpt := v.(*types.Optional); isOpt {
+		if !o.HasValue() {
+			return types.OptionalNone, true
+		}
+		v, optional = o.GetValue(), true
+	}
+	var found ref.Val
+	present := false
+	switch x := v.(type) {
+	case traits.Mapper:
+		if _, isString := i.(types.String); !isString {
+			return nil, false // numeric keys compare across types: the interpreter's
+		}
+		found, present = x.Find(i)
+	case traits.Lister:
+		n, isInt := i.(types.Int)
+		size, sized := x.Size().(types.Int)
+		if !isInt || !sized {
+			return nil, false
+		}
+		if present = n >= 0 && n < size; present {
+			found = x.Get(n)
+		}
+	default:
+		return nil, false
+	}
+	switch {
+	case present && types.IsUnknownOrError(found):
+		return nil, false
+	case !present && optional:
+		return types.OptionalNone, true
+	case !present:
+		return nil, false
+	case optional:
+		return types.OptionalOf(found), true
+	}
+	return found, true
+}
+
+// listLiteral is [A, …].
+type listLiteral struct{ elems []fastExpr }
+
+func (e *listLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	vals := make([]ref.Val, len(e.elems))
+	for i, x := range e.elems {
+		v, ok := x.eval(object, each, locals)
+		if !ok || types.IsUnknownOrError(v) {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, vals), true
+}
+
+// mapLiteral is {K: A, …}.
+type mapLiteral struct{ keys, values []fastExpr }
+
+func (e *mapLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	entries := make(map[ref.Val]ref.Val, len(e.keys))
+	for i, kx := range e.keys {
+		k, ok := kx.eval(object, each, locals)
+		if !ok || types.IsUnknownOrError(k) {
+			return nil, false
+		}
+		if _, dup := entries[k]; dup {
+			return nil, false
+		}
+		v, ok := e.values[i].eval(object, each, locals)
+		if !ok || types.IsUnknownOrError(v) {
+			return nil, false
+		}
+		entries[k] = v
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, entries), true
+}
+
+// function is a call of a function's binding.
+type function struct {
+	impl *functions.Overload
+	args []fastExpr
+}
+
+func (e *function) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	var buf [3]ref.Val
+	args := buf[:0]
+	for _, x := range e.args {
+		v, ok := x.eval(object, each, locals)
+		if !ok || types.IsUnknownOrError(v) {
+			return nil, false
+		}
+		args = append(args, v)
+	}
+	if t := e.impl.OperandTrait; t != 0 && (len(args) == 0 || !args[0].Type().HasTrait(t)) {
+		return nil, false
+	}
+	var v ref.Val
+	switch {
+	case len(args) == 1 && e.impl.Unary != nil:
+		v = e.impl.Unary(args[0])
+	case len(args) == 2 && e.impl.Binary != nil:
+		v = e.impl.Binary(args[0], args[1])
+	case e.impl.Function != nil:
+		v = e.impl.Function(slices.Clone(args)...)
+	default:
+		return nil, false
+	}
+	if v == nil || types.IsUnknownOrError(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// fold is a comprehension, iterated as the interpreter's folder iterates
+// it: the range evaluated, then the accumulator's start (an empty list or
+// map is accumulated in place, then frozen); for each element (each index
+// or key, and value, with two variables), the condition, which ends the
+// loop once it is false, then the step; then the result.
+type fold struct {
+	rng, init, cond, step, result fastExpr
+	iter, iter2, accu             int
+	// collect: the fold appends elems, when when holds (nil: always),
+	// to the list it gives (see appending); step and result are nil.
+	collect bool
+	when    fastExpr
+	elems   []fastExpr
+}
+
+func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	rng, ok := e.rng.eval(object, each, locals)
+	if !ok || types.IsUnknownOrError(rng) {
+		return nil, false
+	}
+	var accu ref.Val
+	if !e.collect {
+		if accu, ok = e.init.eval(object, each, locals); !ok || types.IsUnknownOrError(accu) {
+			return nil, false
+		}
+	}
+	mutable := false
+	switch a := accu.(type) {
+	case traits.Lister:
+		if a.Size() == types.IntZero {
+			accu, mutable = types.NewMutableList(types.DefaultTypeAdapter), true
+		}
+	case traits.Mapper:
+		if a.Size() == types.IntZero {
+			accu, mutable = types.NewMutableMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{}), true
+		}
+	}
+	locals[e.accu] = accu
+	st := folding{e: e, object: object, each: each, locals: locals, ok: true}
+	if e.iter2 >= 0 {
+		switch r := rng.(type) {
+		case traits.Mapper:
+			types.ToFoldableMap(r).Fold(&st)
+		case traits.Lister:
+			types.ToFoldableList(r).Fold(&st)
+		default:
+			return nil, false
+		}
+	} else {
+		it, isIterable := rng.(traits.Iterable)
+		if !isIterable || !rng.Type().HasTrait(traits.IterableType) {
+			return nil, false
+		}
+		for i := it.Iterator(); st.ok && i.HasNext() == types.True; {
+			if !st.FoldEntry(i.Next(), nil) {
+				break
+			}
+		}
+	}
+	if !st.ok {
+		return nil, false
+	}
+	locals[e.iter] = nil
+	if e.iter2 >= 0 {
+		locals[e.iter2] = nil
+	}
+	if e.collect {
+		if st.out == nil {
+			st.out = []ref.Val{}
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, st.out), true
+	}
+	res, ok := e.result.eval(object, each, locals)
+	locals[e.accu] = nil
+	if !ok || types.IsUnknownOrError(res) {
+		return nil, false
+	}
+	if mutable {
+		switch r := res.(type) {
+		case traits.MutableLister:
+			res = r.ToImmutableList()
+		case traits.MutableMapper:
+			res = r.ToImmutableMap()
+		}
+	}
+	return res, true
+}
+
+// folding is the state of one fold's iteration: a traits.Folder.
+type folding struct {
+	e            *fold
+	object, each any
+	locals       []ref.Val
+	// ok is false once an evaluation gave up.
+	ok bool
+	// out are the elements collected.
+	out []ref.Val
+}
+
+// FoldEntry binds the element and evaluates the condition, then the step;
+// it reports whether to go on.
+func (st *folding) FoldEntry(key, val any) bool {
+	e, locals := st.e, st.locals
+	locals[e.iter] = asValue(key)
+	if e.iter2 >= 0 {
+		locals[e.iter2] = asValue(val)
+	}
+	cond, ok := e.cond.eval(st.object, st.each, locals)
+	b, isBool := cond.(types.Bool)
+	if !ok || !isBool {
+		st.ok = false
+		return false
+	}
+	if b != types.True {
+		return false
+	}
+	if e.collect {
+		return st.append()
+	}
+	accu, ok := e.step.eval(st.object, st.each, locals)
+	if !ok || types.IsUnknownOrError(accu) {
+		st.ok = false
+		return false
+	}
+	locals[e.accu] = accu
+	return true
+}
+
+// append appends the elements of a collecting fold, when its when holds.
+func (st *folding) append() bool {
+	e := st.e
+	if e.when != nil {
+		w, ok := e.when.eval(st.object, st.each, st.locals)
+		b, isBool := w.(types.Bool)
+		if !ok || !isBool {
+			st.ok = false
+			return false
+		}
+		if b != types.True {
+			return true
+		}
+	}
+	for _, x := range e.elems {
+		v, ok := x.eval(st.object, st.each, st.locals)
+		if !ok || types.IsUnknownOrError(v) {
+			st.ok = false
+			return false
+		}
+		st.out = append(st.out, v)
+	}
+	return true
+}
+
+// asValue is v as the interpreter binds a comprehension variable to it.
+func asValue(v any) ref.Val {
+	if r, ok := v.(ref.Val); ok {
+		return r
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+// orElse is O.orValue(A) (unwrap) or O.or(A): O's value, else A.
+type orElse struct {
+	opt, alt fastExpr
+	unwrap   bool
+}
+
+func (e *orElse) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	v, ok := e.opt.eval(object, each, locals)
+	if !ok {
+		return nil, false
+	}
+	o, isOpt := v.(*types.Optional)
+	switch {
+	case !isOpt:
+		return nil, false
+	case !o.HasValue():
+		return e.alt.eval(object, each, locals)
+	case e.unwrap:
+		return o.GetValue(), true
+	}
+	return o, true
 }
