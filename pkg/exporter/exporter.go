@@ -418,14 +418,10 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 		}
 		resolved[i] = res
 	}
-	if err := x.checkResources(c, resolved); err != nil {
-		return err
-	}
-	c.releaseSource()
-	x.log.Debug("resources resolved", "took", time.Since(start).Round(time.Millisecond))
 	lookups, err := x.lookupNeeds(c, resolved)
 	if err != nil {
-		return err
+		// The check's errors are reported first, whatever their order.
+		return firstError(x.checkResources(c, resolved), err)
 	}
 	lookup := configLookup{factory.NewLookup()}
 	for _, r := range c.Resources {
@@ -457,15 +453,26 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 			lookupKeys[l.name] = append(lookupKeys[l.name], plan.add(l.res, factory.Scope{Namespace: ns}, nil, l.indexes, 0))
 		}
 	}
+	// The first config's informers list while its expressions are checked
+	// against the resources' schemas, which takes as long as listing
+	// thousands of objects; its handlers are added, and its objects
+	// evaluated, once the check has passed (see checking). A config that
+	// fails it stops the informers it started, as any failing config does.
+	checked := x.checking(c, resolved, x.current() == nil && !plan.indexed())
 	stats := &indexers.Stats{}
 	got := map[informerKey]*factory.Informer{}
 	for _, k := range plan.order {
 		inf, err := x.ensure(next, plan.wants[k], stats)
 		if err != nil {
-			return err
+			return firstError(checked(), err)
 		}
 		got[k] = inf
 	}
+	if err := checked(); err != nil {
+		return err
+	}
+	c.releaseSource()
+	x.log.Debug("resources resolved and checked", "took", time.Since(start).Round(time.Millisecond))
 
 	getters := make([]Getter, len(c.Resources))
 	for i := range c.Resources {
@@ -545,6 +552,33 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 		x.stopUnused(prev, next)
 	}
 	return nil
+}
+
+// checking checks c against the schemas of its resolved resources (see
+// checkResources) and returns what waits for the check's outcome: the
+// check runs while the caller goes on when concurrently, and has run
+// before checking returns otherwise. The caller must wait before it
+// evaluates an object with c's programs, which the check gives their size
+// bounds (see indexers.Program.AdoptSizeBounds), and before c's index
+// functions run: a config with indexes is checked first. So is a reload,
+// whose informers may replace running ones: a config that fails its check
+// then lists nothing again.
+func (x *Exporter) checking(c *Compiled, resolved []factory.Resource, concurrently bool) (wait func() error) {
+	if !concurrently {
+		err := x.checkResources(c, resolved)
+		return func() error { return err }
+	}
+	done := make(chan error, 1)
+	go func() { done <- x.checkResources(c, resolved) }()
+	return sync.OnceValue(func() error { return <-done })
+}
+
+// firstError returns first when it is not nil, else then.
+func firstError(first, then error) error {
+	if first != nil {
+		return first
+	}
+	return then
 }
 
 // current returns the running config, nil before the first is loaded.

@@ -94,6 +94,16 @@ func newInformerPlan() *informerPlan {
 	return &informerPlan{wants: map[informerKey]*informerWant{}}
 }
 
+// indexed reports whether an informer of the plan has index functions.
+func (p *informerPlan) indexed() bool {
+	for _, w := range p.wants {
+		if len(w.indexes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // add merges one entry's needs; nil fields means whole objects. readers
 // is how many of the engine's handlers read the objects only as events
 // deliver them (see factory.Needs.Readers); 0 when the entry reads the
