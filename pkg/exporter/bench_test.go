@@ -247,3 +247,19 @@ func BenchmarkEngineProfilePods(b *testing.B) {
 		computeAll(c, pods).Close()
 	}
 }
+
+// BenchmarkLoadProfile compiles the whole kube-state-metrics profile, as
+// the exporter does before it starts any informer (its check against the
+// API server's schemas, which needs a cluster, comes after).
+func BenchmarkLoadProfile(b *testing.B) {
+	for b.Loop() {
+		// A new Env each time: an Env shares the programs it compiled.
+		env, err := indexers.NewEnv(indexers.WithSharedPrograms())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := (Sources{Profile: profiles.KubeStateMetrics}).Load(env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

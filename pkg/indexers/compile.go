@@ -462,21 +462,38 @@ func (p *Program) AdoptSizeBounds(typed *Program) {
 
 // sizeBoundsWithin returns the size bounds under which the estimated cost
 // of checked is within limit: for each bound of lists, the largest bound of
-// strings that keeps it there, if any.
+// strings that keeps it there, if any, when it allows longer strings than
+// the bound of more elements before it. An estimate grows with both sizes,
+// so the largest string bound for a list bound is searched by halves, and
+// among those at least as large as the previous list bound's.
 func sizeBoundsWithin(env *cel.Env, checked *cel.Ast, limit uint64) []jsonval.Sizes {
+	fits := func(b jsonval.Sizes) bool {
+		est, err := env.EstimateCost(checked, costEstimator{bound: b, provider: env.CELTypeProvider(), checked: checked.NativeRep()})
+		return err == nil && est.Max <= limit
+	}
 	var out []jsonval.Sizes
+	// prev is the index in stringBounds (largest first) of the previous
+	// list bound's string bound: one that fits for fewer elements too.
+	prev := len(stringBounds)
 	for _, elems := range listBounds {
-		for _, bytes := range stringBounds {
-			b := jsonval.Sizes{Elems: elems, Bytes: bytes}
-			est, err := env.EstimateCost(checked, costEstimator{bound: b, provider: env.CELTypeProvider(), checked: checked.NativeRep()})
-			if err == nil && est.Max <= limit {
-				// Not implied by the bound before: it allows
-				// more bytes.
-				if len(out) == 0 || out[len(out)-1].Bytes < bytes {
-					out = append(out, b)
-				}
-				break
+		lo, hi := 0, prev
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if fits(jsonval.Sizes{Elems: elems, Bytes: stringBounds[mid]}) {
+				hi = mid
+			} else {
+				lo = mid + 1
 			}
+		}
+		if lo == len(stringBounds) {
+			continue // no string bound fits
+		}
+		if lo < prev {
+			out = append(out, jsonval.Sizes{Elems: elems, Bytes: stringBounds[lo]})
+			prev = lo
+		}
+		if prev == 0 {
+			break // fewer elements allow no longer strings
 		}
 	}
 	return out
