@@ -101,7 +101,7 @@ func (c *Compiled) releaseSource() {
 // CheckResources checks c against what the API server says of its
 // resources, one ResourceInfo per entry of c.Resources, in order:
 //
-//   - every expression is compiled again with env against the schema of
+//   - every expression is checked again with env against the schema of
 //     its resource, as query does, so that a misspelled field
 //     (object.spec.nodeNme) or a value of the wrong type
 //     (value: object.status.phase, a string) is refused at load instead of
@@ -151,7 +151,7 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 		resource int
 		programKey
 	}
-	typed := map[typedKey]*indexers.Program{}
+	typed := map[typedKey]*indexers.Checked{}
 	for _, ce := range c.exprs {
 		i, ok := ce.path[1].(int)
 		if !ok || infos[i].Schema == nil {
@@ -163,13 +163,13 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 			continue
 		}
 		schema := infos[i].Schema
-		compile := func(expr string, kind indexers.Kind, context string) (*indexers.Program, error) {
-			if ce.withEach {
-				return env.CompileEachWithSchema(expr, kind, context, schema)
-			}
-			return env.CompileWithSchema(expr, kind, context, schema)
+		var t *indexers.Checked
+		check := func(expr string, kind indexers.Kind, context string) (*indexers.Program, error) {
+			var err error
+			t, err = env.CheckWithSchema(expr, kind, context, ce.withEach, schema)
+			return nil, err
 		}
-		t := p.compileExpr(compile, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
+		p.compileExpr(check, ce.prog.Expr(), ce.prog.Kind(), ce.prog.Context(), ce.path...)
 		if t != nil {
 			typed[key] = t
 		}

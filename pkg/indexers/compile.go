@@ -244,7 +244,7 @@ func (e *Env) compileShared(key sharedKey, context string) (*Program, error) {
 		env = e.dynEach
 	}
 	if e.shared == nil {
-		return e.compile(env, nil, nil, key.expr, key.kind, context)
+		return e.compile(env, nil, nil, key.expr, key.kind, context, false)
 	}
 	e.mu.Lock()
 	p := e.shared[key]
@@ -252,7 +252,7 @@ func (e *Env) compileShared(key sharedKey, context string) (*Program, error) {
 	if p != nil {
 		return p.WithContext(context), nil
 	}
-	p, err := e.compile(env, nil, nil, key.expr, key.kind, context)
+	p, err := e.compile(env, nil, nil, key.expr, key.kind, context, false)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func (e *Env) CompileWithSchema(expr string, kind Kind, context string, schema *
 		return nil, err
 	}
 	g.dyn = e.dyn
-	return e.compile(se.env, se.object, g, expr, kind, context)
+	return e.compile(se.env, se.object, g, expr, kind, context, false)
 }
 
 // guarded returns the environment of schema and the guards of a check
@@ -346,13 +346,59 @@ func (e *Env) CompileEachWithSchema(expr string, kind Kind, context string, sche
 		return nil, err
 	}
 	g.dyn = e.dynEach
-	return e.compile(se.eachEnv, se.object, g, expr, kind, context)
+	return e.compile(se.eachEnv, se.object, g, expr, kind, context, false)
+}
+
+// Checked is what checking an expression against a schema learns for the
+// program of the same expression compiled without one; see
+// [Env.CheckWithSchema] and [Program.AdoptSizeBounds].
+type Checked struct {
+	expr     string
+	usesEach bool
+	bounds   []jsonval.Sizes
+}
+
+// CheckWithSchema checks expr against schema as [Env.CompileWithSchema]
+// does (with each declared, as [Env.CompileEachWithSchema], when
+// withEach), with the same errors, without making a program of it: for
+// programs compiled without a schema, checked once the schemas are known.
+// It does not plan a program, so it does not report what only planning
+// finds (a constant that fails to evaluate, int("x")): compiling without a
+// schema does.
+// A nil schema checks expr dynamically, as [Env.Compile].
+func (e *Env) CheckWithSchema(expr string, kind Kind, context string, withEach bool, schema *spec.Schema, others ...*spec.Schema) (*Checked, error) {
+	env := e.dyn
+	if withEach {
+		env = e.dynEach
+	}
+	var p *Program
+	var err error
+	if schema == nil {
+		p, err = e.compile(env, nil, nil, expr, kind, context, true)
+	} else {
+		se, g, gerr := e.guarded(schema, others)
+		if gerr != nil {
+			return nil, gerr
+		}
+		g.dyn = env
+		if withEach {
+			p, err = e.compile(se.eachEnv, se.object, g, expr, kind, context, true)
+		} else {
+			p, err = e.compile(se.env, se.object, g, expr, kind, context, true)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Checked{expr: p.expr, usesEach: p.usesEach, bounds: p.bounds}, nil
 }
 
 // compile compiles expr in env; object is the declared type of the object
 // variable, or nil when it is dyn. g, when not nil, are the guards of a
-// check against a schema (see CompileWithSchema).
-func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, expr string, kind Kind, context string) (*Program, error) {
+// check against a schema (see CompileWithSchema). When checkOnly, the
+// Program holds only what a check learns (see CheckWithSchema): it has no
+// cel.Program and must not be evaluated.
+func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, expr string, kind Kind, context string, checkOnly bool) (*Program, error) {
 	switch kind {
 	case KindPredicate, KindIndex, KindValue, KindNumber:
 	default:
@@ -379,7 +425,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 	if narrowed {
 		// What was checked is the expression as it reads for this
 		// resource; the program evaluates the whole of it.
-		return e.compile(g.dyn, nil, nil, expr, kind, context)
+		return e.compile(g.dyn, nil, nil, expr, kind, context, checkOnly)
 	}
 	refs, nsArgs, refErr := references(checked, expr, context)
 	if refErr != nil {
@@ -390,6 +436,13 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 		return nil, fmt.Errorf("compiling %s expression %q: estimating its cost: %w", context, expr, err)
 	}
 	tracked := est.Max > e.costLimit || e.trackAllCost
+	if checkOnly {
+		p := &Program{expr: expr, context: context, kind: kind, refs: refs, tracked: tracked, usesEach: usesIdent(checked.NativeRep().Expr(), EachVar)}
+		if tracked && !e.trackAllCost && len(refs) == 0 && e.converter == nil {
+			p.bounds = sizeBoundsWithin(env, checked, e.costLimit)
+		}
+		return p, nil
+	}
 	prog, err := env.Program(checked, e.programOptions(tracked)...)
 	if err != nil {
 		// Planning evaluates what is constant: int("x") fails here.
@@ -444,14 +497,14 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 }
 
 // AdoptSizeBounds makes p evaluate without tracking its cost the objects
-// within the size bounds of typed, the same expression compiled against the
-// schema of those objects (see CompileWithSchema): typed knows which values
-// are lists and which are strings, and so estimates their cost more
+// within the size bounds of typed, the same expression checked against the
+// schema of those objects (see CheckWithSchema): the check knows which
+// values are lists and which are strings, and so estimates their cost more
 // closely than p, which checks object as dyn. The objects p evaluates must
 // be valid for that schema, as the API server's are. It changes p, and must
 // be called before p is evaluated; it does nothing when typed is another
 // expression or p has no program without cost tracking.
-func (p *Program) AdoptSizeBounds(typed *Program) {
+func (p *Program) AdoptSizeBounds(typed *Checked) {
 	if typed == nil || typed.expr != p.expr || p.untracked == nil || p.usesEach != typed.usesEach {
 		return
 	}

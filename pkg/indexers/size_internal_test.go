@@ -82,7 +82,7 @@ func TestAdoptSizeBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	typed, err := env.CompileWithSchema(expr, KindValue, "test", containersSchema())
+	typed, err := env.CheckWithSchema(expr, KindValue, "test", false, containersSchema())
 	if err != nil {
 		t.Fatal(err)
 	}

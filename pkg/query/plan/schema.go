@@ -12,13 +12,13 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 )
 
-// checkSchema compiles progs again against the OpenAPI v3 schema of res, as
+// checkSchema checks progs again against the OpenAPI v3 schema of res, as
 // Kubernetes checks ValidatingAdmissionPolicy expressions: a misspelled
 // field or a --where that is not bool is refused instead of silently
 // matching nothing. The other resources of set are those the expressions
 // are evaluated on too: what an expression reads only where it exists
 // (guarded by object.kind, or in .?field and has()) is accepted (see
-// indexers.Env.CompileWithSchema). A resource that publishes no schema is
+// indexers.Env.CheckWithSchema). A resource that publishes no schema is
 // skipped: its expressions were checked dynamically.
 func (p *Plan) checkSchema(set *schemaSet, res factory.Resource, progs []*indexers.Program) error {
 	if len(progs) == 0 {
@@ -31,13 +31,13 @@ func (p *Plan) checkSchema(set *schemaSet, res factory.Resource, progs []*indexe
 	return CheckSchema(p.env, schema, res, len(set.all) > 1, progs, set.others(res))
 }
 
-// CheckSchema compiles progs again with env against schema, the schema of
+// CheckSchema checks progs again with env against schema, the schema of
 // res, others being the schemas of the other resources they are evaluated
 // on; the errors, prefixed with res when name is true, are a *query.UsageError.
 func CheckSchema(env *indexers.Env, schema *spec.Schema, res factory.Resource, name bool, progs []*indexers.Program, others []*spec.Schema) error {
 	var errs []error
 	for _, prog := range progs {
-		if _, err := env.CompileWithSchema(prog.Expr(), prog.Kind(), prog.Context(), schema, others...); err != nil {
+		if _, err := env.CheckWithSchema(prog.Expr(), prog.Kind(), prog.Context(), false, schema, others...); err != nil {
 			if name {
 				err = fmt.Errorf("for %s: %w", res, err)
 			}
