@@ -106,12 +106,12 @@ func (c *fastCompiler) compile(e ast.Expr) fastExpr {
 		}
 		return &selection{operand: operand, field: types.String(sel.FieldName()), test: sel.IsTestOnly()}
 	case ast.CallKind:
-		return c.call(e.AsCall())
+		return c.call(e, e.AsCall())
 	}
 	return nil
 }
 
-func (c *fastCompiler) call(call ast.CallExpr) fastExpr {
+func (c *fastCompiler) call(e ast.Expr, call ast.CallExpr) fastExpr {
 	args := call.Args()
 	switch fn := call.FunctionName(); {
 	case (fn == "orValue" || fn == "or") && call.IsMemberFunction() && len(args) == 1:
@@ -186,14 +186,14 @@ func (c *fastCompiler) call(call ast.CallExpr) fastExpr {
 		}
 		return nil
 	}
-	return c.function(call)
+	return c.function(e, call)
 }
 
-// function is a call of one of the Env's functions, as its binding:
-// arguments evaluated first, then the function's dynamic dispatch, which
-// the interpreter's plan also comes to (a statically chosen overload is
-// the one the dispatch chooses for arguments of their checked types).
-func (c *fastCompiler) function(call ast.CallExpr) fastExpr {
+// function is a call of one of the Env's functions, as the interpreter
+// plans it: arguments evaluated first, then the binding of the overload
+// the checker chose when it chose one, else the function's dynamic
+// dispatch.
+func (c *fastCompiler) function(e ast.Expr, call ast.CallExpr) fastExpr {
 	name := call.FunctionName()
 	if unhandledFunctions[name] || strings.HasPrefix(name, "crs.") {
 		return nil
@@ -211,11 +211,21 @@ func (c *fastCompiler) function(call ast.CallExpr) fastExpr {
 	if err != nil {
 		return nil
 	}
-	var impl *functions.Overload
+	chosen := name
+	if r := c.refs[e.ID()]; r != nil && len(r.OverloadIDs) == 1 {
+		chosen = r.OverloadIDs[0]
+	}
+	var impl, dispatch *functions.Overload
 	for _, b := range bindings {
-		if b.Operator == name {
+		switch b.Operator {
+		case chosen:
 			impl = b
+		case name:
+			dispatch = b
 		}
+	}
+	if impl == nil {
+		impl = dispatch
 	}
 	if impl == nil {
 		return nil
@@ -993,6 +1003,7 @@ func (e *function) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 	case len(args) == 2 && e.impl.Binary != nil:
 		v = e.impl.Binary(args[0], args[1])
 	case e.impl.Function != nil:
+		// A slice of its own: the function may keep it.
 		v = e.impl.Function(slices.Clone(args)...)
 	default:
 		return nil, false
