@@ -125,12 +125,18 @@ func RBACResourceNames(c *Compiled) []string {
 
 // ResolveRBACResources resolves every name of RBACResourceNames(c) through
 // the API server's discovery, as the exporter does when it starts: each
-// name must name exactly one resource type.
+// name must name exactly one resource type. A server that cannot be
+// reached is one error, the *factory.ServerError of the first name.
 func ResolveRBACResources(c *Compiled, resolver resourceResolver) (map[string]factory.Resource, error) {
 	out := map[string]factory.Resource{}
 	var errs []error
 	for _, name := range RBACResourceNames(c) {
 		res, err := factory.ResolveOne(resolver, name)
+		var serverErr *factory.ServerError
+		if errors.As(err, &serverErr) {
+			// The same for every resource, and not the config's.
+			return nil, err
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: resource %q: %w", c.Path, name, err))
 			continue

@@ -52,11 +52,16 @@ resources:
 		{"unreachable server", []string{"--config", good, "--print-rbac"}, ExitRuntime, "the API server could not be reached"},
 		{"invalid -n", []string{"--config", good, "-n", "a.b"}, ExitUsage, `--namespace "a.b"`},
 		{"invalid -n with --print-rbac", []string{"--config", good, "--print-rbac", "-n", "Shop"}, ExitUsage, `--namespace "Shop"`},
+		{"unreachable server, profile", []string{"--profile", "kube-state-metrics", "--print-rbac"}, ExitRuntime, "the API server could not be reached"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(append([]string{"export", "--kubeconfig", kc}, tc.args...)...)
 			if code != tc.code || !strings.Contains(errOut, tc.stderr) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, tc.code, tc.stderr)
+			}
+			// Said once, not once per resource.
+			if n := strings.Count(errOut, tc.stderr); n > 1 {
+				t.Errorf("stderr says %q %d times:\n%s", tc.stderr, n, errOut)
 			}
 			if out != "" {
 				t.Errorf("stdout %q, want nothing", out)
