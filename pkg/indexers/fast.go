@@ -459,8 +459,9 @@ func (c *fastCompiler) selectPath(e ast.Expr) (*path, bool) {
 	if e.Kind() != ast.IdentKind {
 		return nil, false
 	}
-	root, slot := e.AsIdent(), -1
-	switch slot = c.local(root); {
+	root := e.AsIdent()
+	slot := c.local(root)
+	switch {
 	case slot >= 0:
 		root = localRoot
 	case root != ObjectVar && root != EachVar:
