@@ -5,9 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/functions"
-
 	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/functions"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -24,8 +23,7 @@ import (
 // fields the way the interpreter does (traits.Mapper.Find on the same
 // values), compares them with types.Equal as the interpreter's == does,
 // builds lists and maps as it does, iterates comprehensions as its folder
-// does, and calls the very functions the interpreter's dispatcher would
-// (the Env's bindings). Where the interpreter would report an error (a
+// does, and calls the very function bindings the interpreter's plan would. Where the interpreter would report an error (a
 // missing field, a value that is not a map, a function refusing its
 // arguments), or where it would behave in a way fastExpr does not follow,
 // it gives up (ok false) and the interpreter runs, to report it: fastExpr
@@ -49,9 +47,9 @@ type fastCompiler struct {
 	slots int
 }
 
-// compileFast returns the fastExpr of the checked expression e and the
-// number of local slots its evaluation needs, or nil when e is not made
-// only of the forms it handles:
+// compileFast returns the fastExpr of the checked expression and the
+// number of local slots its evaluation needs, or nil when the expression
+// is not made only of the forms it handles:
 //
 //	object, each, comprehension variables, literals
 //	V.f, V.?f, has(V.f)   field selection, optional or not, and presence
