@@ -868,11 +868,18 @@ func (e *selection) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		return nil, false
 	}
 	found, present := m.Find(e.field)
+	if e.test && !(present && types.IsUnknownOrError(found)) {
+		return types.Bool(present), true
+	}
+	return selected(found, present, optional)
+}
+
+// selected is what a selection or an index that found (present) or did
+// not find found gives, as an optional or not.
+func selected(found ref.Val, present, optional bool) (ref.Val, bool) {
 	switch {
 	case present && types.IsUnknownOrError(found):
 		return nil, false
-	case e.test:
-		return types.Bool(present), true
 	case !present && optional:
 		return types.OptionalNone, true
 	case !present:
@@ -926,17 +933,7 @@ func (e *index) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 	default:
 		return nil, false
 	}
-	switch {
-	case present && types.IsUnknownOrError(found):
-		return nil, false
-	case !present && optional:
-		return types.OptionalNone, true
-	case !present:
-		return nil, false
-	case optional:
-		return types.OptionalOf(found), true
-	}
-	return found, true
+	return selected(found, present, optional)
 }
 
 // listLiteral is [A, …].

@@ -156,15 +156,7 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		}},
 	} {
 		for _, expr := range tc.exprs {
-			var p *Program
-			if tc.each {
-				p, err = env.CompileEach(expr, KindValue, "test")
-			} else {
-				p, err = env.Compile(expr, KindValue, "test")
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", expr, err)
-			}
+			p := compileValue(t, env, expr, tc.each)
 			if p.fast == nil {
 				continue
 			}
@@ -307,16 +299,7 @@ func TestFastProfilePods(t *testing.T) {
 	}
 	compile := func(expr string, withEach bool) *Program {
 		t.Helper()
-		var p *Program
-		var err error
-		if withEach {
-			p, err = env.CompileEach(expr, KindValue, "test")
-		} else {
-			p, err = env.Compile(expr, KindValue, "test")
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
+		p := compileValue(t, env, expr, withEach)
 		if p.fast == nil {
 			t.Errorf("%s does not take the fast path", expr)
 		}
@@ -471,4 +454,18 @@ func FuzzFastPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// compileValue compiles expr as a value, with each declared when withEach.
+func compileValue(t *testing.T, env *Env, expr string, withEach bool) *Program {
+	t.Helper()
+	compile := env.Compile
+	if withEach {
+		compile = env.CompileEach
+	}
+	p, err := compile(expr, KindValue, "test")
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return p
 }
