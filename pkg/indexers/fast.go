@@ -868,7 +868,7 @@ func (e *selection) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		return nil, false
 	}
 	found, present := m.Find(e.field)
-	if e.test && !(present && types.IsUnknownOrError(found)) {
+	if e.test && (!present || !types.IsUnknownOrError(found)) {
 		return types.Bool(present), true
 	}
 	return selected(found, present, optional)
