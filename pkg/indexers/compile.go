@@ -302,12 +302,23 @@ func (e *Env) CompileWithSchema(expr string, kind Kind, context string, schema *
 	if schema == nil {
 		return e.Compile(expr, kind, context)
 	}
+	return e.compileAgainst(schema, others, false, expr, kind, context, false)
+}
+
+// compileAgainst compiles expr against schema (not nil), the other
+// resources' schemas being others, with each declared when withEach; see
+// compile for checkOnly.
+func (e *Env) compileAgainst(schema *spec.Schema, others []*spec.Schema, withEach bool, expr string, kind Kind, context string, checkOnly bool) (*Program, error) {
 	se, g, err := e.guarded(schema, others)
 	if err != nil {
 		return nil, err
 	}
+	env := se.env
 	g.dyn = e.dyn
-	return e.compile(se.env, se.object, g, expr, kind, context, false)
+	if withEach {
+		env, g.dyn = se.eachEnv, e.dynEach
+	}
+	return e.compile(env, se.object, g, expr, kind, context, checkOnly)
 }
 
 // guarded returns the environment of schema and the guards of a check
@@ -341,12 +352,7 @@ func (e *Env) CompileEachWithSchema(expr string, kind Kind, context string, sche
 	if schema == nil {
 		return e.CompileEach(expr, kind, context)
 	}
-	se, g, err := e.guarded(schema, others)
-	if err != nil {
-		return nil, err
-	}
-	g.dyn = e.dynEach
-	return e.compile(se.eachEnv, se.object, g, expr, kind, context, false)
+	return e.compileAgainst(schema, others, true, expr, kind, context, false)
 }
 
 // Checked is what checking an expression against a schema learns for the
@@ -367,25 +373,15 @@ type Checked struct {
 // schema does.
 // A nil schema checks expr dynamically, as [Env.Compile].
 func (e *Env) CheckWithSchema(expr string, kind Kind, context string, withEach bool, schema *spec.Schema, others ...*spec.Schema) (*Checked, error) {
-	env := e.dyn
-	if withEach {
-		env = e.dynEach
-	}
 	var p *Program
 	var err error
-	if schema == nil {
-		p, err = e.compile(env, nil, nil, expr, kind, context, true)
-	} else {
-		se, g, gerr := e.guarded(schema, others)
-		if gerr != nil {
-			return nil, gerr
-		}
-		g.dyn = env
-		if withEach {
-			p, err = e.compile(se.eachEnv, se.object, g, expr, kind, context, true)
-		} else {
-			p, err = e.compile(se.env, se.object, g, expr, kind, context, true)
-		}
+	switch {
+	case schema != nil:
+		p, err = e.compileAgainst(schema, others, withEach, expr, kind, context, true)
+	case withEach:
+		p, err = e.compile(e.dynEach, nil, nil, expr, kind, context, true)
+	default:
+		p, err = e.compile(e.dyn, nil, nil, expr, kind, context, true)
 	}
 	if err != nil {
 		return nil, err
