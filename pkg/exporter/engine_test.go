@@ -430,9 +430,9 @@ func TestRunawaySeriesAreCapped(t *testing.T) {
 		// What the family holds is bounded by the cap, not by the objects.
 		fs.mu.Lock()
 		held, bytes := len(fs.groups), 0
-		for _, line := range fs.rows {
-			bytes += len(line)
-			if line != nil && fs.f.Aggregate == AggregateNone {
+		for _, r := range fs.rows {
+			bytes += int(r.n)
+			if r.n > 0 && fs.f.Aggregate == AggregateNone {
 				held++
 			}
 		}

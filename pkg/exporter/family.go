@@ -42,18 +42,19 @@ type familyState struct {
 
 	// mu guards every field below.
 	mu sync.Mutex
-	// rows hold each object's rendered sample lines (plain families) at
-	// the object's slot (see objectSlots); nil for a slot whose object has
-	// no series. A scrape writes them in slot order.
-	rows [][]byte
-	// The rows' lines are cut from chunks of memory, each line once: a
-	// changed row's lines are written anew and the old ones become
+	// rows locate each object's rendered sample lines (plain families)
+	// at the object's slot (see objectSlots); the zero rowRef for a slot
+	// whose object has no series. A scrape writes them in slot order.
+	rows []rowRef
+	// chunks are the memory the rows' lines are cut from, each line once:
+	// a changed row's lines are written anew and the old ones become
 	// garbage, so lines handed to a scrape stay valid after the lock is
-	// released. A row's capacity extends to its chunk's end. chunk is the
-	// current chunk's unused part. compactLocked copies the live lines
-	// into one block, in row order, so that a scrape reads them
-	// sequentially.
-	chunk []byte
+	// released. A chunk's length is what is written of it; new lines are
+	// written after the last chunk's length. compactLocked copies the
+	// live lines into new blocks of at most maxBlock bytes, in row order,
+	// so that a scrape reads them sequentially, and drops the old chunks.
+	chunks   [][]byte
+	maxBlock int
 	// live is the length of the live rows' lines; held is the length of
 	// every line in the chunks since the last compaction, live or not;
 	// moved is the length of the lines written since the last compaction
@@ -107,6 +108,16 @@ type familyState struct {
 // rendering gets a chunk of its own.
 const chunkSize = 64 << 10
 
+// rowRef locates the lines of a row in its family's chunks: n bytes at off
+// in chunks[chunk]; n is 0 for a slot without series. It holds no pointer:
+// a family keeps one per object, and three 32-bit numbers take half the
+// memory of a slice and give the garbage collector nothing to scan.
+type rowRef struct{ chunk, off, n uint32 }
+
+// maxBlock is the most a compacted block holds, so that offsets in it fit
+// a rowRef.
+const maxBlock = 1 << 30
+
 // contribution is what one series of an object adds to a group; refused
 // when the group was not created because of maxSeries.
 type contribution struct {
@@ -123,6 +134,7 @@ func newFamilyState(f *Family, maxSeries int) *familyState {
 		identity:      identity,
 		maxSeries:     maxSeries,
 		minGarbage:    1 << 20,
+		maxBlock:      maxBlock,
 		contributions: map[string][]contribution{},
 		groups:        map[string]*group{},
 		excess:        map[string]int{},
@@ -178,8 +190,8 @@ func (s *familyState) set(k *rowKey, samples []sample, evalErrors int, lastErr s
 func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	uid, slot := k.uid, k.slot
 	var cur []byte
-	if int(slot) < len(s.rows) {
-		cur = s.rows[slot]
+	if int(slot) < len(s.rows) && s.rows[slot].n > 0 {
+		cur = s.lineLocked(s.rows[slot])
 	}
 	had := cur != nil
 	var old int
@@ -253,8 +265,8 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	}
 	if keep == 0 {
 		if had {
-			s.rows[slot] = nil
-			for n := len(s.rows); n > 0 && s.rows[n-1] == nil; n-- {
+			s.rows[slot] = rowRef{}
+			for n := len(s.rows); n > 0 && s.rows[n-1].n == 0; n-- {
 				s.rows = s.rows[:n-1]
 			}
 		}
@@ -268,14 +280,14 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 		s.live += len(b)
 		return
 	}
-	s.keptLocked(b)
+	ref := s.keptLocked(b)
 	for len(s.rows) <= int(slot) {
-		s.rows = append(s.rows, nil)
+		s.rows = append(s.rows, rowRef{})
 	}
 	if had || int(slot) < len(s.rows)-1 {
 		s.moved += len(b)
 	}
-	s.rows[slot] = b
+	s.rows[slot] = ref
 	s.compactIfWastefulLocked()
 }
 
@@ -332,23 +344,44 @@ func (s *familyState) releaseLocked(uid string, lines []byte) {
 	}
 }
 
-// bufferLocked returns the current chunk's unused part, empty, for lines of
-// about size bytes, starting a new chunk when they would not fit.
-func (s *familyState) bufferLocked(size int) []byte {
-	if size > cap(s.chunk) {
-		s.chunk = make([]byte, 0, max(chunkSize, size))
-	}
-	return s.chunk
+// lineLocked returns the lines that r locates, with no capacity beyond
+// them.
+func (s *familyState) lineLocked(r rowRef) []byte {
+	end := r.off + r.n
+	return s.chunks[r.chunk][r.off:end:end]
 }
 
-// keptLocked records lines b written into the buffer of bufferLocked, and
-// takes them out of the chunk unless they outgrew it (and so were moved).
-func (s *familyState) keptLocked(b []byte) {
-	if len(b) <= cap(s.chunk) {
-		s.chunk = s.chunk[len(b):len(b)]
+// bufferLocked returns the last chunk's unused part, empty, for lines of
+// size bytes, starting a new chunk when they would not fit.
+func (s *familyState) bufferLocked(size int) []byte {
+	if n := len(s.chunks); n > 0 {
+		if c := s.chunks[n-1]; cap(c)-len(c) >= size {
+			return c[len(c):]
+		}
 	}
+	if size == 0 {
+		return nil
+	}
+	s.chunks = append(s.chunks, make([]byte, 0, max(chunkSize, size)))
+	return s.chunks[len(s.chunks)-1]
+}
+
+// keptLocked records lines b, not empty, written into the buffer of
+// bufferLocked, and returns where they are: in the last chunk, unless
+// they outgrew its unused part (and so were moved), then in a chunk of
+// their own.
+func (s *familyState) keptLocked(b []byte) rowRef {
 	s.live += len(b)
 	s.held += len(b)
+	if n := len(s.chunks); n > 0 {
+		if c := s.chunks[n-1]; len(b) <= cap(c)-len(c) {
+			s.chunks[n-1] = c[:len(c)+len(b)]
+			//nolint:gosec // G115: chunks are fewer than 2^32, and no larger than maxBlock or one row's lines
+			return rowRef{chunk: uint32(n - 1), off: uint32(len(c)), n: uint32(len(b))}
+		}
+	}
+	s.chunks = append(s.chunks, b[:len(b):len(b)])
+	return rowRef{chunk: uint32(len(s.chunks) - 1), n: uint32(len(b))} //nolint:gosec // G115: as above
 }
 
 // compactIfWastefulLocked compacts the lines once their garbage, the lines of
@@ -362,19 +395,33 @@ func (s *familyState) compactIfWastefulLocked() {
 	}
 }
 
-// compactLocked copies the live lines into one new block, in row order.
-// The old chunks stay valid for the scrapes still writing from them.
+// compactLocked copies the live lines into new blocks, in row order, one
+// unless they are more than maxBlock bytes. The old chunks stay valid for
+// the scrapes still writing from them.
 func (s *familyState) compactLocked() {
-	block := make([]byte, 0, s.live)
-	for i, line := range s.rows {
-		if line == nil {
+	var chunks [][]byte
+	var block []byte
+	left := s.live
+	for i, r := range s.rows {
+		if r.n == 0 {
 			continue
+		}
+		line := s.lineLocked(r)
+		if len(line) > cap(block)-len(block) {
+			if block != nil {
+				chunks = append(chunks, block)
+			}
+			block = make([]byte, 0, max(min(left, s.maxBlock), len(line)))
 		}
 		off := len(block)
 		block = append(block, line...)
-		s.rows[i] = block[off:len(block):s.live]
+		left -= len(line)
+		s.rows[i] = rowRef{chunk: uint32(len(chunks)), off: uint32(off), n: r.n} //nolint:gosec // G115: as in keptLocked
 	}
-	s.chunk = nil
+	if block != nil {
+		chunks = append(chunks, block)
+	}
+	s.chunks = chunks
 	s.held, s.moved = s.live, 0
 }
 
@@ -774,25 +821,25 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, sc *writeScratch)
 			s.heads.mu.Lock()
 		}
 		// Rows whose lines are adjacent in a chunk are written as one.
-		var run []byte
-		for slot, line := range s.rows {
-			if len(line) == 0 {
+		var run rowRef
+		for slot, r := range s.rows {
+			if r.n == 0 {
 				continue // a slot without series
 			}
-			if line[0] == headLine {
+			if s.chunks[r.chunk][r.off] == headLine {
 				heads = append(heads, s.heads.headLocked(int32(slot))) //nolint:gosec // G115: slots are int32
 			}
-			if n := len(run); n > 0 && n < cap(run) && &run[:n+1][n] == &line[0] {
-				run = run[:n+len(line)]
+			if run.n > 0 && r.chunk == run.chunk && r.off == run.off+run.n {
+				run.n += r.n
 				continue
 			}
-			if run != nil {
-				refs = append(refs, run[:len(run):len(run)])
+			if run.n > 0 {
+				refs = append(refs, s.lineLocked(run))
 			}
-			run = line
+			run = r
 		}
-		if run != nil {
-			refs = append(refs, run[:len(run):len(run)])
+		if run.n > 0 {
+			refs = append(refs, s.lineLocked(run))
 		}
 		if s.heads != nil {
 			s.heads.mu.Unlock()
