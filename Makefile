@@ -171,6 +171,8 @@ help: ## List the targets
 # Benchmark size; BENCH_PODS=100000 for the large run.
 BENCH_PODS ?= 10000
 BENCH_RUNS ?= 5
+# Starts of the exporter, kube-state-metrics and the bare informer, in turn.
+BENCH_STARTS ?= 5
 
 # Results of the default size go to bench/RESULTS.md, others to
 # bench/RESULTS-<pods>.md.
@@ -182,7 +184,7 @@ KSM ?=
 
 .PHONY: bench
 bench: build controlplane ## Measure queries against the API server's list transfer and the exporter beside kube-state-metrics (KSM=binary) with BENCH_PODS pods; writes bench/RESULTS.md
-	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS) --ksm '$(KSM)'
+	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --starts $(BENCH_STARTS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS) --ksm '$(KSM)'
 
 .PHONY: bench-compare
 bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) with benchstat

@@ -91,19 +91,16 @@ type churnResult struct {
 // is known to within this much.
 const probeEvery = 200 * time.Millisecond
 
-// starts is how many times each process is started.
-const starts = 5
-
 // benchExporter starts the bare informer, the exporter on config and, when
 // ksmBin is not empty, kube-state-metrics on the same families, in turn,
-// several times, measuring time to ready and memory. The last starts of
+// starts times (at least 1), measuring time to ready and memory. The last starts of
 // both exporters stay up: each is scraped ten times as Prometheus scrapes
 // and ten times uncompressed; then, for each rate, pods are updated at
 // that rate for d while the CPU and RSS of both are measured, and for a
 // further probe period while the exporter is scraped to measure the lag
 // from update to series. apiserverPID is the API server's process, whose
 // CPU each start costs.
-func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID int, rates []int, d, probe time.Duration) (exporterResult, error) {
+func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID, starts int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
 	var exp, ksm *process
 	defer func() {

@@ -55,12 +55,16 @@ type options struct {
 	// fleet is the number of clusters of the query over several; below
 	// 2: not measured.
 	fleet int
+	// starts is how many times the exporter, kube-state-metrics and the
+	// bare informer are each started, in turn.
+	starts int
 }
 
 func main() {
 	var o options
 	flag.IntVar(&o.pods, "pods", 10000, "pods in the workload")
 	flag.IntVar(&o.runs, "runs", 5, "runs of each command (the median is reported)")
+	flag.IntVar(&o.starts, "starts", 5, "starts of the exporter, of kube-state-metrics and of the bare informer, in turn (the median is reported)")
 	flag.StringVar(&o.binDir, "bin", "_output/bin", "directory with kube-apiserver, etcd, kubectl and localcluster")
 	flag.StringVar(&o.plugin, "plugin", "bin/kubectl-informer", "the plugin binary to measure")
 	flag.StringVar(&o.stateDir, "dir", "_output/bench-cluster", "state directory of the benchmark's own control plane")
@@ -101,6 +105,9 @@ func main() {
 }
 
 func run(o options) error {
+	if o.starts < 1 {
+		return fmt.Errorf("-starts is %d: the exporter must be started at least once", o.starts)
+	}
 	// The code measured: the commit the run starts at, and the plugin
 	// binary's own account of what it was built from.
 	startCommit := commit()
@@ -202,7 +209,7 @@ func run(o options) error {
 		if err != nil {
 			return err
 		}
-		exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, []int{100, 1000}, 30*time.Second, 15*time.Second)
+		exp, err := benchExporter(o.plugin, o.ksm, kubeconfig, target, cfg, apiserverPID, o.starts, []int{100, 1000}, 30*time.Second, 15*time.Second)
 		if err != nil {
 			return fmt.Errorf("exporter: %w", err)
 		}
