@@ -733,11 +733,7 @@ type compare struct {
 }
 
 func (e *compare) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
-	l, ok := e.l.eval(object, each, locals)
-	if !ok {
-		return nil, false
-	}
-	r, ok := e.r.eval(object, each, locals)
+	l, r, ok := evalPair(e.l, e.r, object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -782,22 +778,15 @@ type logical struct {
 }
 
 func (e *logical) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
-	l, ok := e.l.eval(object, each, locals)
+	l, ok := evalBool(e.l, object, each, locals)
 	if !ok {
 		return nil, false
 	}
-	lb, ok := l.(types.Bool)
+	if bool(l) == e.or { // true || …, false && …
+		return l, true
+	}
+	r, ok := evalBool(e.r, object, each, locals)
 	if !ok {
-		return nil, false
-	}
-	if bool(lb) == e.or { // true || …, false && …
-		return lb, true
-	}
-	r, ok := e.r.eval(object, each, locals)
-	if !ok {
-		return nil, false
-	}
-	if _, ok := r.(types.Bool); !ok {
 		return nil, false
 	}
 	return r, true
@@ -807,15 +796,33 @@ func (e *logical) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 type not struct{ x fastExpr }
 
 func (e *not) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
-	v, ok := e.x.eval(object, each, locals)
-	if !ok {
-		return nil, false
-	}
-	b, ok := v.(types.Bool)
+	b, ok := evalBool(e.x, object, each, locals)
 	if !ok {
 		return nil, false
 	}
 	return !b, true
+}
+
+// evalBool evaluates x, whose value must be a bool; ok is false otherwise,
+// or when x gives up.
+func evalBool(x fastExpr, object, each any, locals []ref.Val) (b types.Bool, ok bool) {
+	v, ok := x.eval(object, each, locals)
+	if !ok {
+		return false, false
+	}
+	b, ok = v.(types.Bool)
+	return b, ok
+}
+
+// evalPair evaluates a, then b; ok is false when either gives up.
+func evalPair(a, b fastExpr, object, each any, locals []ref.Val) (av, bv ref.Val, ok bool) {
+	if av, ok = a.eval(object, each, locals); !ok {
+		return nil, nil, false
+	}
+	if bv, ok = b.eval(object, each, locals); !ok {
+		return nil, nil, false
+	}
+	return av, bv, true
 }
 
 type toString struct{ x fastExpr }
@@ -898,11 +905,7 @@ type index struct {
 }
 
 func (e *index) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
-	v, ok := e.operand.eval(object, each, locals)
-	if !ok {
-		return nil, false
-	}
-	i, ok := e.index.eval(object, each, locals)
+	v, i, ok := evalPair(e.operand, e.index, object, each, locals)
 	if !ok {
 		return nil, false
 	}
@@ -1117,9 +1120,8 @@ func (st *folding) FoldEntry(key, val any) bool {
 	if e.iter2 >= 0 {
 		locals[e.iter2] = asValue(val)
 	}
-	cond, ok := e.cond.eval(st.object, st.each, locals)
-	b, isBool := cond.(types.Bool)
-	if !ok || !isBool {
+	b, ok := evalBool(e.cond, st.object, st.each, locals)
+	if !ok {
 		st.ok = false
 		return false
 	}
@@ -1142,9 +1144,8 @@ func (st *folding) FoldEntry(key, val any) bool {
 func (st *folding) append() bool {
 	e := st.e
 	if e.when != nil {
-		w, ok := e.when.eval(st.object, st.each, st.locals)
-		b, isBool := w.(types.Bool)
-		if !ok || !isBool {
+		b, ok := evalBool(e.when, st.object, st.each, st.locals)
+		if !ok {
 			st.ok = false
 			return false
 		}
