@@ -9,8 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
+	"k8s.io/client-go/openapi/openapitest"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
@@ -226,12 +231,11 @@ func (w *copyingWriter) Write(p []byte) (int, error) {
 // profile's 59 pod families for the 10,000 pods of the benchmark workload,
 // as BenchmarkEngineKSMPods does for three.
 //
-// It has no API server, so its expressions are not checked against the
-// pods' schema as the exporter checks them (CheckResources). Some of them
-// are then evaluated with their cost tracked, on pods whose strings are
-// longer than the bound their untyped estimate allows (kube_pod_init_container_info's,
-// on image IDs), where the exporter, whose estimate the schema bounds,
-// evaluates every pod family without: it overstates their cost.
+// Its expressions are checked against the pods' schema, as the exporter
+// checks them against the API server's (CheckResources), here that of the
+// OpenAPI documents client-go embeds for tests: the check bounds their cost
+// estimates, so that the exporter evaluates every pod family without
+// tracking its cost, and so does the benchmark.
 func BenchmarkEngineProfilePods(b *testing.B) {
 	env, err := indexers.NewEnv()
 	if err != nil {
@@ -241,10 +245,67 @@ func BenchmarkEngineProfilePods(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	checkEmbedded(b, env, c, factory.Resource{Arg: "pods", GVR: corev1.SchemeGroupVersion.WithResource("pods"),
+		GVK: corev1.SchemeGroupVersion.WithKind("Pod"), Namespaced: true})
 	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
 	b.ReportAllocs()
 	for b.Loop() {
 		computeAll(c, pods).Close()
+	}
+}
+
+// embeddedOpenAPI serves the OpenAPI v3 documents that client-go embeds
+// for tests, those of a real API server; only OpenAPIV3 is implemented.
+type embeddedOpenAPI struct {
+	discovery.DiscoveryInterface
+}
+
+func (embeddedOpenAPI) OpenAPIV3() openapi.Client { return openapitest.NewEmbeddedFileClient() }
+
+// checkEmbedded checks c, a config of the one resource res, against res's
+// schema in the documents of embeddedOpenAPI.
+func checkEmbedded(b *testing.B, env *indexers.Env, c *Compiled, res factory.Resource) {
+	b.Helper()
+	s, err := indexers.NewSchemas(embeddedOpenAPI{}).Resolve(res.GVK)
+	if err != nil || s == nil {
+		b.Fatalf("the schema of %v: %v", res.GVK, err)
+	}
+	if res.GVK.Kind == "Pod" {
+		addNewerPodFields(b, s)
+	}
+	if _, err := c.CheckResources(env, []ResourceInfo{{Resource: res, Schema: s}}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// addNewerPodFields adds to s, a pod's schema in the documents of
+// embeddedOpenAPI, which are those of an older API server, the fields of
+// newer ones that the profile reads, as the API server the exporter runs
+// against has them.
+func addNewerPodFields(b *testing.B, s *spec.Schema) {
+	b.Helper()
+	str := *spec.StringProperty()
+	add := func(obj *spec.Schema, names ...string) {
+		for _, n := range names {
+			if _, ok := obj.Properties[n]; !ok {
+				obj.Properties[n] = str
+			}
+		}
+	}
+	items := func(list spec.Schema) *spec.Schema {
+		if list.Items == nil || list.Items.Schema == nil {
+			b.Fatal("a list without items in the pod's schema")
+		}
+		return list.Items.Schema
+	}
+	podSpec := s.Properties["spec"]
+	add(items(podSpec.Properties["initContainers"]), "restartPolicy")
+	add(items(podSpec.Properties["resourceClaims"]), "resourceClaimName", "resourceClaimTemplateName")
+	status := s.Properties["status"]
+	if _, ok := status.Properties["resourceClaimStatuses"]; !ok {
+		claim := spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{}}}
+		add(&claim, "name", "resourceClaimName")
+		status.Properties["resourceClaimStatuses"] = *spec.ArrayProperty(&claim)
 	}
 }
 
