@@ -437,8 +437,9 @@ type path struct {
 	fields []ref.Val
 	opt    []ref.Val
 	def    ref.Val
-	// names is fields then opt.
+	// names is fields then opt, walked through structs by walk.
 	names []ref.Val
+	walk  *jsonval.Path
 }
 
 // localRoot marks the path of a comprehension variable.
@@ -468,7 +469,7 @@ func (c *fastCompiler) selectPath(e ast.Expr) (*path, bool) {
 	for i, j := 0, len(fields)-1; i < j; i, j = i+1, j-1 {
 		fields[i], fields[j] = fields[j], fields[i]
 	}
-	return &path{root: root, slot: slot, fields: fields, names: fields}, true
+	return &path{root: root, slot: slot, fields: fields, names: fields, walk: jsonval.NewPath(fields)}, true
 }
 
 // optionalPath parses V.f….?g.?h…, at least one optional selection, all
@@ -503,6 +504,7 @@ func (c *fastCompiler) optionalPath(e ast.Expr) (*path, bool) {
 	}
 	p.opt = opt
 	p.names = slices.Concat(p.fields, opt)
+	p.walk = jsonval.NewPath(p.names)
 	return p, true
 }
 
@@ -557,9 +559,9 @@ func (p *path) evalNative(m map[string]any) (ref.Val, bool) {
 }
 
 // evalVal walks CEL values (jsonval views of typed objects), through
-// structs with jsonval.Walk, then with Find.
+// structs with jsonval.Path's Walk, then with Find.
 func (p *path) evalVal(v ref.Val) (ref.Val, bool) {
-	v, n, found := jsonval.Walk(v, p.names)
+	v, n, found := p.walk.Walk(v)
 	if !found {
 		if n < len(p.fields) {
 			return nil, false
@@ -1061,6 +1063,18 @@ func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		default:
 			return nil, false
 		}
+	} else if l, isList := rng.(traits.Lister); isList && rng.Type() == types.ListType {
+		// A list's elements in order, as its iterator gives them, without
+		// allocating one.
+		n, _ := l.Size().(types.Int)
+		if e.collect && n > 0 {
+			st.out = make([]ref.Val, 0, int(n)*len(e.elems))
+		}
+		for i := types.Int(0); i < n && st.ok; i++ {
+			if !st.FoldEntry(l.Get(i), nil) {
+				break
+			}
+		}
 	} else {
 		it, isIterable := rng.(traits.Iterable)
 		if !isIterable || !rng.Type().HasTrait(traits.IterableType) {
@@ -1080,8 +1094,8 @@ func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		locals[e.iter2] = nil
 	}
 	if e.collect {
-		if st.out == nil {
-			st.out = []ref.Val{}
+		if len(st.out) == 0 {
+			return emptyList, true
 		}
 		return types.NewRefValList(types.DefaultTypeAdapter, st.out), true
 	}
@@ -1100,6 +1114,10 @@ func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 	}
 	return res, true
 }
+
+// emptyList is the list a collecting fold gives when it collects nothing:
+// immutable, so one serves every evaluation.
+var emptyList = types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{})
 
 // folding is the state of one fold's iteration: a traits.Folder.
 type folding struct {

@@ -2,6 +2,7 @@ package jsonval
 
 import (
 	"reflect"
+	"sync/atomic"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -117,26 +118,85 @@ func (it *structIterator) Next() ref.Val {
 	return f.key
 }
 
-// Walk looks names up in turn from v, each in the value the previous one
-// found, as Find would, without building a view of the structs on the way:
-// a path of field names read for each of many objects allocates only its
-// result. It walks while v is a view of a struct; it returns the value
-// reached after the first n names, with found true, for the caller to go on
-// from with Find (n is len(names) when it went all the way, 0 when v is
+// A Path is a path of field names, looked up in turn by Walk. It keeps
+// the fields its names are in the struct type it last walked from, so
+// that a walk from a value of that type looks no name up. It is safe for
+// concurrent use.
+type Path struct {
+	names []ref.Val
+	plan  atomic.Pointer[pathPlan]
+}
+
+// pathPlan is the fields a Path's names are, walking from root: fields[i]
+// is names[i]'s, nil when the struct reached has no such member. It ends
+// where a walk from root leaves the structs: after a missing field, a
+// quoted one or one that is not a struct (or a pointer to one), or before
+// a name that is not a string.
+type pathPlan struct {
+	root   *typeInfo
+	fields []*field
+}
+
+// NewPath returns the Path of names, which are types.String values (a
+// name of another type ends a walk).
+func NewPath(names []ref.Val) *Path { return &Path{names: names} }
+
+// planFor returns the fields of p's names walking from root.
+func (p *Path) planFor(root *typeInfo) *pathPlan {
+	if pl := p.plan.Load(); pl != nil && pl.root == root {
+		return pl
+	}
+	pl := &pathPlan{root: root}
+	info := root
+	for _, name := range p.names {
+		k, ok := name.(types.String)
+		if !ok {
+			break
+		}
+		f := info.fields.byName[string(k)]
+		pl.fields = append(pl.fields, f)
+		if f == nil || f.quoted {
+			break
+		}
+		ti := f.info
+		if ti.kind == kindPointer && ti.elem.kind == kindStruct {
+			ti = ti.elem
+		}
+		if ti.kind != kindStruct {
+			break
+		}
+		info = ti
+	}
+	p.plan.Store(pl)
+	return pl
+}
+
+// Walk looks p's names up in turn from v, each in the value the previous
+// one found, as Find would, without building a view of the structs on the
+// way: a path of field names read for each of many objects allocates only
+// its result. It walks while v is a view of a struct; it returns the value
+// reached after the first n names, with found true, for the caller to go
+// on from with Find (n is len(names) when it went all the way, 0 when v is
 // not a struct's view), or, with found false, the index n of the first
 // name that is missing.
-func Walk(v ref.Val, names []ref.Val) (out ref.Val, n int, found bool) {
+func (p *Path) Walk(v ref.Val) (out ref.Val, n int, found bool) {
 	s, ok := v.(*structValue)
 	if !ok {
 		return v, 0, true
 	}
 	info, sv := s.info, s.v
-	for i, name := range names {
+	plan := p.planFor(info).fields
+	for i, name := range p.names {
 		k, ok := name.(types.String)
 		if !ok {
 			return info.value(sv), i, true
 		}
-		f := info.fields.byName[string(k)]
+		var f *field
+		if i < len(plan) {
+			f = plan[i]
+		} else {
+			f = info.fields.byName[string(k)]
+		}
 		if f == nil {
 			return nil, i, false
 		}
@@ -151,7 +211,7 @@ func Walk(v ref.Val, names []ref.Val) (out ref.Val, n int, found bool) {
 		if ti.kind == kindPointer && ti.elem.kind == kindStruct && !fv.IsNil() {
 			ti, fv = ti.elem, fv.Elem()
 		}
-		if i == len(names)-1 || ti.kind != kindStruct {
+		if i == len(p.names)-1 || ti.kind != kindStruct {
 			return ti.value(fv), i + 1, true
 		}
 		info, sv = ti, fv
