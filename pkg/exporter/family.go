@@ -213,7 +213,7 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	}
 	size := 0
 	for _, smp := range samples {
-		size += s.labelsSize(smp.labels, smp.extra) + 1 + len(formatValue(smp.value)) + 1
+		size += s.labelsSize(smp.labels, smp.extra) + 1 + valueLen(smp.value) + 1
 	}
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
@@ -234,7 +234,7 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 		}
 		labels = append(labels, set)
 		b = append(b, ' ')
-		b = append(b, formatValue(smp.value)...)
+		b = appendValue(b, smp.value)
 		b = append(b, '\n')
 		ends = append(ends, len(b))
 	}
@@ -739,12 +739,15 @@ func escapeLabelValue(v string) string {
 // formats escape: a backslash, a newline or a double quote.
 func needsEscape(v string) bool {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == '\\' || c == '\n' || c == '"' {
+		if escaped[v[i]] {
 			return true
 		}
 	}
 	return false
 }
+
+// escaped marks the bytes needsEscape looks for.
+var escaped = [256]bool{'\\': true, '\n': true, '"': true}
 
 // helpEscaper escapes HELP text in the text format: a backslash and a
 // newline. OpenMetrics escapes a double quote too (labelValueEscaper), as
@@ -752,16 +755,30 @@ func needsEscape(v string) bool {
 var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 
 // formatValue formats a sample value as the exposition formats do.
-func formatValue(v float64) string {
+func formatValue(v float64) string { return string(appendValue(nil, v)) }
+
+// appendValue appends v formatted as the exposition formats do: as
+// strconv.FormatFloat(v, 'g', -1, 64) but for the infinities and NaN.
+// Integers below a million in magnitude, which 'g' writes in full, are
+// written as such without it.
+func appendValue(b []byte, v float64) []byte {
 	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e6 && (v != 0 || !math.Signbit(v)):
+		return strconv.AppendInt(b, int64(v), 10)
 	case math.IsInf(v, 1):
-		return "+Inf"
+		return append(b, "+Inf"...)
 	case math.IsInf(v, -1):
-		return "-Inf"
+		return append(b, "-Inf"...)
 	case math.IsNaN(v):
-		return "NaN"
+		return append(b, "NaN"...)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// valueLen is the length of v formatted by appendValue.
+func valueLen(v float64) int {
+	var buf [32]byte
+	return len(appendValue(buf[:0], v))
 }
 
 // writeScratch holds what a scrape collects of a family under its lock,
@@ -852,7 +869,7 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, sc *writeScratch)
 			g := s.groups[k]
 			b = append(b, g.labels...)
 			b = append(b, ' ')
-			b = append(b, formatValue(g.value(s.f.Aggregate))...)
+			b = appendValue(b, g.value(s.f.Aggregate))
 			b = append(b, '\n')
 		}
 		refs = append(refs, b)

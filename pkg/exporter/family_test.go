@@ -6,8 +6,10 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -183,6 +185,47 @@ func TestShareHead(t *testing.T) {
 		}
 		if shares && len(stored) >= len(want) {
 			t.Fatalf("round %d: stored %d bytes for %d", round, len(stored), len(want))
+		}
+	}
+}
+
+// TestAppendValue checks the formatting of sample values against what the
+// exposition formats write (client_golang's expfmt): strconv's shortest
+// 'g' form, and +Inf, -Inf and NaN.
+func TestAppendValue(t *testing.T) {
+	want := func(v float64) string {
+		switch {
+		case math.IsInf(v, 1):
+			return "+Inf"
+		case math.IsInf(v, -1):
+			return "-Inf"
+		case math.IsNaN(v):
+			return "NaN"
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-5, 42, 999999, -999999, 1e6, -1e6, 1000001, 1.5e6,
+		1764201600, 1.610612736e+09, 1e21, math.MaxInt64, math.MinInt64, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		math.Inf(1), math.Inf(-1), math.NaN()}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		values = append(values, float64(r.IntN(4_000_000)-2_000_000), math.Float64frombits(r.Uint64()), r.NormFloat64()*1e6)
+	}
+	for _, v := range values {
+		got := string(appendValue([]byte("x "), v))
+		if got != "x "+want(v) || valueLen(v) != len(want(v)) {
+			t.Fatalf("appendValue(%v) = %q (valueLen %d), want %q", v, got, valueLen(v), "x "+want(v))
+		}
+	}
+}
+
+// TestNeedsEscape checks every byte: only a backslash, a newline and a
+// double quote are escaped in label values.
+func TestNeedsEscape(t *testing.T) {
+	for c := range 256 {
+		v := "a" + string([]byte{byte(c)}) + "b"
+		if want := c == '\\' || c == '\n' || c == '"'; needsEscape(v) != want {
+			t.Errorf("needsEscape(%q) = %t, want %t", v, !want, want)
 		}
 	}
 }
