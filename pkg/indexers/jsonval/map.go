@@ -94,8 +94,9 @@ func (m *mapValue) lookup(k string) (reflect.Value, bool) {
 		mv := m.v.MapIndex(kv)
 		return mv, mv.IsValid()
 	}
+	key := reflect.New(kt).Elem() // set in place, not allocated per entry
 	for it := m.v.MapRange(); it.Next(); {
-		if name, err := m.keyName(it.Key()); err == nil && name == k {
+		if key.SetIterKey(it); func() bool { name, err := m.keyName(key); return err == nil && name == k }() {
 			return it.Value(), true
 		}
 	}
@@ -130,8 +131,10 @@ func (m *mapValue) keys() ([]string, error) {
 			keys = append(keys, validUTF8(k))
 		}
 	} else {
+		key := reflect.New(m.info.typ.Key()).Elem() // set in place, not allocated per entry
 		for it := m.v.MapRange(); it.Next(); {
-			k, err := m.keyName(it.Key())
+			key.SetIterKey(it)
+			k, err := m.keyName(key)
 			if err != nil {
 				return nil, err
 			}

@@ -98,6 +98,22 @@ func mapperSizes(m traits.Mapper) (s Sizes, ok bool) {
 		return s, false
 	}
 	s.elems(int(n))
+	if entries, isRefVal := m.Value().(map[ref.Val]ref.Val); isRefVal {
+		// A map CEL built (a map literal): its entries as they are, which
+		// its iterator would give through reflection, a copy of each key.
+		for k, v := range entries {
+			ks, ok := ValueMaxSizes(k)
+			if !ok {
+				return s, false
+			}
+			vs, ok := ValueMaxSizes(v)
+			if !ok {
+				return s, false
+			}
+			s = s.Max(ks).Max(vs)
+		}
+		return s, true
+	}
 	for it := m.Iterator(); it.HasNext() == types.True; {
 		k := it.Next()
 		ks, ok := ValueMaxSizes(k)
