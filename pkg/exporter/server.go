@@ -171,6 +171,7 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	defer bw.Reset(nil)
 	if e := x.engine(); e != nil {
 		_ = e.WriteFamilies(bw, openMetrics)
+		writeFamilyStats(bw, openMetrics, e.familyStats())
 	}
 	enc := expfmt.NewEncoder(bw, format)
 	for _, mf := range mfs {

@@ -1,6 +1,11 @@
 package exporter
 
 import (
+	"bufio"
+	"bytes"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -83,11 +88,6 @@ var (
 	descWatches      = desc("watch_requests_total", "Watch requests made for a resource's informer.", "resource", "namespace")
 	descWatchErrors  = desc("watch_request_errors_total", "Watch requests for a resource's informer that failed.", "resource", "namespace")
 	descRelists      = desc("relists_total", "Lists of a resource made after the first, when its informer's watch expired or could not be resumed.", "resource", "namespace")
-	descSeries       = desc("metric_series", "Series a configured metric exposes.", "metric")
-	descDropped      = desc("metric_series_dropped_total", "Series of a configured metric dropped by --max-series-per-metric.", "metric")
-	descCapped       = desc("metric_series_capped", "Series of a configured metric wanted now and not served because of --max-series-per-metric; 0 when all are served.", "metric")
-	descDuplicates   = desc("metric_series_duplicate_total", "Series of a configured metric without aggregate left out because another of its series has the same labels.", "metric")
-	descEvalErrors   = desc("metric_evaluation_errors_total", "Failed evaluations of a configured metric's expressions.", "metric")
 	descIndexValues  = desc("index_values", "Distinct values an index holds.", "resource", "index")
 	descReloadOK     = desc("config_last_reload_successful", "Whether the last config load succeeded (1) or failed (0).")
 	descReloadOKTime = desc("config_last_reload_success_timestamp_seconds", "Unix time of the last successful config load.")
@@ -99,7 +99,7 @@ var (
 // Describe implements prometheus.Collector.
 func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descHealthy, descEvents, descLastEvent, descLists, descListErrors,
-		descWatches, descWatchErrors, descRelists, descSeries, descDropped, descCapped, descDuplicates, descEvalErrors, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
+		descWatches, descWatchErrors, descRelists, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
 		ch <- d
 	}
 }
@@ -225,11 +225,72 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descIndexValues, prometheus.GaugeValue, float64(n), k.resource, k.index)
 	}
-	for _, fs := range a.engine.familyStats() {
-		ch <- prometheus.MustNewConstMetric(descSeries, prometheus.GaugeValue, float64(fs.series), fs.name)
-		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(fs.dropped), fs.name)
-		ch <- prometheus.MustNewConstMetric(descCapped, prometheus.GaugeValue, float64(fs.unserved), fs.name)
-		ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(fs.duplicates), fs.name)
-		ch <- prometheus.MustNewConstMetric(descEvalErrors, prometheus.CounterValue, float64(fs.errors), fs.name)
+}
+
+// familyStatMetrics are the telemetry metrics of each configured metric,
+// by its name in their label metric. They are five per configured metric
+// (the kube-state-metrics profile has 297), and written by
+// writeFamilyStats as the configured metrics' series are, rather than
+// collected through the registry, which would build, sort and encode a
+// message for each at every scrape.
+var familyStatMetrics = []struct {
+	name, help string
+	counter    bool
+	value      func(familyStats) float64
+}{
+	{"metric_series", "Series a configured metric exposes.", false,
+		func(s familyStats) float64 { return float64(s.series) }},
+	{"metric_series_dropped_total", "Series of a configured metric dropped by --max-series-per-metric.", true,
+		func(s familyStats) float64 { return float64(s.dropped) }},
+	{"metric_series_capped", "Series of a configured metric wanted now and not served because of --max-series-per-metric; 0 when all are served.", false,
+		func(s familyStats) float64 { return float64(s.unserved) }},
+	{"metric_series_duplicate_total", "Series of a configured metric without aggregate left out because another of its series has the same labels.", true,
+		func(s familyStats) float64 { return float64(s.duplicates) }},
+	{"metric_evaluation_errors_total", "Failed evaluations of a configured metric's expressions.", true,
+		func(s familyStats) float64 { return float64(s.errors) }},
+}
+
+// writeFamilyStats writes the familyStatMetrics of stats to w, in the
+// text format or OpenMetrics, as client_golang's registry and expfmt's
+// encoder write them: series sorted by metric, and in OpenMetrics a
+// counter's family named without _total and values written with a
+// decimal point.
+func writeFamilyStats(w *bufio.Writer, openMetrics bool, stats []familyStats) {
+	if len(stats) == 0 {
+		return
+	}
+	stats = slices.SortedFunc(slices.Values(stats), func(a, b familyStats) int { return strings.Compare(a.name, b.name) })
+	var num []byte
+	for _, m := range familyStatMetrics {
+		name, family, typ := TelemetryPrefix+m.name, TelemetryPrefix+m.name, "gauge"
+		if m.counter {
+			typ = "counter"
+			if openMetrics {
+				family = strings.TrimSuffix(family, "_total")
+			}
+		}
+		help := helpEscaper.Replace(m.help)
+		if openMetrics {
+			help = labelValueEscaper.Replace(m.help)
+		}
+		for _, line := range [][2]string{{"# HELP ", help}, {"# TYPE ", typ}} {
+			_, _ = w.WriteString(line[0])
+			_, _ = w.WriteString(family)
+			_ = w.WriteByte(' ')
+			_, _ = w.WriteString(line[1])
+			_ = w.WriteByte('\n')
+		}
+		for _, s := range stats {
+			_, _ = w.WriteString(name)
+			_, _ = w.WriteString(`{metric="`)
+			_, _ = w.WriteString(escapeLabelValue(s.name))
+			_, _ = w.WriteString(`"} `)
+			num = strconv.AppendFloat(num[:0], m.value(s), 'g', -1, 64)
+			if openMetrics && !bytes.ContainsAny(num, "e.") {
+				num = append(num, '.', '0')
+			}
+			_, _ = w.Write(num)
+			_ = w.WriteByte('\n')
+		}
 	}
 }
