@@ -96,7 +96,8 @@ func (m *mapValue) lookup(k string) (reflect.Value, bool) {
 	}
 	key := reflect.New(kt).Elem() // set in place, not allocated per entry
 	for it := m.v.MapRange(); it.Next(); {
-		if key.SetIterKey(it); func() bool { name, err := m.keyName(key); return err == nil && name == k }() {
+		key.SetIterKey(it)
+		if name, err := m.keyName(key); err == nil && name == k {
 			return it.Value(), true
 		}
 	}
