@@ -340,7 +340,7 @@ func (r row) rss() (int64, int64, int64) {
 // runGoBenchmarks runs the Go benchmarks that carry targets and returns
 // their output lines.
 func runGoBenchmarks() (string, error) {
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|WriteFamiliesKSM|DecodePod", "-benchmem", "-count", "1",
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|EngineProfilePods|WriteFamiliesKSM|DecodePod", "-benchmem", "-count", "1",
 		"./pkg/indexers/...", "./pkg/query/...", "./pkg/exporter/...", "./pkg/factory/...")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
