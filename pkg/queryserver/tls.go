@@ -87,13 +87,39 @@ func selfSigned(dir string, hosts []string) (certFile, keyFile string, err error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", fmt.Errorf("certificate directory: %w", err)
 	}
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+	// The key first: once the certificate is there, both are.
+	if err := writeWhole(keyFile, key, 0o600); err != nil {
 		return "", "", fmt.Errorf("certificate directory: %w", err)
 	}
-	if err := os.WriteFile(certFile, cert, 0o644); err != nil { //nolint:gosec // G306: a certificate is public; clients read it
+	if err := writeWhole(certFile, cert, 0o644); err != nil {
 		return "", "", fmt.Errorf("certificate directory: %w", err)
 	}
 	return certFile, keyFile, nil
+}
+
+// writeWhole writes data to name with permissions perm as a whole: into a
+// new file in the same directory, renamed to name once written and closed,
+// so that a reader (a client taking the certificate to trust, the server's
+// own watch of the files) never finds name partly written.
+func writeWhole(name string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // servingCert is the certificate of content, parsed once each time the

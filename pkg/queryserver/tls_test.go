@@ -82,3 +82,51 @@ func TestServingTLSNeedsBothFiles(t *testing.T) {
 		t.Error("no certificate and no directory for a self-signed one was accepted")
 	}
 }
+
+// TestSelfSignedFiles: the generated certificate and key are written whole
+// under their names, readable as a pair, the key private and the
+// certificate readable by all, and nothing else is left in the directory;
+// a second start finds and keeps them.
+func TestSelfSignedFiles(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, err := selfSigned(dir, []string{"example.test", "10.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if certFile != filepath.Join(dir, SelfSignedCertFile) || keyFile != filepath.Join(dir, SelfSignedKeyFile) {
+		t.Fatalf("files %s and %s, want %s and %s in %s", certFile, keyFile, SelfSignedCertFile, SelfSignedKeyFile, dir)
+	}
+	if ok, err := certutil.CanReadCertAndKey(certFile, keyFile); !ok || err != nil {
+		t.Fatalf("the certificate and key do not load as a pair: %t, %v", ok, err)
+	}
+	for name, perm := range map[string]os.FileMode{certFile: 0o644, keyFile: 0o600} {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != perm {
+			t.Errorf("%s has permissions %v, want %v", name, st.Mode().Perm(), perm)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the directory holds %v, want only the certificate and the key", names)
+	}
+	cert, err := os.ReadFile(certFile) //nolint:gosec // G304: the test's own temporary directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := selfSigned(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.ReadFile(certFile); err != nil || !bytes.Equal(again, cert) { //nolint:gosec // G304: the test's own temporary directory
+		t.Errorf("a second start replaced the certificate (%v)", err)
+	}
+}
