@@ -781,6 +781,39 @@ func valueLen(v float64) int {
 	return len(appendValue(buf[:0], v))
 }
 
+// writeHeader writes the HELP and TYPE lines of the family name of type
+// typ (TypeGauge, TypeCounter or TypeInfo) in the text format or
+// OpenMetrics, as expfmt does: in OpenMetrics a counter's family is named
+// without _total and an info's without _info; the text format has no
+// info type, which it writes as a gauge.
+func writeHeader(w *bufio.Writer, name, typ, help string, openMetrics bool) {
+	if openMetrics {
+		switch typ {
+		case TypeCounter:
+			name = strings.TrimSuffix(name, "_total")
+		case TypeInfo:
+			name = strings.TrimSuffix(name, "_info")
+		}
+	} else if typ == TypeInfo {
+		typ = TypeGauge
+	}
+	// A bufio.Writer keeps its first error: WriteFamilies returns it
+	// from Flush.
+	_, _ = w.WriteString("# HELP ")
+	_, _ = w.WriteString(name)
+	_ = w.WriteByte(' ')
+	if openMetrics {
+		_, _ = w.WriteString(labelValueEscaper.Replace(help))
+	} else {
+		_, _ = w.WriteString(helpEscaper.Replace(help))
+	}
+	_, _ = w.WriteString("\n# TYPE ")
+	_, _ = w.WriteString(name)
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(typ)
+	_ = w.WriteByte('\n')
+}
+
 // writeScratch holds what a scrape collects of a family under its lock,
 // reused from family to family.
 type writeScratch struct {
@@ -798,32 +831,7 @@ type writeScratch struct {
 // releasing it: a slow client never holds the lock, and a scrape needs no
 // buffer the size of the response.
 func (s *familyState) write(w *bufio.Writer, openMetrics bool, sc *writeScratch) {
-	name, typ := s.f.Name, s.f.Type
-	if openMetrics {
-		switch typ {
-		case TypeCounter:
-			name = strings.TrimSuffix(name, "_total")
-		case TypeInfo:
-			name = strings.TrimSuffix(name, "_info")
-		}
-	} else if typ == TypeInfo {
-		typ = TypeGauge // the text format has no info type
-	}
-	// A bufio.Writer keeps its first error: WriteFamilies returns it
-	// from Flush.
-	_, _ = w.WriteString("# HELP ")
-	_, _ = w.WriteString(name)
-	_ = w.WriteByte(' ')
-	if openMetrics {
-		_, _ = w.WriteString(labelValueEscaper.Replace(s.f.Help))
-	} else {
-		_, _ = w.WriteString(helpEscaper.Replace(s.f.Help))
-	}
-	_, _ = w.WriteString("\n# TYPE ")
-	_, _ = w.WriteString(name)
-	_ = w.WriteByte(' ')
-	_, _ = w.WriteString(typ)
-	_ = w.WriteByte('\n')
+	writeHeader(w, s.f.Name, s.f.Type, s.f.Help, openMetrics)
 
 	refs, heads := sc.runs[:0], sc.heads[:0]
 	s.mu.Lock()

@@ -262,24 +262,11 @@ func writeFamilyStats(w *bufio.Writer, openMetrics bool, stats []familyStats) {
 	stats = slices.SortedFunc(slices.Values(stats), func(a, b familyStats) int { return strings.Compare(a.name, b.name) })
 	var num []byte
 	for _, m := range familyStatMetrics {
-		name, family, typ := TelemetryPrefix+m.name, TelemetryPrefix+m.name, "gauge"
+		name, typ := TelemetryPrefix+m.name, TypeGauge
 		if m.counter {
-			typ = "counter"
-			if openMetrics {
-				family = strings.TrimSuffix(family, "_total")
-			}
+			typ = TypeCounter
 		}
-		help := helpEscaper.Replace(m.help)
-		if openMetrics {
-			help = labelValueEscaper.Replace(m.help)
-		}
-		for _, line := range [][2]string{{"# HELP ", help}, {"# TYPE ", typ}} {
-			_, _ = w.WriteString(line[0])
-			_, _ = w.WriteString(family)
-			_ = w.WriteByte(' ')
-			_, _ = w.WriteString(line[1])
-			_ = w.WriteByte('\n')
-		}
+		writeHeader(w, name, typ, m.help, openMetrics)
 		for _, s := range stats {
 			_, _ = w.WriteString(name)
 			_, _ = w.WriteString(`{metric="`)
