@@ -245,8 +245,7 @@ func BenchmarkEngineProfilePods(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	checkEmbedded(b, env, c, factory.Resource{Arg: "pods", GVR: corev1.SchemeGroupVersion.WithResource("pods"),
-		GVK: corev1.SchemeGroupVersion.WithKind("Pod"), Namespaced: true})
+	checkPods(b, env, c)
 	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -262,18 +261,18 @@ type embeddedOpenAPI struct {
 
 func (embeddedOpenAPI) OpenAPIV3() openapi.Client { return openapitest.NewEmbeddedFileClient() }
 
-// checkEmbedded checks c, a config of the one resource res, against res's
-// schema in the documents of embeddedOpenAPI.
-func checkEmbedded(b *testing.B, env *indexers.Env, c *Compiled, res factory.Resource) {
+// checkPods checks c, a config of pods alone, against the pod's schema in
+// the documents of embeddedOpenAPI.
+func checkPods(b *testing.B, env *indexers.Env, c *Compiled) {
 	b.Helper()
-	s, err := indexers.NewSchemas(embeddedOpenAPI{}).Resolve(res.GVK)
+	pods := factory.Resource{Arg: "pods", GVR: corev1.SchemeGroupVersion.WithResource("pods"),
+		GVK: corev1.SchemeGroupVersion.WithKind("Pod"), Namespaced: true}
+	s, err := indexers.NewSchemas(embeddedOpenAPI{}).Resolve(pods.GVK)
 	if err != nil || s == nil {
-		b.Fatalf("the schema of %v: %v", res.GVK, err)
+		b.Fatalf("the schema of %v: %v", pods.GVK, err)
 	}
-	if res.GVK.Kind == "Pod" {
-		addNewerPodFields(b, s)
-	}
-	if _, err := c.CheckResources(env, []ResourceInfo{{Resource: res, Schema: s}}); err != nil {
+	addNewerPodFields(b, s)
+	if _, err := c.CheckResources(env, []ResourceInfo{{Resource: pods, Schema: s}}); err != nil {
 		b.Fatal(err)
 	}
 }
