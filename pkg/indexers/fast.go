@@ -1066,7 +1066,10 @@ func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 	} else if l, isList := rng.(traits.Lister); isList && rng.Type() == types.ListType {
 		// A list's elements in order, as its iterator gives them, without
 		// allocating one.
-		n, _ := l.Size().(types.Int)
+		n, isInt := l.Size().(types.Int)
+		if !isInt {
+			return nil, false
+		}
 		if e.collect && n > 0 {
 			st.out = make([]ref.Val, 0, int(n)*len(e.elems))
 		}
