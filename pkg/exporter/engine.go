@@ -3,6 +3,7 @@ package exporter
 import (
 	"bufio"
 	"hash/fnv"
+	"hash/maphash"
 	"io"
 	"runtime"
 	"sync"
@@ -98,6 +99,8 @@ type Engine struct {
 	// recomputation triggered by a looked-up object cannot overwrite newer
 	// series computed from the object's own update.
 	stripes [64]sync.Mutex
+	// seed keys spread.
+	seed maphash.Seed
 
 	// queues feed the workers that compute series from events; an object
 	// always goes to the same worker, so its events stay in order.
@@ -162,8 +165,7 @@ func (e *Engine) enqueue(ev event) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(objectUID(obj)))
+	q := e.queueOf(objectUID(obj))
 	e.closeMu.RLock()
 	defer e.closeMu.RUnlock()
 	if e.closed {
@@ -174,7 +176,7 @@ func (e *Engine) enqueue(ev event) {
 		e.resources[ev.resource].initial.Add(1)
 	}
 	ev.at = time.Now()
-	e.queues[h.Sum32()%uint32(len(e.queues))] <- ev //nolint:gosec // G115: one queue per worker: positive and small
+	e.queues[q] <- ev
 }
 
 // Idle reports whether every event handed to the engine's handlers has
@@ -202,7 +204,7 @@ func (e *Engine) Close() {
 
 // NewEngine returns an Engine for c, with no series yet.
 func NewEngine(c *Compiled, opts EngineOptions) *Engine {
-	e := &Engine{compiled: c, shard: opts.Shard, deps: newDependencies(), now: opts.Now, computed: opts.Computed}
+	e := &Engine{compiled: c, shard: opts.Shard, deps: newDependencies(), now: opts.Now, computed: opts.Computed, seed: maphash.MakeSeed()}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -257,10 +259,19 @@ func (e *Engine) Bind(getters []Getter, lookup indexers.Lookup) {
 	e.deps.inner = lookup
 }
 
+// spread hashes uid for choosing its worker and stripe: a hash of every
+// bit of the UID, so that objects are spread evenly whatever their UIDs
+// look like (the low bits of FNV-1a depend only on the low bits of each
+// byte: UIDs made of pairs of equal digits all land in one of two queues).
+func (e *Engine) spread(uid string) uint64 { return maphash.String(e.seed, uid) }
+
+// queueOf returns the index of the worker queue of the object with uid.
+func (e *Engine) queueOf(uid string) int {
+	return int(e.spread(uid) % uint64(len(e.queues))) //nolint:gosec // G115: fewer queues than an int holds
+}
+
 func (e *Engine) stripe(uid string) *sync.Mutex {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(uid))
-	return &e.stripes[h.Sum32()%uint32(len(e.stripes))]
+	return &e.stripes[e.spread(uid)%uint64(len(e.stripes))]
 }
 
 // Compiled returns the config the engine computes.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
 // family compiles a Family by hand, as the config layer would.
@@ -218,6 +219,29 @@ func TestShardsPartition(t *testing.T) {
 	}
 	if n != 60 || len(seen) != 60 {
 		t.Errorf("unsharded %d series, shards together %d; want 60 each", n, len(seen))
+	}
+}
+
+// TestWorkersShareObjects checks that objects are spread evenly over the
+// workers whatever their UIDs look like: those of the benchmark workload,
+// made of the object's number written twice, all went to one of two
+// workers when the worker was chosen by the low bits of FNV-1a.
+func TestWorkersShareObjects(t *testing.T) {
+	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
+	for _, workers := range []int{2, 3, 4} {
+		e := testEngine(t, EngineOptions{Workers: workers})
+		counts := make([]int, workers)
+		for _, p := range pods {
+			counts[e.queueOf(string(p.UID))]++
+		}
+		// Even within 10%: more than 10 standard deviations of a uniform
+		// choice for 10,000 objects.
+		even := len(pods) / workers
+		for q, n := range counts {
+			if n < even*9/10 || n > even*11/10 {
+				t.Errorf("%d workers: worker %d has %d of %d objects, want about %d", workers, q, n, len(pods), even)
+			}
+		}
 	}
 }
 
