@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"runtime"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,7 +39,7 @@ func ksmPods(b *testing.B) (*Compiled, []*corev1.Pod) {
 // handlers.
 func drain(e *Engine) {
 	for !e.Idle() {
-		runtime.Gosched()
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
