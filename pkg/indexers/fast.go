@@ -126,6 +126,15 @@ func (c *fastCompiler) call(e ast.Expr, call ast.CallExpr) fastExpr {
 			return &orElse{opt: opt, alt: alt, unwrap: fn == "orValue"}
 		}
 		return nil
+	case fn == "flatten" && call.IsMemberFunction() && len(args) == 0:
+		// L.map(x, E).flatten(): E's elements are collected as E is
+		// evaluated, without a list of lists to flatten afterwards.
+		if r := c.refs[e.ID()]; r != nil && slices.Equal(r.OverloadIDs, []string{"list_flatten"}) {
+			if f, ok := c.compile(call.Target()).(*fold); ok && f.collect && !f.spread {
+				f.spread = true
+				return f
+			}
+		}
 	case call.IsMemberFunction():
 	case len(args) == 2 && comparisons[fn] != nil:
 		l, r := c.operand(args[0]), c.operand(args[1])
@@ -1028,6 +1037,10 @@ type fold struct {
 	collect bool
 	when    fastExpr
 	elems   []fastExpr
+	// spread: each element collected is a list whose elements are
+	// collected instead, as flatten() would (see fastCompiler.call); an
+	// element that is not a list is collected as it is.
+	spread bool
 }
 
 func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
@@ -1175,12 +1188,58 @@ func (st *folding) append() bool {
 		}
 	}
 	for _, x := range e.elems {
+		if l, isLiteral := x.(*listLiteral); isLiteral && e.spread {
+			// Its elements, without the list.
+			for _, y := range l.elems {
+				if !st.collect(y) {
+					return false
+				}
+			}
+			continue
+		}
 		v, ok := x.eval(st.object, st.each, st.locals)
 		if !ok || types.IsUnknownOrError(v) {
 			st.ok = false
 			return false
 		}
+		if l, isList := v.(traits.Lister); isList && e.spread {
+			if !st.spreadList(l) {
+				return false
+			}
+			continue
+		}
 		st.out = append(st.out, v)
+	}
+	return true
+}
+
+// collect evaluates x and collects its value.
+func (st *folding) collect(x fastExpr) bool {
+	v, ok := x.eval(st.object, st.each, st.locals)
+	if !ok || types.IsUnknownOrError(v) {
+		st.ok = false
+		return false
+	}
+	st.out = append(st.out, v)
+	return true
+}
+
+// spreadList collects the elements of l, in the order its iterator gives
+// them.
+func (st *folding) spreadList(l traits.Lister) bool {
+	if n, isInt := l.Size().(types.Int); isInt && l.Type() == types.ListType {
+		for i := types.Int(0); i < n; i++ {
+			v := l.Get(i)
+			if types.IsUnknownOrError(v) {
+				st.ok = false
+				return false
+			}
+			st.out = append(st.out, v)
+		}
+		return true
+	}
+	for it := l.Iterator(); it.HasNext() == types.True; {
+		st.out = append(st.out, it.Next())
 	}
 	return true
 }

@@ -134,6 +134,12 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		`!sets.intersects([object.status.?reason.orValue("")] + object.status.?conditions.orValue([]).map(c, c.?reason.orValue("")), ["Scheduled"])`,
 		`object.status.?conditions.orValue([]).filter(c, c.type == "Ready").map(c, [{"condition": dyn("true"), "is": dyn(c.status == "True")}, {"condition": dyn("false"), "is": dyn(c.status == "False")}]).flatten()`,
 		`object.spec.containers.map(c, object.status.?containerStatuses.orValue([]).filter(s, s.name == c.name).map(s, {"name": string(s.name), "image": string(s.?image.orValue(""))})).flatten()`,
+		// flatten() of a map, collected as the map is evaluated.
+		`object.spec.containers.map(c, c.?ports.orValue([])).flatten()`, `object.spec.containers.map(c, [[c.name], [c.image]]).flatten()`,
+		`object.spec.containers.map(c, c.name != "side", [c.name, c.image]).flatten()`, `[[1, 2], [], [3]].map(l, l).flatten()`,
+		`object.spec.containers.map(c, dyn(c.name == "app" ? [c.name, c.image] : c.image)).flatten()`, `[].map(x, [x]).flatten()`,
+		`object.metadata.?labels.orValue({}).transformList(k, v, [k, v]).flatten().sort()`, `object.spec.containers.map(c, [c.name]).flatten().flatten()`,
+		`object.spec.containers.map(c, [c.missing]).flatten()`, `object.spec.containers.map(c, c.?resources.?requests.orValue({}).map(r, r)).flatten().sort()`,
 	}
 	// Conditionals with a side left to the interpreter, which they fall
 	// back to whenever that side is chosen: not counted in the share the
