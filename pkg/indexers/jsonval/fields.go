@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unsafe"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -24,7 +25,77 @@ type field struct {
 	isZero    func(reflect.Value) bool // IsZero method used by omitzero; nil: reflect.Value.IsZero
 	quoted    bool                     // ",string": the scalar is presented as its JSON text
 
+	// empty, when not emptyUnknown, tells an omitempty member of the
+	// struct itself (not of an embedded one) absent by reading its memory
+	// at offset in an addressable struct, without a reflect.Value of it.
+	empty  emptyTest
+	offset uintptr
+
 	tagged bool // name comes from a json tag; used only while building
+}
+
+// emptyTest is how a member's memory tells it empty, as isEmptyValue does.
+type emptyTest uint8
+
+const (
+	emptyUnknown emptyTest = iota
+	emptyNil               // a pointer; a map when nil (a map that is not nil is tested by isEmptyValue)
+	emptyLen               // a string or slice: its length, the word after its data pointer
+	emptyByte              // bool, int8, uint8
+	emptyWord16
+	emptyWord32
+	emptyWord64
+	emptyFloat32 // 0 and -0 are empty
+	emptyFloat64
+)
+
+// emptyTestOf returns the emptyTest of a member of type t.
+func emptyTestOf(t reflect.Type) emptyTest {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map:
+		return emptyNil
+	case reflect.String, reflect.Slice:
+		return emptyLen
+	case reflect.Bool, reflect.Int8, reflect.Uint8:
+		return emptyByte
+	case reflect.Int16, reflect.Uint16:
+		return emptyWord16
+	case reflect.Int32, reflect.Uint32:
+		return emptyWord32
+	case reflect.Float32:
+		return emptyFloat32
+	case reflect.Float64:
+		return emptyFloat64
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		if t.Size() == 8 {
+			return emptyWord64
+		}
+	}
+	return emptyUnknown
+}
+
+// isEmptyAt reports whether the member at p, of f's type, is empty; for a
+// map that is not nil it answers false, and get tests its length.
+func (f *field) isEmptyAt(p unsafe.Pointer) bool {
+	switch f.empty {
+	case emptyNil:
+		return *(*unsafe.Pointer)(p) == nil
+	case emptyLen:
+		return *(*int)(unsafe.Add(p, unsafe.Sizeof(uintptr(0)))) == 0
+	case emptyByte:
+		return *(*uint8)(p) == 0
+	case emptyWord16:
+		return *(*uint16)(p) == 0
+	case emptyWord32:
+		return *(*uint32)(p) == 0
+	case emptyWord64:
+		return *(*uint64)(p) == 0
+	case emptyFloat32:
+		return *(*float32)(p) == 0
+	case emptyFloat64:
+		return *(*float64)(p) == 0
+	}
+	return false
 }
 
 // structFields lists the JSON members of a struct type in encoding order.
@@ -37,6 +108,17 @@ type structFields struct {
 // from the JSON form: omitted as empty or zero, or inside a nil embedded
 // pointer.
 func (f *field) get(v reflect.Value) (reflect.Value, bool) {
+	if f.empty != emptyUnknown && v.CanAddr() {
+		// An absent member is told without making a reflect.Value of it.
+		p := unsafe.Add(unsafe.Pointer(v.UnsafeAddr()), f.offset) //nolint:gosec // G103: within the struct, at the offset reflect gave
+		if f.isEmptyAt(p) {
+			return reflect.Value{}, false
+		}
+		if fv := v.Field(f.index[0]); fv.Kind() != reflect.Map || fv.Len() > 0 {
+			return fv, true
+		}
+		return reflect.Value{}, false
+	}
 	for i, x := range f.index {
 		if i > 0 && v.Kind() == reflect.Pointer {
 			if v.IsNil() {
@@ -147,6 +229,9 @@ func (b *builder) structFields(t reflect.Type) *structFields {
 				}
 				if f.omitZero {
 					f.isZero = isZeroFunc(sf.Type)
+				}
+				if len(index) == 1 && f.omitEmpty && !f.omitZero {
+					f.empty, f.offset = emptyTestOf(sf.Type), sf.Offset
 				}
 				fields = append(fields, f)
 				if count[e.typ] > 1 {

@@ -277,11 +277,54 @@ func populatedTagRules() *tagRules {
 
 // TestToNativeMatchesJSON is the property that defines the package: the view,
 // fully materialised, is the JSON round trip of the object.
+// omitEmpties has an omitempty member of each kind whose emptiness get
+// reads from memory.
+type omitEmpties struct {
+	B    bool              `json:"b,omitempty"`
+	I    int               `json:"i,omitempty"`
+	I8   int8              `json:"i8,omitempty"`
+	I16  int16             `json:"i16,omitempty"`
+	I32  int32             `json:"i32,omitempty"`
+	I64  int64             `json:"i64,omitempty"`
+	U    uint              `json:"u,omitempty"`
+	U8   uint8             `json:"u8,omitempty"`
+	U16  uint16            `json:"u16,omitempty"`
+	U32  uint32            `json:"u32,omitempty"`
+	U64  uint64            `json:"u64,omitempty"`
+	F32  float32           `json:"f32,omitempty"`
+	F64  float64           `json:"f64,omitempty"`
+	S    string            `json:"s,omitempty"`
+	L    []int             `json:"l,omitempty"`
+	M    map[string]string `json:"m,omitempty"`
+	P    *string           `json:"p,omitempty"`
+	PB   *bool             `json:"pb,omitempty"`
+	Bits [2]byte           `json:"bits,omitempty"`
+}
+
+// setOmitEmpties returns an omitEmpties with every member set, and one
+// whose floats are -0 (empty, as 0) and whose list and map are empty but
+// not nil (empty too).
+func setOmitEmpties() (set, zeroes *omitEmpties) {
+	empty, no := "", false
+	set = &omitEmpties{B: true, I: -1, I8: -8, I16: -16, I32: -32, I64: -64, U: 1, U8: 8, U16: 16, U32: 32, U64: 64,
+		F32: 0.5, F64: -2.5, S: "s", L: []int{1}, M: map[string]string{"k": "v"}, P: &empty, PB: &no, Bits: [2]byte{1, 2}}
+	zeroes = &omitEmpties{F32: float32(math.Copysign(0, -1)), F64: math.Copysign(0, -1), L: []int{}, M: map[string]string{}}
+	return set, zeroes
+}
+
 func TestToNativeMatchesJSON(t *testing.T) {
+	set, zeroes := setOmitEmpties()
 	cases := []struct {
 		name string
 		obj  any
 	}{
+		{"omitempty members set", set},
+		{"omitempty members set, by value", *set},
+		{"omitempty members empty", &omitEmpties{}},
+		{"omitempty members -0 and empty", zeroes},
+		{"omitempty members -0 and empty, by value", *zeroes},
+		{"omitempty members in a list", []omitEmpties{*set, {}, *zeroes}},
+		{"omitempty members in a map", map[string]omitEmpties{"set": *set, "zero": {}}},
 		{"tag rules", populatedTagRules()},
 		{"tag rules by value", *populatedTagRules()},
 		{"zero tag rules", &tagRules{}},
