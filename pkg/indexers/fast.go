@@ -395,6 +395,9 @@ func (c *fastCompiler) list(l ast.ListExpr) fastExpr {
 }
 
 func (c *fastCompiler) mapLiteral(m ast.MapExpr) fastExpr {
+	if r := c.recordLiteral(m); r != nil {
+		return r
+	}
 	out := &mapLiteral{}
 	for _, e := range m.Entries() {
 		entry := e.AsMapEntry()
@@ -403,6 +406,32 @@ func (c *fastCompiler) mapLiteral(m ast.MapExpr) fastExpr {
 		}
 		k, v := c.compile(entry.Key()), c.compile(entry.Value())
 		if k == nil || v == nil {
+			return nil
+		}
+		out.keys, out.values = append(out.keys, k), append(out.values, v)
+	}
+	return out
+}
+
+// recordLiteral compiles a map literal whose keys are distinct constant
+// strings (one at least) to a record; nil for any other.
+func (c *fastCompiler) recordLiteral(m ast.MapExpr) fastExpr {
+	entries := m.Entries()
+	if len(entries) == 0 {
+		return nil
+	}
+	out := &recordLiteral{}
+	for _, e := range entries {
+		entry := e.AsMapEntry()
+		if entry.IsOptional() || entry.Key().Kind() != ast.LiteralKind {
+			return nil
+		}
+		k, ok := entry.Key().AsLiteral().(types.String)
+		if !ok || slices.Contains(out.keys, k) {
+			return nil
+		}
+		v := c.compile(entry.Value())
+		if v == nil {
 			return nil
 		}
 		out.keys, out.values = append(out.keys, k), append(out.values, v)
@@ -985,6 +1014,25 @@ func (e *mapLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		entries[k] = v
 	}
 	return types.NewRefValMap(types.DefaultTypeAdapter, entries), true
+}
+
+// recordLiteral is {"K": A, …} with distinct constant string keys: its
+// value is a record.
+type recordLiteral struct {
+	keys   []types.String
+	values []fastExpr
+}
+
+func (e *recordLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	vals := make([]ref.Val, len(e.values))
+	for i, x := range e.values {
+		v, ok := x.eval(object, each, locals)
+		if !ok || types.IsUnknownOrError(v) {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	return &record{keys: e.keys, vals: vals}, true
 }
 
 // function is a call of a function's binding.

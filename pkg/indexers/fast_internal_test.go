@@ -140,6 +140,14 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		`object.spec.containers.map(c, dyn(c.name == "app" ? [c.name, c.image] : c.image)).flatten()`, `[].map(x, [x]).flatten()`,
 		`object.metadata.?labels.orValue({}).transformList(k, v, [k, v]).flatten().sort()`, `object.spec.containers.map(c, [c.name]).flatten().flatten()`,
 		`object.spec.containers.map(c, [c.missing]).flatten()`, `object.spec.containers.map(c, c.?resources.?requests.orValue({}).map(r, r)).flatten().sort()`,
+		// Map literals with constant string keys: records.
+		`{"a": dyn(object.metadata.name), "b": dyn(1)}.b`, `{"a": object.metadata.name}["a"]`, `{"a": 1}[?"b"].orValue(2)`, `{"a": 1}["b"]`,
+		`{"a": object.metadata.name} == {"a": "web-0"}`, `{"a": object.metadata.name} == {"a": "web-0", "b": "x"}`, `{"a": 1, "b": 2}.size()`,
+		`"a" in {"a": object.metadata.name}`, `dyn(1) in dyn({"a": 1})`, `{"a": 1, "b": 2}.map(k, k).sort()`, `{"a": 1, "b": 2}.transformList(k, v, k + string(v)).sort()`,
+		`{"x": [object.metadata.name]}.x[0]`, `[{"a": 1}, {"a": 2}].map(m, m.a)`, `{"a": {"b": object.metadata.name}}.a.b`, `has({"a": 1}.a)`,
+		`has({"a": 1}.b)`, `{"a": 1}.exists(k, k == "a")`, `dyn({"a": 1}) == dyn({"a": 1.0})`, `dyn({"a": 1})[1]`, `{"a": 1, "b": 2}.transformMap(k, v, v * 2)`,
+		`object.spec.containers.map(c, {"n": c.name, "i": c.image}).filter(m, m.n == "app")`, `{"a": object.metadata.name}.?a.orValue("")`,
+		`[dyn({"a": 1})] + [dyn({"a": object.metadata.name})]`, `{"a": 1} != {"b": 1}`, `{"a": object.spec.containers}.a.map(c, c.name)`,
 	}
 	// Conditionals with a side left to the interpreter, which they fall
 	// back to whenever that side is chosen: not counted in the share the

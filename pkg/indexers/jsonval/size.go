@@ -90,6 +90,18 @@ func timeSize(t time.Time, layout string) int {
 	return len(t.UTC().Format(layout))
 }
 
+// EntryLister is a map that lists its entries by position, without
+// allocating: a map built by another package, which ValueMaxSizes would
+// otherwise measure through its iterator (or its Value, which may build a
+// Go map to answer).
+type EntryLister interface {
+	traits.Mapper
+	// Entries returns the number of entries; Entry(i) the i-th, for
+	// 0 ≤ i < Entries().
+	Entries() int
+	Entry(i int) (key, value ref.Val)
+}
+
 // mapperSizes and listerSizes measure a map or list that CEL built, whose
 // keys and elements are measured in turn.
 func mapperSizes(m traits.Mapper) (s Sizes, ok bool) {
@@ -98,6 +110,21 @@ func mapperSizes(m traits.Mapper) (s Sizes, ok bool) {
 		return s, false
 	}
 	s.elems(int(n))
+	if el, isLister := m.(EntryLister); isLister {
+		for i := range el.Entries() {
+			k, v := el.Entry(i)
+			ks, ok := ValueMaxSizes(k)
+			if !ok {
+				return s, false
+			}
+			vs, ok := ValueMaxSizes(v)
+			if !ok {
+				return s, false
+			}
+			s = s.Max(ks).Max(vs)
+		}
+		return s, true
+	}
 	if entries, isRefVal := m.Value().(map[ref.Val]ref.Val); isRefVal {
 		// A map CEL built (a map literal): its entries as they are, which
 		// its iterator would give through reflection, a copy of each key.

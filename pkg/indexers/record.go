@@ -1,0 +1,132 @@
+package indexers
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
+
+// record is the value of a map literal whose keys are distinct constant
+// strings, as the fast path builds it ({"name": c.name, "image": c.image}):
+// the literal's keys, shared by every record built from it, and the values
+// evaluated in their order. It is the map CEL builds (types.NewRefValMap)
+// without a Go map: a key is found by comparing at most a few strings, and
+// building one allocates its values only. What it does not do itself
+// (converting, comparing, printing) it hands to that map, built then.
+type record struct {
+	keys []types.String
+	vals []ref.Val
+}
+
+var (
+	_ jsonval.EntryLister = (*record)(nil)
+	_ traits.Foldable     = (*record)(nil)
+)
+
+// Entries and Entry list the entries in the literal's order, for
+// measuring (see jsonval.ValueMaxSizes).
+func (r *record) Entries() int                   { return len(r.keys) }
+func (r *record) Entry(i int) (key, val ref.Val) { return r.keys[i], r.vals[i] }
+
+// asMap returns the map CEL would have built.
+func (r *record) asMap() traits.Mapper {
+	m := make(map[ref.Val]ref.Val, len(r.keys))
+	for i, k := range r.keys {
+		m[k] = r.vals[i]
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, m)
+}
+
+// Find returns the value of key; a key that is not a string is in no
+// record, as in a map of string keys.
+func (r *record) Find(key ref.Val) (ref.Val, bool) {
+	if s, ok := key.(types.String); ok {
+		for i, k := range r.keys {
+			if k == s {
+				return r.vals[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+func (r *record) Contains(key ref.Val) ref.Val {
+	_, found := r.Find(key)
+	return types.Bool(found)
+}
+
+func (r *record) Get(key ref.Val) ref.Val {
+	v, found := r.Find(key)
+	if !found {
+		return types.ValOrErr(v, "no such key: %v", key)
+	}
+	return v
+}
+
+func (r *record) Size() ref.Val { return types.Int(len(r.keys)) }
+
+// IsZeroValue reports whether the record is empty, as for a map.
+func (r *record) IsZeroValue() bool { return len(r.keys) == 0 }
+
+// Iterator gives the keys in the literal's order (a map's order is not
+// defined).
+func (r *record) Iterator() traits.Iterator { return &recordIterator{keys: r.keys} }
+
+// Fold folds the entries in the literal's order.
+func (r *record) Fold(f traits.Folder) {
+	for i, k := range r.keys {
+		if !f.FoldEntry(k, r.vals[i]) {
+			return
+		}
+	}
+}
+
+func (r *record) ConvertToNative(t reflect.Type) (any, error) { return r.asMap().ConvertToNative(t) }
+
+func (r *record) ConvertToType(t ref.Type) ref.Val {
+	switch t {
+	case types.MapType:
+		return r
+	case types.TypeType:
+		return types.MapType
+	}
+	return r.asMap().ConvertToType(t)
+}
+
+func (r *record) Equal(other ref.Val) ref.Val { return r.asMap().Equal(other) }
+func (r *record) Type() ref.Type              { return types.MapType }
+func (r *record) Value() any                  { return r.asMap().Value() }
+func (r *record) String() string              { return fmt.Sprint(r.asMap()) }
+
+// recordIterator iterates a record's keys.
+type recordIterator struct {
+	keys []types.String
+	next int
+}
+
+func (it *recordIterator) HasNext() ref.Val { return types.Bool(it.next < len(it.keys)) }
+
+func (it *recordIterator) Next() ref.Val {
+	if it.next >= len(it.keys) {
+		return nil
+	}
+	it.next++
+	return it.keys[it.next-1]
+}
+
+func (it *recordIterator) ConvertToNative(t reflect.Type) (any, error) {
+	return nil, fmt.Errorf("type conversion on iterators not supported")
+}
+
+func (it *recordIterator) ConvertToType(ref.Type) ref.Val {
+	return types.NewErr("no such overload")
+}
+
+func (it *recordIterator) Equal(ref.Val) ref.Val { return types.NewErr("no such overload") }
+func (it *recordIterator) Type() ref.Type        { return types.IteratorType }
+func (it *recordIterator) Value() any            { return nil }
