@@ -123,6 +123,14 @@ func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared
 		ev.fail(fmt.Errorf("metric %q: each must be a list, got %s", f.Name, list.Type().TypeName()))
 		return nil, ev.errs, ev.lastErr
 	}
+	if n, isInt := lister.Size().(types.Int); isInt && list.Type() == types.ListType {
+		// A list's elements in order, as its iterator gives them, without
+		// allocating one.
+		for i := types.Int(0); i < n; i++ {
+			ev.one(lister.Get(i), true, extra)
+		}
+		return ev.samples, ev.errs, ev.lastErr
+	}
 	for it := lister.Iterator(); it.HasNext() == types.True; {
 		ev.one(it.Next(), true, extra)
 	}
