@@ -427,14 +427,15 @@ func (c *fastCompiler) recordLiteral(m ast.MapExpr) fastExpr {
 			return nil
 		}
 		k, ok := entry.Key().AsLiteral().(types.String)
-		if !ok || slices.Contains(out.keys, k) {
+		if !ok || slices.Contains(out.keys.strs, k) {
 			return nil
 		}
 		v := c.compile(entry.Value())
 		if v == nil {
 			return nil
 		}
-		out.keys, out.values = append(out.keys, k), append(out.values, v)
+		out.keys.strs, out.keys.vals = append(out.keys.strs, k), append(out.keys.vals, k)
+		out.values = append(out.values, v)
 	}
 	return out
 }
@@ -1019,7 +1020,7 @@ func (e *mapLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 // recordLiteral is {"K": A, …} with distinct constant string keys: its
 // value is a record.
 type recordLiteral struct {
-	keys   []types.String
+	keys   recordKeys
 	values []fastExpr
 }
 
@@ -1032,7 +1033,7 @@ func (e *recordLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool)
 		}
 		vals[i] = v
 	}
-	return &record{keys: e.keys, vals: vals}, true
+	return &record{keys: &e.keys, vals: vals}, true
 }
 
 // function is a call of a function's binding.
@@ -1116,14 +1117,19 @@ func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 	locals[e.accu] = accu
 	st := folding{e: e, object: object, each: each, locals: locals, ok: true}
 	if e.iter2 >= 0 {
+		// A folder of its own, on the heap: st, which the other loops
+		// call directly, stays on the stack.
+		f := &folding{}
+		*f = st
 		switch r := rng.(type) {
 		case traits.Mapper:
-			types.ToFoldableMap(r).Fold(&st)
+			types.ToFoldableMap(r).Fold(f)
 		case traits.Lister:
-			types.ToFoldableList(r).Fold(&st)
+			types.ToFoldableList(r).Fold(f)
 		default:
 			return nil, false
 		}
+		st = *f
 	} else if l, isList := rng.(traits.Lister); isList && rng.Type() == types.ListType {
 		// A list's elements in order, as its iterator gives them, without
 		// allocating one.

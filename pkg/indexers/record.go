@@ -19,7 +19,14 @@ import (
 // building one allocates its values only. What it does not do itself
 // (converting, comparing, printing) it hands to that map, built then.
 type record struct {
-	keys []types.String
+	keys *recordKeys
+	vals []ref.Val
+}
+
+// recordKeys are a record literal's keys, as strings to compare and as
+// values to give (a types.String made a ref.Val is allocated).
+type recordKeys struct {
+	strs []types.String
 	vals []ref.Val
 }
 
@@ -30,13 +37,13 @@ var (
 
 // Entries and Entry list the entries in the literal's order, for
 // measuring (see jsonval.ValueMaxSizes).
-func (r *record) Entries() int                   { return len(r.keys) }
-func (r *record) Entry(i int) (key, val ref.Val) { return r.keys[i], r.vals[i] }
+func (r *record) Entries() int                   { return len(r.vals) }
+func (r *record) Entry(i int) (key, val ref.Val) { return r.keys.vals[i], r.vals[i] }
 
 // asMap returns the map CEL would have built.
 func (r *record) asMap() traits.Mapper {
-	m := make(map[ref.Val]ref.Val, len(r.keys))
-	for i, k := range r.keys {
+	m := make(map[ref.Val]ref.Val, len(r.vals))
+	for i, k := range r.keys.vals {
 		m[k] = r.vals[i]
 	}
 	return types.NewRefValMap(types.DefaultTypeAdapter, m)
@@ -46,7 +53,7 @@ func (r *record) asMap() traits.Mapper {
 // record, as in a map of string keys.
 func (r *record) Find(key ref.Val) (ref.Val, bool) {
 	if s, ok := key.(types.String); ok {
-		for i, k := range r.keys {
+		for i, k := range r.keys.strs {
 			if k == s {
 				return r.vals[i], true
 			}
@@ -68,18 +75,18 @@ func (r *record) Get(key ref.Val) ref.Val {
 	return v
 }
 
-func (r *record) Size() ref.Val { return types.Int(len(r.keys)) }
+func (r *record) Size() ref.Val { return types.Int(len(r.vals)) }
 
 // IsZeroValue reports whether the record is empty, as for a map.
-func (r *record) IsZeroValue() bool { return len(r.keys) == 0 }
+func (r *record) IsZeroValue() bool { return len(r.vals) == 0 }
 
 // Iterator gives the keys in the literal's order (a map's order is not
 // defined).
-func (r *record) Iterator() traits.Iterator { return &recordIterator{keys: r.keys} }
+func (r *record) Iterator() traits.Iterator { return &recordIterator{keys: r.keys.vals} }
 
 // Fold folds the entries in the literal's order.
 func (r *record) Fold(f traits.Folder) {
-	for i, k := range r.keys {
+	for i, k := range r.keys.vals {
 		if !f.FoldEntry(k, r.vals[i]) {
 			return
 		}
@@ -105,7 +112,7 @@ func (r *record) String() string              { return fmt.Sprint(r.asMap()) }
 
 // recordIterator iterates a record's keys.
 type recordIterator struct {
-	keys []types.String
+	keys []ref.Val
 	next int
 }
 
