@@ -265,24 +265,73 @@ func lint(t *testing.T, text string) {
 	}
 }
 
+// TestEscapedLabelValues checks that label values that need escaping come
+// out escaped, and read back as they were, beside objects whose values
+// need none.
+func TestEscapedLabelValues(t *testing.T) {
+	e := testEngine(t, EngineOptions{})
+	nodes := map[string]string{"p0": "plain", "p1": `quo"te`, "p2": `back\slash`, "p3": "new\nline", "p4": "ünïcode"}
+	for name, node := range nodes {
+		e.Update(0, pod("ns", name, "uid-"+name, node, "Running"))
+	}
+	text := exposition(e, false)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v\n%s", err, text)
+	}
+	got := map[string]string{}
+	for _, m := range mfs["pod_info"].GetMetric() {
+		var pod, node string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "pod":
+				pod = l.GetValue()
+			case "node":
+				node = l.GetValue()
+			}
+		}
+		got[pod] = node
+	}
+	if !maps.Equal(got, nodes) {
+		t.Errorf("pod_info's nodes read back as %q, want %q", got, nodes)
+	}
+}
+
 func TestLabelsSizeIsExact(t *testing.T) {
-	f := &Family{Name: "m", LabelNames: []string{"b", "a"}, ConstLabels: [][2]string{{"c", `x"y`}}}
-	s := newFamilyState(f, 0)
-	for _, values := range [][]string{
-		{"", ""},
-		{"plain", "value"},
-		{`back\slash`, "new\nline"},
-		{`"quoted"`, "ünïcode"},
+	quoted := newFamilyState(&Family{Name: "m", LabelNames: []string{"b", "a"}, ConstLabels: [][2]string{{"c", `x"y`}}}, 0)
+	unquoted := newFamilyState(&Family{Name: "m", LabelNames: []string{"b", "a"}, ConstLabels: [][2]string{{"c", "xy"}}}, 0)
+	for _, tc := range []struct {
+		values []string
+		plain  bool // with the unquoted constant
+	}{
+		{[]string{"", ""}, true},
+		{[]string{"plain", "value"}, true},
+		{[]string{`back\slash`, "value"}, false},
+		{[]string{"plain", "new\nline"}, false},
+		{[]string{`"quoted"`, "ünïcode"}, false},
+		{[]string{"ünï", "côdé"}, true},
 	} {
+		values := tc.values
 		extra := []extraLabel{{"label_x", values[1]}, {"label_y", values[0]}}
 		for _, extra := range [][]extraLabel{nil, extra} {
-			got := s.appendLabels(nil, values, extra)
-			if n := s.labelsSize(values, extra); n != len(got) {
-				t.Errorf("labelsSize(%q, %q) = %d, rendered %d bytes: %s", values, extra, n, len(got), got)
+			for _, s := range []*familyState{quoted, unquoted} {
+				n, plain := s.labelsSize(values, extra)
+				got := s.appendLabels(nil, values, extra, plain)
+				if n != len(got) {
+					t.Errorf("labelsSize(%q, %q) = %d, rendered %d bytes: %s", values, extra, n, len(got), got)
+				}
+				if want := tc.plain && s == unquoted; plain != want {
+					t.Errorf("labelsSize(%q, %q) says plain %v, want %v", values, extra, plain, want)
+				}
+				// Asked to escape, lines that need none come out the same.
+				if escaped := s.appendLabels(nil, values, extra, false); plain && !bytes.Equal(escaped, got) {
+					t.Errorf("plain labels %s rendered %s when escaped", got, escaped)
+				}
 			}
 		}
 	}
-	if got, want := string(s.appendLabels(nil, []string{"1", "2\n"}, nil)), `{a="2\n",b="1",c="x\"y"}`; got != want {
+	if got, want := string(quoted.appendLabels(nil, []string{"1", "2\n"}, nil, false)), `{a="2\n",b="1",c="x\"y"}`; got != want {
 		t.Errorf("appendLabels = %s, want %s", got, want)
 	}
 }

@@ -211,9 +211,11 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 		s.excess[uid] = len(samples)
 		samples = nil
 	}
-	size := 0
+	size, plain := 0, true
 	for _, smp := range samples {
-		size += s.labelsSize(smp.labels, smp.extra) + 1 + valueLen(smp.value) + 1
+		n, p := s.labelsSize(smp.labels, smp.extra)
+		size += n + 1 + valueLen(smp.value) + 1
+		plain = plain && p
 	}
 	b := s.bufferLocked(size)
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
@@ -224,7 +226,7 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	var seen map[string]bool                   // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
-		b = s.appendLabels(b, smp.labels, smp.extra)
+		b = s.appendLabels(b, smp.labels, smp.extra, plain)
 		set := b[start:]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
@@ -578,7 +580,8 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	}
 	cs := make([]contribution, 0, len(samples))
 	for _, smp := range samples {
-		labels := s.appendLabels(make([]byte, 0, s.labelsSize(smp.labels, smp.extra)), smp.labels, smp.extra)
+		n, plain := s.labelsSize(smp.labels, smp.extra)
+		labels := s.appendLabels(make([]byte, 0, n), smp.labels, smp.extra, plain)
 		key := string(labels)
 		g, ok := s.groups[key]
 		if !ok {
@@ -605,8 +608,10 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 }
 
 // appendLabels appends {name="value",…} with the const labels, in sorted
-// order of names, to b; labelsSize returns its length.
-func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel) []byte {
+// order of names, to b; labelsSize returns its length, and whether the
+// values are plain: none needs escaping, which appendLabels then does not
+// look for.
+func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel, plain bool) []byte {
 	if len(s.order) == 0 && len(extra) == 0 {
 		return b
 	}
@@ -618,9 +623,9 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 		b = append(b, o.name...)
 		b = append(b, `="`...)
 		if o.value >= 0 {
-			b = append(b, escapeLabelValue(values[o.value])...)
+			b = appendLabelValue(b, values[o.value], plain)
 		} else {
-			b = append(b, escapeLabelValue(o.constant)...)
+			b = appendLabelValue(b, o.constant, plain)
 		}
 		b = append(b, '"')
 	}
@@ -630,21 +635,22 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 		}
 		b = append(b, l.name...)
 		b = append(b, `="`...)
-		b = append(b, escapeLabelValue(l.value)...)
+		b = appendLabelValue(b, l.value, plain)
 		b = append(b, '"')
 	}
 	return append(b, '}')
 }
 
-func (s *familyState) labelsSize(values []string, extra []extraLabel) int {
+func (s *familyState) labelsSize(values []string, extra []extraLabel) (n int, plain bool) {
 	if len(s.order) == 0 && len(extra) == 0 {
-		return 0
+		return 0, true
 	}
-	n := 1 // {
+	n, plain = 1, true // {
 	add := func(name, v string) {
 		n += len(name) + 2 + len(v) + 2 // name="value",  (the last comma is the closing brace)
 		if needsEscape(v) {
 			n += len(escapeLabelValue(v)) - len(v)
+			plain = false
 		}
 	}
 	for _, o := range s.order {
@@ -657,7 +663,7 @@ func (s *familyState) labelsSize(values []string, extra []extraLabel) int {
 	for _, l := range extra {
 		add(l.name, l.value)
 	}
-	return n
+	return n, plain
 }
 
 // labelSlot is one label in rendering order: a computed value (its index in
@@ -727,6 +733,15 @@ func (s *familyState) identityKey() string {
 }
 
 var labelValueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+
+// appendLabelValue appends v to b, escaped unless plain says it needs no
+// escaping.
+func appendLabelValue(b []byte, v string, plain bool) []byte {
+	if plain {
+		return append(b, v...)
+	}
+	return append(b, escapeLabelValue(v)...)
+}
 
 func escapeLabelValue(v string) string {
 	if !needsEscape(v) {
