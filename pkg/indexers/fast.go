@@ -448,7 +448,8 @@ func (c *fastCompiler) operand(e ast.Expr) fastExpr {
 	return c.compile(e)
 }
 
-// literal returns the value of a constant or of an empty list literal.
+// literal returns the value of a constant or of an empty list or map
+// literal.
 func literal(e ast.Expr) (ref.Val, bool) {
 	switch e.Kind() {
 	case ast.LiteralKind:
@@ -457,9 +458,16 @@ func literal(e ast.Expr) (ref.Val, bool) {
 		if e.AsList().Size() == 0 {
 			return types.DefaultTypeAdapter.NativeToValue([]any{}), true
 		}
+	case ast.MapKind:
+		if e.AsMap().Size() == 0 {
+			return emptyMap, true
+		}
 	}
 	return nil, false
 }
+
+// emptyMap is the value of {}: immutable, so one serves every evaluation.
+var emptyMap = types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{})
 
 type constant struct{ v ref.Val }
 

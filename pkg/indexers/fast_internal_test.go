@@ -148,6 +148,9 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		`has({"a": 1}.b)`, `{"a": 1}.exists(k, k == "a")`, `dyn({"a": 1}) == dyn({"a": 1.0})`, `dyn({"a": 1})[1]`, `{"a": 1, "b": 2}.transformMap(k, v, v * 2)`,
 		`object.spec.containers.map(c, {"n": c.name, "i": c.image}).filter(m, m.n == "app")`, `{"a": object.metadata.name}.?a.orValue("")`,
 		`[dyn({"a": 1})] + [dyn({"a": object.metadata.name})]`, `{"a": 1} != {"b": 1}`, `{"a": object.spec.containers}.a.map(c, c.name)`,
+		// An empty map as the default of an optional path.
+		`object.metadata.?annotations.orValue({})`, `object.metadata.?labels.orValue({})`, `object.metadata.?labels.orValue({}) == {}`,
+		`object.metadata.?annotations.orValue({}).size()`, `object.spec.containers.map(c, c.?resources.?limits.orValue({}))`,
 	}
 	// Conditionals with a side left to the interpreter, which they fall
 	// back to whenever that side is chosen: not counted in the share the
