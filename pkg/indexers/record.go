@@ -126,7 +126,7 @@ func (it *recordIterator) Next() ref.Val {
 	return it.keys[it.next-1]
 }
 
-func (it *recordIterator) ConvertToNative(t reflect.Type) (any, error) {
+func (it *recordIterator) ConvertToNative(reflect.Type) (any, error) {
 	return nil, fmt.Errorf("type conversion on iterators not supported")
 }
 
