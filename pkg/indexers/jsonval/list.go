@@ -2,6 +2,8 @@ package jsonval
 
 import (
 	"reflect"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -12,6 +14,10 @@ import (
 type listValue struct {
 	info *typeInfo // kindSlice or kindArray
 	v    reflect.Value
+	// structs points to the first of the list's elements presented, when
+	// they are structs: all are made at once when one is first asked for,
+	// in one allocation, and given again when asked for again.
+	structs atomic.Pointer[structValue]
 }
 
 var (
@@ -19,7 +25,28 @@ var (
 	_ traits.Zeroer = (*listValue)(nil)
 )
 
-func (l *listValue) elem(i int) ref.Val { return l.info.elem.value(l.v.Index(i)) }
+func (l *listValue) elem(i int) ref.Val {
+	if l.info.elem.kind == kindStruct {
+		return &l.structElems()[i]
+	}
+	return l.info.elem.value(l.v.Index(i))
+}
+
+// structElems returns the elements of a list of structs, presented.
+func (l *listValue) structElems() []structValue {
+	n := l.v.Len()
+	if p := l.structs.Load(); p != nil {
+		return unsafe.Slice(p, n) //nolint:gosec // G103: the n elements made together below
+	}
+	s := make([]structValue, n)
+	for i := range s {
+		s[i] = structValue{info: l.info.elem, v: l.v.Index(i)}
+	}
+	if l.structs.CompareAndSwap(nil, &s[0]) {
+		return s
+	}
+	return unsafe.Slice(l.structs.Load(), n) //nolint:gosec // G103: made by another goroutine meanwhile, as below
+}
 
 // Get implements traits.Indexer.
 func (l *listValue) Get(index ref.Val) ref.Val {

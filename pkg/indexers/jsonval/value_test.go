@@ -367,3 +367,44 @@ func TestKubernetesLibraries(t *testing.T) {
 		})
 	}
 }
+
+// TestListOfStructsShared reads the elements of one list of structs from
+// several goroutines at once, as its first reads: each gets, for each
+// index, the one element the list made, equal to the element a new view
+// presents. Run with -race.
+func TestListOfStructsShared(t *testing.T) {
+	pod := fullPod()
+	list := New(pod).(traits.Mapper).Get(types.String("spec")).(traits.Mapper).Get(types.String("containers")).(traits.Lister)
+	fresh := New(pod).(traits.Mapper).Get(types.String("spec")).(traits.Mapper).Get(types.String("containers")).(traits.Lister)
+	n := int(list.Size().(types.Int))
+	if n < 2 {
+		t.Fatalf("the pod has %d containers, want 2 or more", n)
+	}
+	got := make([][]ref.Val, 8)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Go(func() {
+			<-start
+			for i := n - 1; i >= 0; i-- { // not all in the same order
+				if g%2 == 0 {
+					got[g] = append(got[g], list.Get(types.Int(n-1-i)))
+				} else {
+					got[g] = append([]ref.Val{list.Get(types.Int(i))}, got[g]...)
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for g := range got {
+		for i, v := range got[g] {
+			if v != got[0][i] {
+				t.Errorf("goroutine %d got another element %d than goroutine 0", g, i)
+			}
+			if v.Equal(fresh.Get(types.Int(i))) != types.True {
+				t.Errorf("element %d is %v, a new view's %v", i, v, fresh.Get(types.Int(i)))
+			}
+		}
+	}
+}
