@@ -1000,7 +1000,7 @@ func (e *listLiteral) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		}
 		vals[i] = v
 	}
-	return types.NewRefValList(types.DefaultTypeAdapter, vals), true
+	return valList(vals), true
 }
 
 // mapLiteral is {K: A, …}.
@@ -1175,7 +1175,7 @@ func (e *fold) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
 		if len(st.out) == 0 {
 			return emptyList, true
 		}
-		return types.NewRefValList(types.DefaultTypeAdapter, st.out), true
+		return valList(st.out), true
 	}
 	res, ok := e.result.eval(object, each, locals)
 	locals[e.accu] = nil

@@ -137,3 +137,94 @@ func (it *recordIterator) ConvertToType(ref.Type) ref.Val {
 func (it *recordIterator) Equal(ref.Val) ref.Val { return types.NewErr("no such overload") }
 func (it *recordIterator) Type() ref.Type        { return types.IteratorType }
 func (it *recordIterator) Value() any            { return nil }
+
+// valList is a list the fast path builds (a fold's collected elements, a
+// list literal): the list CEL builds (types.NewRefValList) in one
+// allocation, not three. What it does not do itself (converting,
+// comparing, concatenating, printing) it hands to that list, built then.
+type valList []ref.Val
+
+var (
+	_ traits.Lister   = valList(nil)
+	_ traits.Foldable = valList(nil)
+)
+
+// asList returns the list CEL would have built.
+func (l valList) asList() traits.Lister { return types.NewRefValList(types.DefaultTypeAdapter, l) }
+
+func (l valList) Get(index ref.Val) ref.Val {
+	i, err := types.IndexOrError(index)
+	if err != nil {
+		return types.ValOrErr(index, "%v", err)
+	}
+	if i < 0 || i >= len(l) {
+		return types.NewErr("index '%d' out of range in list size '%d'", i, len(l))
+	}
+	return l[i]
+}
+
+func (l valList) Contains(elem ref.Val) ref.Val {
+	for _, v := range l {
+		if b, ok := elem.Equal(v).(types.Bool); ok && b == types.True {
+			return types.True
+		}
+	}
+	return types.False
+}
+
+func (l valList) Size() ref.Val     { return types.Int(len(l)) }
+func (l valList) IsZeroValue() bool { return len(l) == 0 }
+
+func (l valList) Iterator() traits.Iterator { return &listIterator{list: l} }
+
+// Fold folds the elements with their indexes, as CEL's lists do.
+func (l valList) Fold(f traits.Folder) {
+	for i, v := range l {
+		if !f.FoldEntry(i, v) {
+			return
+		}
+	}
+}
+
+func (l valList) Add(other ref.Val) ref.Val                   { return l.asList().Add(other) }
+func (l valList) ConvertToNative(t reflect.Type) (any, error) { return l.asList().ConvertToNative(t) }
+
+func (l valList) ConvertToType(t ref.Type) ref.Val {
+	switch t {
+	case types.ListType:
+		return l
+	case types.TypeType:
+		return types.ListType
+	}
+	return l.asList().ConvertToType(t)
+}
+
+func (l valList) Equal(other ref.Val) ref.Val { return l.asList().Equal(other) }
+func (l valList) Type() ref.Type              { return types.ListType }
+func (l valList) Value() any                  { return []ref.Val(l) }
+func (l valList) String() string              { return fmt.Sprint(l.asList()) }
+
+// listIterator iterates a valList.
+type listIterator struct {
+	list valList
+	next int
+}
+
+func (it *listIterator) HasNext() ref.Val { return types.Bool(it.next < len(it.list)) }
+
+func (it *listIterator) Next() ref.Val {
+	if it.next >= len(it.list) {
+		return nil
+	}
+	it.next++
+	return it.list[it.next-1]
+}
+
+func (it *listIterator) ConvertToNative(reflect.Type) (any, error) {
+	return nil, fmt.Errorf("type conversion on iterators not supported")
+}
+
+func (it *listIterator) ConvertToType(ref.Type) ref.Val { return types.NewErr("no such overload") }
+func (it *listIterator) Equal(ref.Val) ref.Val          { return types.NewErr("no such overload") }
+func (it *listIterator) Type() ref.Type                 { return types.IteratorType }
+func (it *listIterator) Value() any                     { return nil }

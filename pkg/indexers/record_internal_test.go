@@ -2,8 +2,10 @@ package indexers
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/cel-go/common/types"
@@ -95,3 +97,92 @@ func TestRecordIsAMap(t *testing.T) {
 type folder func(k, v any) bool
 
 func (f folder) FoldEntry(k, v any) bool { return f(k, v) }
+
+// TestValListIsAList checks the lists the fast path builds against the
+// lists CEL builds for the same expressions: compared, measured,
+// iterated, folded, indexed, concatenated and converted alike.
+func TestValListIsAList(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
+	}
+	for _, expr := range []string{
+		`object.spec.containers.map(c, c.name)`,
+		`[string(object.metadata.name), string(object.metadata.namespace), "a longer string than the others"]`,
+		`object.spec.containers.map(c, {"name": dyn(c.name), "images": dyn([c.image, c.image])})`,
+		`object.spec.containers.filter(c, c.name == "side")`,
+	} {
+		p := compileValue(t, env, expr, false)
+		object, _, _ := p.objectValue(pod)
+		got, ok := p.fastEval(object, nil)
+		if !ok {
+			t.Fatalf("%s: the fast path gave up", expr)
+		}
+		l, isList := got.(valList)
+		if !isList {
+			t.Fatalf("%s: the fast path gave %T, want a valList", expr, got)
+		}
+		want, err := p.evalVars(context.Background(), &activation{object: object})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := l.asList()
+		if l.Equal(want) != types.True || want.Equal(l) != types.True || l.Equal(cl) != types.True {
+			t.Errorf("%s: the list %v is not equal to CEL's %v", expr, l, want)
+		}
+		ls, lok := jsonval.ValueMaxSizes(l)
+		cs, cok := jsonval.ValueMaxSizes(cl)
+		if ls != cs || lok != cok {
+			t.Errorf("%s: the list measures %+v (%v), CEL's %+v (%v)", expr, ls, lok, cs, cok)
+		}
+		var iterated, folded []ref.Val
+		for it := l.Iterator(); it.HasNext() == types.True; {
+			iterated = append(iterated, it.Next())
+		}
+		l.Fold(folder(func(k, v any) bool {
+			if k != len(folded) {
+				t.Errorf("%s: Fold gave index %v, want %d", expr, k, len(folded))
+			}
+			folded = append(folded, v.(ref.Val))
+			return true
+		}))
+		n := int(l.Size().(types.Int))
+		for i := range n {
+			if iterated[i] != l.Get(types.Int(i)) || folded[i] != l.Get(types.Int(i)) || l.Get(types.Int(i)).Equal(cl.Get(types.Int(i))) != types.True {
+				t.Errorf("%s: element %d: iterated %v, folded %v, Get %v, CEL's %v", expr, i, iterated[i], folded[i], l.Get(types.Int(i)), cl.Get(types.Int(i)))
+			}
+			if l.Contains(l.Get(types.Int(i))) != types.True {
+				t.Errorf("%s: the list does not contain its element %d", expr, i)
+			}
+		}
+		if len(iterated) != n || len(folded) != n || l.Size() != cl.Size() || l.Contains(types.String("absent")) != cl.Contains(types.String("absent")) {
+			t.Errorf("%s: %d iterated, %d folded, size %v; CEL's size %v", expr, len(iterated), len(folded), l.Size(), cl.Size())
+		}
+		for _, i := range []ref.Val{types.Int(-1), types.Int(n), types.String("0")} {
+			if !types.IsError(l.Get(i)) || !types.IsError(cl.Get(i)) {
+				t.Errorf("%s: Get(%v) = %v, CEL's %v", expr, i, l.Get(i), cl.Get(i))
+			}
+		}
+		if twice := l.Add(l); twice.Equal(cl.Add(cl)) != types.True {
+			t.Errorf("%s: l + l = %v, CEL's %v", expr, twice, cl.Add(cl))
+		}
+		native := reflect.TypeFor[[]any]()
+		ln, lerr := l.ConvertToNative(native)
+		cn, cerr := cl.ConvertToNative(native)
+		if !reflect.DeepEqual(ln, cn) || (lerr == nil) != (cerr == nil) {
+			t.Errorf("%s: converted to %v (%v), CEL's to %v (%v)", expr, ln, lerr, cn, cerr)
+		}
+		if l.ConvertToType(types.TypeType) != types.ListType || l.Type() != cl.Type() {
+			t.Errorf("%s: types differ from CEL's list", expr)
+		}
+		// Printed alike, but for maps, whose order of entries CEL's
+		// printing does not fix.
+		if printed := l.String(); printed != fmt.Sprint(cl) && !strings.Contains(printed, "{") {
+			t.Errorf("%s: printed %s, CEL's %v", expr, printed, cl)
+		}
+	}
+}
