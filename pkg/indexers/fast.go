@@ -138,10 +138,16 @@ func (c *fastCompiler) call(e ast.Expr, call ast.CallExpr) fastExpr {
 	case call.IsMemberFunction():
 	case len(args) == 2 && comparisons[fn] != nil:
 		l, r := c.operand(args[0]), c.operand(args[1])
-		if l != nil && r != nil {
-			return &compare{l: l, r: r, test: comparisons[fn]}
+		if l == nil || r == nil {
+			return nil
 		}
-		return nil
+		cmp := &compare{l: l, r: r, test: comparisons[fn]}
+		if fn == operators.Equals || fn == operators.NotEquals {
+			if sc := stringComparison(cmp, fn == operators.NotEquals); sc != nil {
+				return sc
+			}
+		}
+		return cmp
 	case (fn == operators.LogicalAnd || fn == operators.LogicalOr) && len(args) == 2:
 		l, r := c.compile(args[0]), c.compile(args[1])
 		if l != nil && r != nil {
@@ -743,6 +749,54 @@ var comparisons = map[string]func(l, r ref.Val) (result, ok bool){
 	operators.LessEquals:    ordered(func(c int64) bool { return c <= 0 }),
 	operators.Greater:       ordered(func(c int64) bool { return c > 0 }),
 	operators.GreaterEquals: ordered(func(c int64) bool { return c >= 0 }),
+}
+
+// stringCompare is P == "s" (or P != "s", or "s" == P…), P a path: when P
+// ends at a string member of a struct, it is compared as it is, without
+// a CEL value made of it; otherwise as by the comparison it stands for.
+type stringCompare struct {
+	p      *path
+	s      string
+	negate bool
+	cmp    *compare
+}
+
+// stringComparison returns the stringCompare of cmp, an == (!= when
+// negate) of a path that selects fields only and a string constant; nil
+// for any other.
+func stringComparison(cmp *compare, negate bool) fastExpr {
+	p, isPath := cmp.l.(*path)
+	k, isConst := cmp.r.(constant)
+	if !isPath {
+		p, isPath = cmp.r.(*path)
+		k, isConst = cmp.l.(constant)
+	}
+	if !isPath || !isConst || len(p.opt) > 0 || p.def != nil || len(p.names) == 0 {
+		return nil
+	}
+	s, isString := k.v.(types.String)
+	if !isString {
+		return nil
+	}
+	return &stringCompare{p: p, s: string(s), negate: negate, cmp: cmp}
+}
+
+func (e *stringCompare) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	var root any
+	switch e.p.root {
+	case ObjectVar:
+		root = object
+	case EachVar:
+		root = each
+	default:
+		root = locals[e.p.slot]
+	}
+	if v, ok := root.(ref.Val); ok {
+		if s, ok := e.p.walk.WalkString(v); ok {
+			return types.Bool((s == e.s) != e.negate), true
+		}
+	}
+	return e.cmp.eval(object, each, locals)
 }
 
 // equal is the interpreter's ==: types.Equal.

@@ -151,6 +151,10 @@ func TestFastMatchesInterpreter(t *testing.T) {
 		// An empty map as the default of an optional path.
 		`object.metadata.?annotations.orValue({})`, `object.metadata.?labels.orValue({})`, `object.metadata.?labels.orValue({}) == {}`,
 		`object.metadata.?annotations.orValue({}).size()`, `object.spec.containers.map(c, c.?resources.?limits.orValue({}))`,
+		// A field compared with a string as it is.
+		`object.status.phase == "Running"`, `"Running" != object.status.phase`, `object.spec.containers.filter(c, c.name == "side")`,
+		`object.spec.containers.exists(c, "app" == c.image)`, `object.status.reason == "x"`, `object.spec.priority == "1"`,
+		`object.metadata.labels.app == "web"`, `object.spec.containers.map(c, c.name != "app")`, `object.metadata.name == ""`,
 	}
 	// Conditionals with a side left to the interpreter, which they fall
 	// back to whenever that side is chosen: not counted in the share the

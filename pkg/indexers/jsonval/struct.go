@@ -184,12 +184,54 @@ func (p *Path) Walk(v ref.Val) (out ref.Val, n int, found bool) {
 	if !ok {
 		return v, 0, true
 	}
+	st := p.walk(s)
+	switch {
+	case !st.found:
+		return nil, st.n, false
+	case st.quoted != nil:
+		return st.quoted.value(st.v), st.n, true
+	case st.info == nil:
+		return v, 0, true
+	}
+	return st.info.value(st.v), st.n, true
+}
+
+// WalkString is [Path.Walk] for a path to a string member, from a struct
+// through its names all: the string, without making a CEL value of it.
+// ok is false when the walk does not end so (a member absent or of another
+// type, a scalar quoted as a string): Walk tells what it gives then.
+func (p *Path) WalkString(v ref.Val) (s string, ok bool) {
+	sv, isStruct := v.(*structValue)
+	if !isStruct {
+		return "", false
+	}
+	st := p.walk(sv)
+	if !st.found || st.quoted != nil || st.info == nil || st.info.kind != kindString || st.n != len(p.names) {
+		return "", false
+	}
+	return validUTF8(st.v.String()), true
+}
+
+// stop is where a walk from a struct stopped: at the member (quoted: a
+// scalar presented as its JSON text) or value v of type info, after n
+// names; or before the n-th name, not found. info is nil when there are no
+// names: the walk stayed at the struct.
+type stop struct {
+	info   *typeInfo
+	v      reflect.Value
+	quoted *field
+	n      int
+	found  bool
+}
+
+// walk walks from s through p's names, as far as structs go.
+func (p *Path) walk(s *structValue) stop {
 	info, sv := s.info, s.v
 	plan := p.planFor(info).fields
 	for i, name := range p.names {
 		k, ok := name.(types.String)
 		if !ok {
-			return info.value(sv), i, true
+			return stop{info: info, v: sv, n: i, found: true}
 		}
 		var f *field
 		if i < len(plan) {
@@ -198,23 +240,23 @@ func (p *Path) Walk(v ref.Val) (out ref.Val, n int, found bool) {
 			f = info.fields.byName[string(k)]
 		}
 		if f == nil {
-			return nil, i, false
+			return stop{n: i}
 		}
 		fv, ok := f.get(sv)
 		if !ok {
-			return nil, i, false
+			return stop{n: i}
 		}
 		if f.quoted {
-			return f.value(fv), i + 1, true
+			return stop{v: fv, quoted: f, n: i + 1, found: true}
 		}
 		ti := f.info
 		if ti.kind == kindPointer && ti.elem.kind == kindStruct && !fv.IsNil() {
 			ti, fv = ti.elem, fv.Elem()
 		}
 		if i == len(p.names)-1 || ti.kind != kindStruct {
-			return ti.value(fv), i + 1, true
+			return stop{info: ti, v: fv, n: i + 1, found: true}
 		}
 		info, sv = ti, fv
 	}
-	return v, 0, true
+	return stop{found: true}
 }
