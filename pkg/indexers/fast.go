@@ -347,13 +347,13 @@ func appending(comp ast.ComprehensionExpr) (when ast.Expr, elems []ast.Expr, ok 
 	accu := comp.AccuVar()
 	isAccu := func(e ast.Expr) bool { return e.Kind() == ast.IdentKind && e.AsIdent() == accu }
 	init := comp.AccuInit()
-	if init.Kind() != ast.ListKind || init.AsList().Size() != 0 || !isAccu(comp.Result()) || usesIdent(comp.LoopCondition(), accu) {
+	if init.Kind() != ast.ListKind || init.AsList().Size() != 0 || !isAccu(comp.Result()) || readsIdent(comp.LoopCondition(), accu) {
 		return nil, nil, false
 	}
 	step := comp.LoopStep()
 	if step.Kind() == ast.CallKind && step.AsCall().FunctionName() == operators.Conditional {
 		args := step.AsCall().Args()
-		if len(args) != 3 || !isAccu(args[2]) || usesIdent(args[0], accu) {
+		if len(args) != 3 || !isAccu(args[2]) || readsIdent(args[0], accu) {
 			return nil, nil, false
 		}
 		when, step = args[0], args[1]
@@ -367,7 +367,7 @@ func appending(comp ast.ComprehensionExpr) (when ast.Expr, elems []ast.Expr, ok 
 	}
 	elems = args[1].AsList().Elements()
 	for _, e := range elems {
-		if usesIdent(e, accu) {
+		if readsIdent(e, accu) {
 			return nil, nil, false
 		}
 	}

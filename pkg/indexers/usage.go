@@ -141,6 +141,39 @@ func selectChain(e ast.Expr) ([]string, bool) {
 // CompileEach); one that does not gives the same value for every element.
 func (p *Program) UsesEach() bool { return p.usesEach }
 
+// readsIdent reports whether e reads the variable name where it is free in
+// e: a comprehension inside e that binds the same name (the macros all
+// name their accumulator @result) reads its own there. A comprehension's
+// range and start are read outside it, its condition and step with its
+// variables bound, its result with its accumulator bound.
+func readsIdent(e ast.Expr, name string) bool {
+	switch e.Kind() {
+	case ast.IdentKind:
+		return e.AsIdent() == name
+	case ast.ComprehensionKind:
+		c := e.AsComprehension()
+		if readsIdent(c.IterRange(), name) || readsIdent(c.AccuInit(), name) {
+			return true
+		}
+		if c.AccuVar() == name {
+			return false
+		}
+		if c.Result() != nil && readsIdent(c.Result(), name) {
+			return true
+		}
+		if c.IterVar() == name || c.HasIterVar2() && c.IterVar2() == name {
+			return false
+		}
+		return readsIdent(c.LoopCondition(), name) || readsIdent(c.LoopStep(), name)
+	}
+	for _, c := range children(e) {
+		if readsIdent(c, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // usesIdent reports whether e mentions the identifier name.
 func usesIdent(e ast.Expr, name string) bool {
 	if e.Kind() == ast.IdentKind {

@@ -88,3 +88,46 @@ func TestUsesEach(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsIdent checks which expressions read object (or the macros'
+// accumulator, @result) where it is free: not where a comprehension binds
+// the name again.
+func TestReadsIdent(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expr string
+		want bool
+		name string // object when empty
+	}{
+		{`object.metadata.name`, true, ""},
+		{`[1, 2].map(object, object)`, false, ""},
+		{`[1, 2].map(x, object)`, true, ""},
+		{`[object].map(x, x)`, true, ""},
+		{`[1].map(object, object) + [object]`, true, ""},
+		{`[1, 2].exists(object, object > 1)`, false, ""},
+		{`[[1], [2]].map(x, x.map(object, object))`, false, ""},
+		{`[[1], [2]].map(object, object.map(y, object))`, false, ""},
+		{`{"a": 1}.transformList(k, object, object)`, false, ""},
+		{`{"a": 1}.transformList(object, v, v)`, false, ""},
+		{`{"a": 1}.transformList(k, v, object)`, true, ""},
+		{`1 + 2`, false, ""},
+		{`[1, 2].map(x, x)`, false, "@result"},
+		{`[[1], [2]].map(x, x.map(y, y))`, false, "@result"},
+		{`[[1], [2]].filter(x, x.exists(y, y > 1))`, false, "@result"},
+	} {
+		checked, iss := env.dyn.Compile(tc.expr)
+		if iss.Err() != nil {
+			t.Fatalf("%s: %v", tc.expr, iss.Err())
+		}
+		name := ObjectVar
+		if tc.name != "" {
+			name = tc.name
+		}
+		if got := readsIdent(checked.NativeRep().Expr(), name); got != tc.want {
+			t.Errorf("readsIdent(%s, %s) = %t, want %t", tc.expr, name, got, tc.want)
+		}
+	}
+}
