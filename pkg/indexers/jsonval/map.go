@@ -26,8 +26,9 @@ type mapValue struct {
 }
 
 var (
-	_ traits.Mapper = (*mapValue)(nil)
-	_ traits.Zeroer = (*mapValue)(nil)
+	_ traits.Mapper   = (*mapValue)(nil)
+	_ traits.Zeroer   = (*mapValue)(nil)
+	_ traits.Foldable = (*mapValue)(nil)
 )
 
 // Find implements traits.Mapper.
@@ -148,6 +149,48 @@ func (m *mapValue) keys() ([]string, error) {
 
 // Get implements traits.Indexer.
 func (m *mapValue) Get(key ref.Val) ref.Val { return getOrErr(m, key) }
+
+// Fold implements traits.Foldable: the entries in the order of their keys,
+// as Iterator and Get give them, with each value read from the map by a
+// key made once rather than for each.
+func (m *mapValue) Fold(f traits.Folder) {
+	keys, err := m.keys()
+	if err != nil || m.info.key != keyString {
+		for it := m.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			if !f.FoldEntry(k, m.Get(k)) {
+				return
+			}
+		}
+		return
+	}
+	var strs map[string]string
+	if m.info.typ == stringMapType && m.v.CanInterface() {
+		strs = m.v.Interface().(map[string]string)
+	}
+	kv := reflect.New(m.info.typ.Key()).Elem() // set in place, not allocated per entry
+	for _, k := range keys {
+		if !f.FoldEntry(types.String(k), m.foldValue(strs, kv, k)) {
+			return
+		}
+	}
+}
+
+// foldValue returns the value of key k for Fold, which reads the map of
+// strings strs when it is not nil, else the map with kv set to k.
+func (m *mapValue) foldValue(strs map[string]string, kv reflect.Value, k string) ref.Val {
+	if strs != nil {
+		if s, found := strs[k]; found {
+			return stringValue(s)
+		}
+	} else {
+		kv.SetString(k)
+		if mv := m.v.MapIndex(kv); mv.IsValid() {
+			return m.info.elem.value(mv)
+		}
+	}
+	return m.Get(types.String(k)) // a key with invalid UTF-8, which JSON replaced
+}
 
 // Contains implements traits.Container.
 func (m *mapValue) Contains(key ref.Val) ref.Val {

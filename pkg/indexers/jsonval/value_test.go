@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/cel/library"
@@ -408,3 +409,56 @@ func TestListOfStructsShared(t *testing.T) {
 		}
 	}
 }
+
+// hiddenFold is a map whose Fold, if any, is hidden: cel-go folds it
+// through its iterator and Get.
+type hiddenFold struct{ traits.Mapper }
+
+// TestMapFold checks that a map's Fold gives the entries its iterator and
+// Get give, in the same order, for maps of each kind of key.
+func TestMapFold(t *testing.T) {
+	for _, m := range []any{
+		map[string]string{"b": "2", "a": "1", "c": "3"},
+		map[string]string{},
+		corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi"), corev1.ResourceCPU: resource.MustParse("250m"), "example.com/gpu": resource.MustParse("1")},
+		map[string]int{"x": 1, "y\xffz": 2, "w": 3},
+		map[string]string{"y\xffz": "invalid", "a": "valid"},
+		map[int]string{3: "c", 1: "a", 20: "t"},
+		map[textKey]int{{"a", "b"}: 1, {"c", "d"}: 2},
+		map[myString]bool{"on": true, "off": false},
+	} {
+		v, ok := New(m).(traits.Mapper)
+		if !ok {
+			t.Fatalf("%v: not presented as a map", m)
+		}
+		var got, want [][2]ref.Val
+		types.ToFoldableMap(v).Fold(folder(func(k, v any) bool {
+			got = append(got, [2]ref.Val{k.(ref.Val), v.(ref.Val)})
+			return true
+		}))
+		types.ToFoldableMap(hiddenFold{v}).Fold(folder(func(k, v any) bool {
+			want = append(want, [2]ref.Val{k.(ref.Val), v.(ref.Val)})
+			return true
+		}))
+		same := len(got) == len(want)
+		for i := 0; same && i < len(got); i++ {
+			for j := range 2 {
+				same = same && got[i][j].Type() == want[i][j].Type() && got[i][j].Equal(want[i][j]) == types.True
+			}
+		}
+		if !same {
+			t.Errorf("%v: Fold gave %v, the iterator and Get %v", m, got, want)
+		}
+		// A fold that stops stops.
+		n := 0
+		v.(traits.Foldable).Fold(folder(func(any, any) bool { n++; return false }))
+		if len(want) > 0 && n != 1 {
+			t.Errorf("%v: a fold that stops at once saw %d entries", m, n)
+		}
+	}
+}
+
+// folder is a traits.Folder of a function.
+type folder func(k, v any) bool
+
+func (f folder) FoldEntry(k, v any) bool { return f(k, v) }
