@@ -112,16 +112,9 @@ func mapperSizes(m traits.Mapper) (s Sizes, ok bool) {
 	s.elems(int(n))
 	if el, isLister := m.(EntryLister); isLister {
 		for i := range el.Entries() {
-			k, v := el.Entry(i)
-			ks, ok := ValueMaxSizes(k)
-			if !ok {
+			if !s.entry(el.Entry(i)) {
 				return s, false
 			}
-			vs, ok := ValueMaxSizes(v)
-			if !ok {
-				return s, false
-			}
-			s = s.Max(ks).Max(vs)
 		}
 		return s, true
 	}
@@ -129,31 +122,34 @@ func mapperSizes(m traits.Mapper) (s Sizes, ok bool) {
 		// A map CEL built (a map literal): its entries as they are, which
 		// its iterator would give through reflection, a copy of each key.
 		for k, v := range entries {
-			ks, ok := ValueMaxSizes(k)
-			if !ok {
+			if !s.entry(k, v) {
 				return s, false
 			}
-			vs, ok := ValueMaxSizes(v)
-			if !ok {
-				return s, false
-			}
-			s = s.Max(ks).Max(vs)
 		}
 		return s, true
 	}
 	for it := m.Iterator(); it.HasNext() == types.True; {
 		k := it.Next()
-		ks, ok := ValueMaxSizes(k)
-		if !ok {
+		if !s.entry(k, m.Get(k)) {
 			return s, false
 		}
-		vs, ok := ValueMaxSizes(m.Get(k))
-		if !ok {
-			return s, false
-		}
-		s = s.Max(ks).Max(vs)
 	}
 	return s, true
+}
+
+// entry adds the sizes of a map entry to s; false when it measures
+// neither (see ValueMaxSizes).
+func (s *Sizes) entry(k, v ref.Val) bool {
+	ks, ok := ValueMaxSizes(k)
+	if !ok {
+		return false
+	}
+	vs, ok := ValueMaxSizes(v)
+	if !ok {
+		return false
+	}
+	*s = s.Max(ks).Max(vs)
+	return true
 }
 
 func listerSizes(l traits.Lister) (s Sizes, ok bool) {
