@@ -82,7 +82,7 @@ func (r *record) IsZeroValue() bool { return len(r.vals) == 0 }
 
 // Iterator gives the keys in the literal's order (a map's order is not
 // defined).
-func (r *record) Iterator() traits.Iterator { return &recordIterator{keys: r.keys.vals} }
+func (r *record) Iterator() traits.Iterator { return &sliceIterator{vals: r.keys.vals} }
 
 // Fold folds the entries in the literal's order.
 func (r *record) Fold(f traits.Folder) {
@@ -109,34 +109,6 @@ func (r *record) Equal(other ref.Val) ref.Val { return r.asMap().Equal(other) }
 func (r *record) Type() ref.Type              { return types.MapType }
 func (r *record) Value() any                  { return r.asMap().Value() }
 func (r *record) String() string              { return fmt.Sprint(r.asMap()) }
-
-// recordIterator iterates a record's keys.
-type recordIterator struct {
-	keys []ref.Val
-	next int
-}
-
-func (it *recordIterator) HasNext() ref.Val { return types.Bool(it.next < len(it.keys)) }
-
-func (it *recordIterator) Next() ref.Val {
-	if it.next >= len(it.keys) {
-		return nil
-	}
-	it.next++
-	return it.keys[it.next-1]
-}
-
-func (it *recordIterator) ConvertToNative(reflect.Type) (any, error) {
-	return nil, fmt.Errorf("type conversion on iterators not supported")
-}
-
-func (it *recordIterator) ConvertToType(ref.Type) ref.Val {
-	return types.NewErr("no such overload")
-}
-
-func (it *recordIterator) Equal(ref.Val) ref.Val { return types.NewErr("no such overload") }
-func (it *recordIterator) Type() ref.Type        { return types.IteratorType }
-func (it *recordIterator) Value() any            { return nil }
 
 // valList is a list the fast path builds (a fold's collected elements, a
 // list literal): the list CEL builds (types.NewRefValList) in one
@@ -175,7 +147,7 @@ func (l valList) Contains(elem ref.Val) ref.Val {
 func (l valList) Size() ref.Val     { return types.Int(len(l)) }
 func (l valList) IsZeroValue() bool { return len(l) == 0 }
 
-func (l valList) Iterator() traits.Iterator { return &listIterator{list: l} }
+func (l valList) Iterator() traits.Iterator { return &sliceIterator{vals: l} }
 
 // Fold folds the elements with their indexes, as CEL's lists do.
 func (l valList) Fold(f traits.Folder) {
@@ -204,27 +176,28 @@ func (l valList) Type() ref.Type              { return types.ListType }
 func (l valList) Value() any                  { return []ref.Val(l) }
 func (l valList) String() string              { return fmt.Sprint(l.asList()) }
 
-// listIterator iterates a valList.
-type listIterator struct {
-	list valList
+// sliceIterator iterates values in order: a record's keys, a valList's
+// elements.
+type sliceIterator struct {
+	vals []ref.Val
 	next int
 }
 
-func (it *listIterator) HasNext() ref.Val { return types.Bool(it.next < len(it.list)) }
+func (it *sliceIterator) HasNext() ref.Val { return types.Bool(it.next < len(it.vals)) }
 
-func (it *listIterator) Next() ref.Val {
-	if it.next >= len(it.list) {
+func (it *sliceIterator) Next() ref.Val {
+	if it.next >= len(it.vals) {
 		return nil
 	}
 	it.next++
-	return it.list[it.next-1]
+	return it.vals[it.next-1]
 }
 
-func (it *listIterator) ConvertToNative(reflect.Type) (any, error) {
+func (it *sliceIterator) ConvertToNative(reflect.Type) (any, error) {
 	return nil, fmt.Errorf("type conversion on iterators not supported")
 }
 
-func (it *listIterator) ConvertToType(ref.Type) ref.Val { return types.NewErr("no such overload") }
-func (it *listIterator) Equal(ref.Val) ref.Val          { return types.NewErr("no such overload") }
-func (it *listIterator) Type() ref.Type                 { return types.IteratorType }
-func (it *listIterator) Value() any                     { return nil }
+func (it *sliceIterator) ConvertToType(ref.Type) ref.Val { return types.NewErr("no such overload") }
+func (it *sliceIterator) Equal(ref.Val) ref.Val          { return types.NewErr("no such overload") }
+func (it *sliceIterator) Type() ref.Type                 { return types.IteratorType }
+func (it *sliceIterator) Value() any                     { return nil }
