@@ -561,19 +561,22 @@ func (c *fastCompiler) optionalPath(e ast.Expr) (*path, bool) {
 	return p, true
 }
 
-func (p *path) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
-	var root any
+// rootValue returns the variable the path starts from.
+func (p *path) rootValue(object, each any, locals []ref.Val) any {
 	switch p.root {
 	case ObjectVar:
-		root = object
+		return object
 	case EachVar:
-		root = each
-	default:
-		v := locals[p.slot]
-		if len(p.names) == 0 {
-			return v, v != nil
-		}
-		root = v
+		return each
+	}
+	return locals[p.slot]
+}
+
+func (p *path) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
+	root := p.rootValue(object, each, locals)
+	if p.root == localRoot && len(p.names) == 0 {
+		v, _ := root.(ref.Val)
+		return v, v != nil
 	}
 	switch r := root.(type) {
 	case nil:
@@ -782,16 +785,7 @@ func stringComparison(cmp *compare, negate bool) fastExpr {
 }
 
 func (e *stringCompare) eval(object, each any, locals []ref.Val) (ref.Val, bool) {
-	var root any
-	switch e.p.root {
-	case ObjectVar:
-		root = object
-	case EachVar:
-		root = each
-	default:
-		root = locals[e.p.slot]
-	}
-	if v, ok := root.(ref.Val); ok {
+	if v, ok := e.p.rootValue(object, each, locals).(ref.Val); ok {
 		if s, ok := e.p.walk.WalkString(v); ok {
 			return types.Bool((s == e.s) != e.negate), true
 		}
