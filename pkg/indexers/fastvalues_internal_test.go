@@ -20,33 +20,16 @@ import (
 // literals against the maps CEL builds for the same literals: measured,
 // compared, iterated, folded, looked up and converted alike.
 func TestRecordIsAMap(t *testing.T) {
-	env, err := NewEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
-	}
 	for _, expr := range []string{
 		`{"name": object.metadata.name, "namespace": object.metadata.namespace}`,
 		`{"containers": object.spec.containers, "labels": object.metadata.labels}`,
 		`{"a": dyn(1), "b": dyn("a longer string than the others"), "c": dyn([1, 2, 3, 4, 5, 6, 7]), "d": dyn({"e": [object.metadata.name]})}`,
 		`{"only": object.spec.containers.map(c, c.image)}`,
 	} {
-		p := compileValue(t, env, expr, false)
-		object, _, _ := p.objectValue(pod)
-		got, ok := p.fastEval(object, nil)
-		if !ok {
-			t.Fatalf("%s: the fast path gave up", expr)
-		}
+		got, want := fastAndInterpreted(t, expr)
 		r, isRecord := got.(*record)
 		if !isRecord {
 			t.Fatalf("%s: the fast path gave %T, want a record", expr, got)
-		}
-		want, err := p.evalVars(context.Background(), &activation{object: object})
-		if err != nil {
-			t.Fatal(err)
 		}
 		m := r.asMap()
 		if r.Equal(want) != types.True || want.Equal(r) != types.True || r.Equal(m) != types.True {
@@ -102,33 +85,16 @@ func (f folder) FoldEntry(k, v any) bool { return f(k, v) }
 // lists CEL builds for the same expressions: compared, measured,
 // iterated, folded, indexed, concatenated and converted alike.
 func TestValListIsAList(t *testing.T) {
-	env, err := NewEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
-	}
 	for _, expr := range []string{
 		`object.spec.containers.map(c, c.name)`,
 		`[string(object.metadata.name), string(object.metadata.namespace), "a longer string than the others"]`,
 		`object.spec.containers.map(c, {"name": dyn(c.name), "images": dyn([c.image, c.image])})`,
 		`object.spec.containers.filter(c, c.name == "side")`,
 	} {
-		p := compileValue(t, env, expr, false)
-		object, _, _ := p.objectValue(pod)
-		got, ok := p.fastEval(object, nil)
-		if !ok {
-			t.Fatalf("%s: the fast path gave up", expr)
-		}
+		got, want := fastAndInterpreted(t, expr)
 		l, isList := got.(valList)
 		if !isList {
 			t.Fatalf("%s: the fast path gave %T, want a valList", expr, got)
-		}
-		want, err := p.evalVars(context.Background(), &activation{object: object})
-		if err != nil {
-			t.Fatal(err)
 		}
 		cl := l.asList()
 		if l.Equal(want) != types.True || want.Equal(l) != types.True || l.Equal(cl) != types.True {
@@ -185,4 +151,29 @@ func TestValListIsAList(t *testing.T) {
 			t.Errorf("%s: printed %s, CEL's %v", expr, printed, cl)
 		}
 	}
+}
+
+// fastAndInterpreted evaluates expr on a pod with the fast path, which must
+// answer, and with CEL's interpreter.
+func fastAndInterpreted(t *testing.T, expr string) (fast, interpreted ref.Val) {
+	t.Helper()
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}, {Name: "side", Image: "envoy"}}},
+	}
+	p := compileValue(t, env, expr, false)
+	object, _, _ := p.objectValue(pod)
+	fast, ok := p.fastEval(object, nil)
+	if !ok {
+		t.Fatalf("%s: the fast path gave up", expr)
+	}
+	interpreted, err = p.evalVars(context.Background(), &activation{object: object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fast, interpreted
 }
