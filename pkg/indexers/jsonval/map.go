@@ -154,14 +154,13 @@ func (m *mapValue) Get(key ref.Val) ref.Val { return getOrErr(m, key) }
 // as Iterator and Get give them, with each value read from the map by a
 // key made once rather than for each.
 func (m *mapValue) Fold(f traits.Folder) {
+	if m.info.key != keyString {
+		m.foldByIterator(f)
+		return
+	}
 	keys, err := m.keys()
-	if err != nil || m.info.key != keyString {
-		for it := m.Iterator(); it.HasNext() == types.True; {
-			k := it.Next()
-			if !f.FoldEntry(k, m.Get(k)) {
-				return
-			}
-		}
+	if err != nil {
+		m.foldByIterator(f)
 		return
 	}
 	var strs map[string]string
@@ -171,6 +170,17 @@ func (m *mapValue) Fold(f traits.Folder) {
 	kv := reflect.New(m.info.typ.Key()).Elem() // set in place, not allocated per entry
 	for _, k := range keys {
 		if !f.FoldEntry(types.String(k), m.foldValue(strs, kv, k)) {
+			return
+		}
+	}
+}
+
+// foldByIterator folds the entries as cel-go folds a map that has no Fold:
+// each key its Iterator gives, with its value from Get.
+func (m *mapValue) foldByIterator(f traits.Folder) {
+	for it := m.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		if !f.FoldEntry(k, m.Get(k)) {
 			return
 		}
 	}
