@@ -32,14 +32,7 @@ func TestRecordIsAMap(t *testing.T) {
 			t.Fatalf("%s: the fast path gave %T, want a record", expr, got)
 		}
 		m := r.asMap()
-		if r.Equal(want) != types.True || want.Equal(r) != types.True || r.Equal(m) != types.True {
-			t.Errorf("%s: the record %v is not equal to the map %v", expr, r, want)
-		}
-		rs, rok := jsonval.ValueMaxSizes(r)
-		ms, mok := jsonval.ValueMaxSizes(m)
-		if rs != ms || rok != mok {
-			t.Errorf("%s: the record measures %+v (%v), the map %+v (%v)", expr, rs, rok, ms, mok)
-		}
+		sameAsCEL(t, expr, r, m, want)
 		var keys, folded []string
 		for it := r.Iterator(); it.HasNext() == types.True; {
 			keys = append(keys, string(it.Next().(types.String)))
@@ -97,14 +90,7 @@ func TestValListIsAList(t *testing.T) {
 			t.Fatalf("%s: the fast path gave %T, want a valList", expr, got)
 		}
 		cl := l.asList()
-		if l.Equal(want) != types.True || want.Equal(l) != types.True || l.Equal(cl) != types.True {
-			t.Errorf("%s: the list %v is not equal to CEL's %v", expr, l, want)
-		}
-		ls, lok := jsonval.ValueMaxSizes(l)
-		cs, cok := jsonval.ValueMaxSizes(cl)
-		if ls != cs || lok != cok {
-			t.Errorf("%s: the list measures %+v (%v), CEL's %+v (%v)", expr, ls, lok, cs, cok)
-		}
+		sameAsCEL(t, expr, l, cl, want)
 		var iterated, folded []ref.Val
 		for it := l.Iterator(); it.HasNext() == types.True; {
 			iterated = append(iterated, it.Next())
@@ -176,4 +162,19 @@ func fastAndInterpreted(t *testing.T, expr string) (fast, interpreted ref.Val) {
 		t.Fatal(err)
 	}
 	return fast, interpreted
+}
+
+// sameAsCEL checks that fast, a value the fast path built for expr, equals
+// both asCEL, the same value as CEL builds it, and interpreted, the
+// interpreter's answer, either way round, and measures as asCEL does.
+func sameAsCEL(t *testing.T, expr string, fast, asCEL, interpreted ref.Val) {
+	t.Helper()
+	if fast.Equal(interpreted) != types.True || interpreted.Equal(fast) != types.True || fast.Equal(asCEL) != types.True {
+		t.Errorf("%s: the fast path's %v is not equal to CEL's %v", expr, fast, interpreted)
+	}
+	fs, fok := jsonval.ValueMaxSizes(fast)
+	cs, cok := jsonval.ValueMaxSizes(asCEL)
+	if fs != cs || fok != cok {
+		t.Errorf("%s: the fast path's value measures %+v (%v), CEL's %+v (%v)", expr, fs, fok, cs, cok)
+	}
 }
