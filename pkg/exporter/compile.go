@@ -88,7 +88,8 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	for i, r := range cfg.Resources {
 		at := func(parts ...any) []any { return append([]any{"resources", i}, parts...) }
 		cr := &CompiledResource{Config: r, Indexes: map[string]*indexers.Program{}}
-		slots := map[string]int{} // label expression → slot
+		slots := map[string]int{}     // label expression → slot
+		eachSlots := map[string]int{} // each expression → slot
 		resource := r.Resource
 		if resource == "" {
 			resource = fmt.Sprintf("resources[%d]", i)
@@ -111,8 +112,18 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 				Line:        p.Line(mat()...),
 			}
 			withEach := m.Each != ""
+			f.EachSlot = -1
 			if withEach {
 				f.Each = compile(false, m.Each, indexers.KindValue, ctx+" each", mat("each")...)
+				if f.Each != nil {
+					expr := strings.TrimSpace(m.Each)
+					slot, ok := eachSlots[expr]
+					if !ok {
+						slot = len(eachSlots)
+						eachSlots[expr] = slot
+					}
+					f.EachSlot = slot
+				}
 			}
 			if len(m.Labels) > 0 {
 				f.LabelNames = slices.Sorted(maps.Keys(m.Labels))
@@ -144,7 +155,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			}
 			cr.Families = append(cr.Families, f)
 		}
-		cr.LabelSlots = len(slots)
+		cr.LabelSlots, cr.EachSlots = len(slots), len(eachSlots)
 		c.Resources = append(c.Resources, cr)
 	}
 

@@ -323,7 +323,7 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	cr := e.compiled.Resources[i]
 	ev := evaluators.Get().(*evaluator)
 	defer evaluators.Put(ev)
-	ev.shared.reset(cr.LabelSlots)
+	ev.shared.reset(cr.LabelSlots, cr.EachSlots)
 	slot := rs.slots.assign(uid)
 	key := rowKey{uid: uid, slot: slot, head: rs.slots.head(slot)}
 	target := obj

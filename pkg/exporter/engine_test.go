@@ -718,3 +718,104 @@ func TestGateHoldsFamiliesUntilTheInitialListIsComputed(t *testing.T) {
 		t.Error("pod_info is not written after it was, with the gate shut and an event pending")
 	}
 }
+
+// TestSharedEachLists: families with the same each expression share its
+// list per object (one slot), and write what they write each with its own
+// list, through random adds, changes and deletes of pods; a shared each
+// that fails is counted, and reported under its own metric's name, by
+// every family that has it.
+func TestSharedEachLists(t *testing.T) {
+	const config = `apiVersion: kubectl-informer.io/v1alpha1
+kind: ExporterConfig
+resources:
+- resource: pods
+  metrics:
+  - name: restarts_total
+    help: h
+    type: counter
+    each: object.status.containerStatuses
+    labels: {pod: object.metadata.name, container: each.name}
+    value: each.restartCount
+  - name: restarted
+    help: h
+    type: gauge
+    each: "object.status.containerStatuses "
+    labels: {pod: object.metadata.name, uid: object.metadata.uid, container: each.name}
+    value: each.restartCount > 0
+  - name: team
+    help: h
+    type: gauge
+    each: '[object.metadata.labels["team"]]'
+    labels: {pod: object.metadata.name, team: each}
+  - name: team_too
+    help: h
+    type: gauge
+    each: '[object.metadata.labels["team"]]'
+    labels: {pod: object.metadata.name, team: each}
+  - name: phase
+    help: h
+    type: gauge
+    each: '["Pending", "Running"]'
+    labels: {pod: object.metadata.name, phase: each}
+    value: object.status.phase == each
+`
+	compile := func() *Compiled {
+		c, err := Compile("c.yaml", []byte(config), testConfigEnv(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sharedConfig, ownConfig := compile(), compile()
+	var slots []int
+	for _, f := range sharedConfig.Resources[0].Families {
+		slots = append(slots, f.EachSlot)
+	}
+	if want := []int{0, 0, 1, 1, 2}; !slices.Equal(slots, want) || sharedConfig.Resources[0].EachSlots != 3 {
+		t.Fatalf("each slots %v of %d, want %v of 3", slots, sharedConfig.Resources[0].EachSlots, want)
+	}
+	for _, f := range ownConfig.Resources[0].Families {
+		f.EachSlot = -1
+	}
+	shared, own := NewEngine(sharedConfig, EngineOptions{}), NewEngine(ownConfig, EngineOptions{})
+	t.Cleanup(shared.Close)
+	t.Cleanup(own.Close)
+
+	rng := rand.New(rand.NewPCG(5, 5)) //nolint:gosec // G404: seeded test data, not a secret
+	// failed counts the updates of pods without the label team.
+	var failed uint64
+	for batch := range 50 {
+		for range 1 + rng.IntN(10) {
+			n := rng.IntN(30)
+			p := pod("ns", fmt.Sprintf("p%d", n), fmt.Sprintf("u%d", n), "n1", []string{"Pending", "Running"}[rng.IntN(2)],
+				slices.Repeat([]int64{int64(rng.IntN(3))}, rng.IntN(4))...)
+			if rng.IntN(4) == 0 {
+				shared.Delete(0, p)
+				own.Delete(0, p)
+				continue
+			}
+			if rng.IntN(2) == 0 {
+				p.SetLabels(map[string]string{"team": fmt.Sprintf("t%d", rng.IntN(3))})
+			} else {
+				failed++
+			}
+			shared.Update(0, p)
+			own.Update(0, p)
+		}
+		if got, want := exposition(shared, batch%2 == 0), exposition(own, batch%2 == 0); got != want {
+			t.Fatalf("batch %d: wrote\n%s\nwant\n%s", batch, got, want)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no pod without the label team was computed")
+	}
+	for _, fs := range shared.resources[0].families[2:4] {
+		_, _, errs := fs.stats()
+		if errs != failed {
+			t.Errorf("%s: %d errors, want %d (one per update of a pod without the label team)", fs.f.Name, errs, failed)
+		}
+		if msg, want := fs.lastErrorMessage(), fmt.Sprintf("metric %q each: ", fs.f.Name); !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: last error %q, want one that starts with %q", fs.f.Name, msg, want)
+		}
+	}
+}

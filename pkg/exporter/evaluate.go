@@ -31,18 +31,48 @@ func converter(cr *CompiledResource) *indexers.Program {
 
 // sharedLabels are the values of the label expressions that do not read
 // each, computed once per object for all its families (by slot, see
-// Family.LabelSlots).
+// Family.LabelSlots), and the lists of their each expressions (by slot,
+// see Family.EachSlot).
 type sharedLabels struct {
 	values []string
 	done   []bool
+	each   []sharedEach
 }
 
-// reset empties s for an object of a resource with n label slots.
-func (s *sharedLabels) reset(n int) {
+// sharedEach is the list of an each expression for an object, once
+// evaluated.
+type sharedEach struct {
+	list ref.Val
+	done bool
+}
+
+// reset empties s for an object of a resource with n label slots and
+// eachs each slots.
+func (s *sharedLabels) reset(n, eachs int) {
 	s.values = slices.Grow(s.values[:0], n)[:n]
 	s.done = slices.Grow(s.done[:0], n)[:n]
+	s.each = slices.Grow(s.each[:0], eachs)[:eachs]
 	clear(s.values)
 	clear(s.done)
+	clear(s.each)
+}
+
+// eachOf returns the value of f.Each for obj: evaluated once per object
+// for the families that share its slot, when it evaluates. One that fails
+// is evaluated by each family, whose error then names its own metric.
+func (ev *evaluator) eachOf(f *Family, obj any, shared *sharedLabels) (ref.Val, error) {
+	if shared == nil || f.EachSlot < 0 || f.EachSlot >= len(shared.each) {
+		return eval(ev.bind(f.Each), obj, nil, false)
+	}
+	e := &shared.each[f.EachSlot]
+	if e.done {
+		return e.list, nil
+	}
+	list, err := eval(ev.bind(f.Each), obj, nil, false)
+	if err == nil {
+		e.list, e.done = list, true
+	}
+	return list, err
 }
 
 // evaluator computes the samples of families, one at a time, reusing its
@@ -113,7 +143,7 @@ func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared
 		ev.one(nil, false, extra)
 		return ev.samples, ev.errs, ev.lastErr
 	}
-	list, err := eval(ev.bind(f.Each), obj, nil, false)
+	list, err := ev.eachOf(f, obj, shared)
 	if err != nil {
 		ev.fail(err)
 		return nil, ev.errs, ev.lastErr

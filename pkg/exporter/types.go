@@ -153,6 +153,10 @@ type CompiledResource struct {
 	// families that do not read each: those are evaluated once per object
 	// and shared (see Family.LabelSlots).
 	LabelSlots int
+	// EachSlots is the number of distinct each expressions of the
+	// families: each is evaluated once per object and its list shared by
+	// the families that have the same expression (see Family.EachSlot).
+	EachSlots int
 }
 
 // Family is a compiled metric family.
@@ -177,6 +181,9 @@ type Family struct {
 	Value *indexers.Program
 	// Each yields a list; nil means one series per object.
 	Each *indexers.Program
+	// EachSlot is the index of Each's list among the resource's shared
+	// each lists (equal expressions share one), -1 without Each.
+	EachSlot int
 	// Aggregate is one of the Aggregate constants.
 	Aggregate string
 	// LabelsFrom yields the map whose entries are labels named
