@@ -53,7 +53,10 @@ type familyState struct {
 	// written after the last chunk's length. compactLocked copies the
 	// live lines into new blocks of at most maxBlock bytes, in row order,
 	// so that a scrape reads them sequentially, and drops the old chunks.
-	chunks   [][]byte
+	chunks [][]byte
+	// scratch is where an object's lines are rendered before they are
+	// kept in the chunks (see setPlainLocked).
+	scratch  []byte
 	maxBlock int
 	// live is the length of the live rows' lines; held is the length of
 	// every line in the chunks since the last compaction, live or not;
@@ -211,13 +214,15 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 		s.excess[uid] = len(samples)
 		samples = nil
 	}
-	size, plain := 0, true
-	for _, smp := range samples {
-		n, p := s.labelsSize(smp.labels, smp.extra)
-		size += n + 1 + valueLen(smp.value) + 1
-		plain = plain && p
-	}
-	b := s.bufferLocked(size)
+	// The lines are rendered in scratch, and copied to the chunks once
+	// shortened (see shareHead and elideHead), unless they are those the
+	// object has.
+	b := s.scratch[:0]
+	defer func() {
+		if cap(b) <= maxScratch {
+			s.scratch = b[:0]
+		}
+	}()
 	// ends[k] is where the k-th line kept ends in b; labels[k] is its
 	// label set, to find duplicates among the object's own series.
 	var endsBuf [16]int
@@ -226,7 +231,7 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	var seen map[string]bool                   // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
-		b = s.appendLabels(b, smp.labels, smp.extra, plain)
+		b = s.appendLabels(b, smp.labels, smp.extra, false)
 		set := b[start:]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
@@ -277,12 +282,12 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	}
 	if had && bytes.Equal(b, cur) {
 		// Nothing changed (the usual case for most families of an
-		// updated object): the row keeps its lines, and the chunk's
-		// space is used again, so that an update makes no garbage.
+		// updated object): the row keeps its lines, and nothing is
+		// written to the chunks, so that an update makes no garbage.
 		s.live += len(b)
 		return
 	}
-	ref := s.keptLocked(b)
+	ref := s.keptLocked(append(s.bufferLocked(len(b)), b...))
 	for len(s.rows) <= int(slot) {
 		s.rows = append(s.rows, rowRef{})
 	}
@@ -292,6 +297,9 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	s.rows[slot] = ref
 	s.compactIfWastefulLocked()
 }
+
+// maxScratch is the largest scratch a family keeps for the next object.
+const maxScratch = 64 << 10
 
 // duplicateLocked reports whether the label set of a series of object uid
 // is that of another series: one of the object's own (before, and seen
