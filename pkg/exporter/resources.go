@@ -154,7 +154,10 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 	typed := map[typedKey]*indexers.Checked{}
 	for _, ce := range c.exprs {
 		i, ok := ce.path[1].(int)
-		if !ok || infos[i].Schema == nil {
+		if !ok || infos[i].Schema == nil || !ce.prog.UsesObject() {
+			// An expression that does not name object (each.name) checks
+			// against the schema as it did without: object is all the
+			// schema declares.
 			continue
 		}
 		key := typedKey{i, programKey{expr: ce.prog.Expr(), kind: ce.prog.Kind(), withEach: ce.withEach}}

@@ -104,6 +104,8 @@ type Program struct {
 	paths *jsonval.Paths
 	// usesEach: the expression reads the variable each.
 	usesEach bool
+	// usesObject: the expression names the variable object.
+	usesObject bool
 	// tracked: evaluations track their cost and stop at costLimit; the
 	// others cannot reach it (see Env.programOptions).
 	tracked bool
@@ -489,6 +491,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),
 		usesEach:     usesIdent(checked.NativeRep().Expr(), EachVar),
+		usesObject:   usesIdent(checked.NativeRep().Expr(), ObjectVar),
 	}, nil
 }
 

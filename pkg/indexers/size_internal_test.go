@@ -2,6 +2,7 @@ package indexers
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/cel-go/common/types"
@@ -126,4 +127,58 @@ func containersSchema() *spec.Schema {
 		"spec":       obj(map[string]spec.Schema{"containers": *spec.ArrayProperty(&container)}),
 	})
 	return &s
+}
+
+// TestCheckWithoutObjectIsDynamic: an expression that does not name object
+// checks against a schema as without one (the exporter's check leaves it
+// out): the same tracking and size bounds, each with and without each.
+// Those that name it, however, say so.
+func TestCheckWithoutObjectIsDynamic(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expr              string
+		withEach, bounded bool
+	}{
+		{`each.name`, true, false},
+		{`each.restartCount > 0`, true, false},
+		{`each.map(x, each.filter(y, y == x).size()).sum()`, true, true},
+		{`each.resource == "cpu" ? double(quantity(each.quantity).milliValue()) / 1000.0 : 0.0`, true, false},
+		{`[1, 2, 3].map(x, x * 2)`, false, false},
+		{`"a".size()`, false, false},
+	} {
+		compile := env.Compile
+		if tc.withEach {
+			compile = env.CompileEach
+		}
+		p, err := compile(tc.expr, KindValue, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		if p.UsesObject() {
+			t.Errorf("%s: UsesObject true", tc.expr)
+		}
+		typed, err := env.CheckWithSchema(tc.expr, KindValue, "test", tc.withEach, containersSchema())
+		if err != nil {
+			t.Fatalf("%s against the schema: %v", tc.expr, err)
+		}
+		if !slices.Equal(typed.bounds, p.bounds) {
+			t.Errorf("%s: bounds %v against the schema, %v without", tc.expr, typed.bounds, p.bounds)
+		}
+		if tc.bounded != (len(p.bounds) > 0) {
+			t.Errorf("%s: bounds %v, want some: %v", tc.expr, p.bounds, tc.bounded)
+		}
+	}
+	for _, expr := range []string{`object.metadata.name`, `has(object.spec)`, `object.?spec.orValue({})`,
+		`[1].map(x, object.metadata.name)`, `object`} {
+		p, err := env.Compile(expr, KindValue, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if !p.UsesObject() {
+			t.Errorf("%s: UsesObject false", expr)
+		}
+	}
 }

@@ -137,6 +137,11 @@ func selectChain(e ast.Expr) ([]string, bool) {
 	return nil, false
 }
 
+// UsesObject reports whether the expression names the variable object: one
+// that does not checks against a schema of the objects as without one,
+// which declares nothing else.
+func (p *Program) UsesObject() bool { return p.usesObject }
+
 // UsesEach reports whether the expression reads the variable each (see
 // CompileEach); one that does not gives the same value for every element.
 func (p *Program) UsesEach() bool { return p.usesEach }
