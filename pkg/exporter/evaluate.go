@@ -29,11 +29,11 @@ func converter(cr *CompiledResource) *indexers.Program {
 	return nil
 }
 
-// sharedLabels are the values of the label expressions that do not read
-// each, computed once per object for all its families (by slot, see
-// Family.LabelSlots), and the lists of their each expressions (by slot,
-// see Family.EachSlot).
-type sharedLabels struct {
+// objectShared is what the families of an object share, computed once
+// per object: the values of the label expressions that do not read each
+// (by slot, see Family.LabelSlots) and the lists of the each expressions
+// (by slot, see Family.EachSlot).
+type objectShared struct {
 	values []string
 	done   []bool
 	each   []sharedEach
@@ -48,7 +48,7 @@ type sharedEach struct {
 
 // reset empties s for an object of a resource with n label slots and
 // eachs each slots.
-func (s *sharedLabels) reset(n, eachs int) {
+func (s *objectShared) reset(n, eachs int) {
 	s.values = slices.Grow(s.values[:0], n)[:n]
 	s.done = slices.Grow(s.done[:0], n)[:n]
 	s.each = slices.Grow(s.each[:0], eachs)[:eachs]
@@ -60,7 +60,7 @@ func (s *sharedLabels) reset(n, eachs int) {
 // eachOf returns the value of f.Each for obj: evaluated once per object
 // for the families that share its slot, when it evaluates. One that fails
 // is evaluated by each family, whose error then names its own metric.
-func (ev *evaluator) eachOf(f *Family, obj any, shared *sharedLabels) (ref.Val, error) {
+func (ev *evaluator) eachOf(f *Family, obj any, shared *objectShared) (ref.Val, error) {
 	if shared == nil || f.EachSlot < 0 || f.EachSlot >= len(shared.each) {
 		return eval(ev.bind(f.Each), obj, nil, false)
 	}
@@ -79,8 +79,8 @@ func (ev *evaluator) eachOf(f *Family, obj any, shared *sharedLabels) (ref.Val, 
 // buffers: the samples evaluate returns, their labels included, are valid
 // until its next call. One evaluator serves one goroutine.
 type evaluator struct {
-	// shared are the label values of the object being computed.
-	shared  sharedLabels
+	// shared is what the families of the object being computed share.
+	shared  objectShared
 	samples []sample
 	// values holds the label values of the samples.
 	values []string
@@ -97,7 +97,7 @@ type evaluator struct {
 // evaluate computes the samples of family f for obj. Failed evaluations
 // are counted and skip the series they concern. Label values found in
 // shared are reused; those computed are added to it.
-func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared *sharedLabels) (samples []sample, errs int, lastErr string) {
+func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared *objectShared) (samples []sample, errs int, lastErr string) {
 	clear(ev.samples)
 	ev.samples, ev.values = ev.samples[:0], ev.values[:0]
 	ev.f, ev.obj, ev.lookup, ev.errs, ev.lastErr = f, obj, lookup, 0, ""

@@ -131,7 +131,7 @@ func containersSchema() *spec.Schema {
 
 // TestCheckWithoutObjectIsDynamic: an expression that does not name object
 // checks against a schema as without one (the exporter's check leaves it
-// out): the same tracking and size bounds, each with and without each.
+// out): the same size bounds, with and without each.
 // Those that name it, however, say so.
 func TestCheckWithoutObjectIsDynamic(t *testing.T) {
 	env, err := NewEnv()
