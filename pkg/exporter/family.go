@@ -798,12 +798,6 @@ func appendValue(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
-// valueLen is the length of v formatted by appendValue.
-func valueLen(v float64) int {
-	var buf [32]byte
-	return len(appendValue(buf[:0], v))
-}
-
 // writeHeader writes the HELP and TYPE lines of the family name of type
 // typ (TypeGauge, TypeCounter or TypeInfo) in the text format or
 // OpenMetrics, as expfmt does: in OpenMetrics a counter's family is named
