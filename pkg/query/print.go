@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -107,6 +108,18 @@ type PrintOptions struct {
 	// is used only when the text is the item's alone: without
 	// ShowManagedFields and Clusters.
 	Encoded ItemCache
+
+	// ServerSide marks a printer printing for others (a query server): it
+	// reads no files (a -file format is a *TemplateFileError) and refuses
+	// templates longer than MaxTemplateBytes and JSONPath templates with
+	// more than MaxServedRecursiveDescents recursive descents.
+	ServerSide bool
+
+	// Context, when not nil, bounds printing: once it ends, writes fail,
+	// Go templates stop at their next template call or range element, and
+	// Print returns an error wrapping indexers.ErrInterrupted and the
+	// context's cause. Nil: printing runs to its end.
+	Context context.Context
 }
 
 // ItemCache keeps the text printed for cached objects. Its methods are
@@ -154,6 +167,11 @@ func NewPrinter(output string, opts PrintOptions) (*Printer, error) {
 	p.opts.Columns = slices.Clone(opts.Columns)
 	for _, c := range p.opts.Columns {
 		if _, err := parseColumn(c); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ServerSide {
+		if err := checkServed(output, opts.Template); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +224,11 @@ func (p *Printer) resourcePrinter(kind schema.GroupKind) (printers.ResourcePrint
 	human.ColumnLabels = &labelColumns
 	human.Kind = kind
 
-	return flags.ToPrinter()
+	printer, err := flags.ToPrinter()
+	if g, ok := printer.(*printers.GoTemplatePrinter); ok && err == nil && p.opts.Context != nil {
+		return p.stoppable(g)
+	}
+	return printer, err
 }
 
 // ClusterAnnotation holds, in the items of an answer over several
@@ -236,6 +258,22 @@ func (p *Printer) namespaceColumn() bool {
 // A count (ModeCount) prints the bare number; groups (ModeGroups) print one
 // aligned "VALUE COUNT" line per group. Both need a HumanReadable printer.
 func (p *Printer) Print(w io.Writer, res *Result) error {
+	if p.opts.Context == nil {
+		return p.print(w, res)
+	}
+	if err := p.stopped(); err != nil {
+		return err
+	}
+	sw := &stoppingWriter{w: w, p: p}
+	err := p.print(sw, res)
+	if stop := p.stopped(); stop != nil && (err != nil || sw.failed) {
+		return stop // whatever else failed since
+	}
+	return err
+}
+
+// print is Print.
+func (p *Printer) print(w io.Writer, res *Result) error {
 	switch res.Mode {
 	case ModeCount, ModeGroups:
 		if !p.isTable {

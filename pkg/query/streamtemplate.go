@@ -57,6 +57,9 @@ func (p *Printer) templateText() (format, text string, ok bool, err error) {
 	}
 	switch format {
 	case "jsonpath-file", "go-template-file", "templatefile":
+		if p.opts.ServerSide {
+			return "", "", false, TemplateFile(format)
+		}
 		data, err := os.ReadFile(text) //nolint:gosec // G304: the template file the user named, as kubectl reads it
 		if err != nil {
 			return "", "", false, err
@@ -258,6 +261,9 @@ func (p *Printer) streamJSONPath(w io.Writer, res *Result, text string, form jso
 	values := 0 // printed by a joined form so far
 	var trail [][]reflect.Value
 	for i, item := range res.Items {
+		if err := p.stopped(); err != nil {
+			return err
+		}
 		content, err := p.content(item)
 		if err != nil {
 			return err

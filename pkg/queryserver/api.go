@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -175,4 +177,38 @@ func (q Query) Request() plan.Request {
 		r.By = append(r.By, query.Selector{Index: s.Index, Value: s.Value})
 	}
 	return r
+}
+
+// DecodeQuery reads the body of POST /v1/query: a Query, with no field it
+// does not know, that Validate accepts. It reads only r (whose length the
+// caller bounds): no file, no state of the server or of a cluster, so it
+// may run before the caller is known.
+func DecodeQuery(r io.Reader) (Query, error) {
+	var q Query
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return Query{}, fmt.Errorf("the body is not a query: %w", err)
+	}
+	if err := q.Validate(); err != nil {
+		return Query{}, err
+	}
+	return q, nil
+}
+
+// Validate checks how q is to be printed, as a query server prints it
+// (query.PrintOptions.ServerSide): an output format that reads a template
+// file is refused, naming the format that takes the template's text, as
+// are templates longer than query.MaxTemplateBytes and templates the
+// printer cannot parse. The error is a *query.UsageError, the same
+// whatever files the server's host holds.
+func (q Query) Validate() error {
+	_, err := query.NewPrinter(q.Output, query.PrintOptions{
+		Template: q.Print.Template, NoHeaders: q.Print.NoHeaders, StrictTemplateKeys: q.Print.StrictTemplateKeys,
+		ServerSide: true,
+	})
+	if err != nil {
+		return &query.UsageError{Err: err}
+	}
+	return nil
 }

@@ -21,7 +21,9 @@ import (
 type AnswerCache struct {
 	limit int64
 	used  atomic.Int64
-	full  atomic.Bool
+	// objects counts the objects whose text is kept.
+	objects atomic.Int64
+	full    atomic.Bool
 	// onFull is called the first time an object finds no room.
 	onFull func()
 }
@@ -41,8 +43,9 @@ func answerCacheWithin(limit uint64, ok bool) int64 {
 	return room
 }
 
-// entryOverhead is what the cache takes for an object besides its text:
-// the map entry and the text's slice header, rounded up.
+// entryOverhead is what the cache takes for an object besides its text
+// and its key's bytes: the entries of both maps and their headers,
+// rounded up.
 const entryOverhead = 128
 
 // NewAnswerCache returns a cache of up to limit bytes; onFull, which may
@@ -51,8 +54,15 @@ func NewAnswerCache(limit int64, onFull func()) *AnswerCache {
 	return &AnswerCache{limit: limit, onFull: onFull}
 }
 
-// Used returns the bytes the cache holds.
+// Used returns the bytes the cache holds: the objects' texts, their keys
+// and a fixed overhead each.
 func (c *AnswerCache) Used() int64 { return c.used.Load() }
+
+// Objects returns the number of objects whose text the cache holds.
+func (c *AnswerCache) Objects() int64 { return c.objects.Load() }
+
+// Limit returns the bytes the cache may hold.
+func (c *AnswerCache) Limit() int64 { return c.limit }
 
 // take reserves n bytes, or reports that there is no room for them.
 func (c *AnswerCache) take(n int64) bool {
@@ -74,25 +84,48 @@ func (c *AnswerCache) take(n int64) bool {
 // within the room of an AnswerCache. An object's text is stored only while
 // its informer holds it, and forgotten by the informer's event handler
 // once the object is replaced or deleted: a text stored after the object
-// changed would never be read nor forgotten.
+// changed would never be read nor forgotten. The handler is given the
+// object of the event, which for a deletion is the object decoded from the
+// watch (or a cache.DeletedFinalStateUnknown), not the one cached: texts
+// are found again by their informer and key.
 type encodedItems struct {
 	room *AnswerCache
-	// holders are the indexers of the served informers, by kind.
-	holders map[schema.GroupVersionKind][]cache.Indexer
+	// holders are the indexers of the served informers, by kind, each
+	// with the number its event handler knows it by.
+	holders map[schema.GroupVersionKind][]holder
 
-	// mu guards texts. Store holds it while it looks the object up in its
-	// indexer, so that the event handler forgetting the object, which runs
-	// after the indexer has dropped it, comes after a Store that found it.
-	// Load, once per object of every answer, only reads.
+	// mu guards texts and keys. Store holds it while it looks the object
+	// up in its indexer, so that the event handler forgetting the object,
+	// which runs after the indexer has dropped it, comes after a Store
+	// that found it. Load, once per object of every answer, only reads.
 	mu sync.RWMutex
 	// texts are keyed by the cached object itself: its pointer.
 	texts map[runtime.Object]encodedText
+	// keys are the objects texts holds, by informer and key.
+	keys map[heldKey]runtime.Object
+}
+
+// holder is a served informer's indexer and its number.
+type holder struct {
+	n   int
+	idx cache.Indexer
+}
+
+// heldKey is where an informer holds an object: its number and the
+// object's namespace/name key.
+type heldKey struct {
+	informer int
+	key      string
 }
 
 type encodedText struct {
 	gvk  schema.GroupVersionKind
 	text []byte
+	at   heldKey
 }
+
+// size is what the cache counts for t: its text, its key and the rest.
+func (t encodedText) size() int64 { return int64(len(t.text)+len(t.at.key)) + entryOverhead }
 
 // identifiable reports whether obj is a pointer, which a map may key and
 // which stands for the cached object.
@@ -126,40 +159,70 @@ func (e *encodedItems) Store(gvk schema.GroupVersionKind, obj runtime.Object, te
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.texts[obj]; ok || !e.held(gvk, key, obj) {
+	if _, ok := e.texts[obj]; ok {
 		return
 	}
-	if !e.room.take(int64(len(text)) + entryOverhead) {
+	n, ok := e.held(gvk, key, obj)
+	if !ok {
 		return
 	}
-	e.texts[obj] = encodedText{gvk: gvk, text: text}
+	at := heldKey{informer: n, key: key}
+	if old, ok := e.keys[at]; ok {
+		e.dropLocked(old) // a version its informer no longer holds
+	}
+	t := encodedText{gvk: gvk, text: text, at: at}
+	if !e.room.take(t.size()) {
+		return
+	}
+	e.texts[obj] = t
+	e.keys[at] = obj
+	e.room.objects.Add(1)
 }
 
-// held reports whether an informer of kind gvk holds obj itself at key.
-func (e *encodedItems) held(gvk schema.GroupVersionKind, key string, obj runtime.Object) bool {
-	for _, idx := range e.holders[gvk] {
-		if got, ok, err := idx.GetByKey(key); err == nil && ok {
-			if o, isObj := got.(runtime.Object); isObj && o == obj {
-				return true
-			}
+// held returns the number of the informer of kind gvk that holds obj
+// itself at key, if one does.
+func (e *encodedItems) held(gvk schema.GroupVersionKind, key string, obj runtime.Object) (int, bool) {
+	for _, h := range e.holders[gvk] {
+		if holds(h.idx, key, obj) {
+			return h.n, true
 		}
 	}
-	return false
+	return 0, false
 }
 
-// forget drops the text of obj, an object an informer no longer holds.
-func (e *encodedItems) forget(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// holds reports whether idx holds obj itself at key.
+func holds(idx cache.Indexer, key string, obj runtime.Object) bool {
+	got, ok, err := idx.GetByKey(key)
+	if err != nil || !ok {
+		return false
 	}
-	o, ok := obj.(runtime.Object)
-	if !ok || !identifiable(o) {
+	o, isObj := got.(runtime.Object)
+	return isObj && o == obj
+}
+
+// forget drops the text kept at the key of obj, an object of an event of
+// informer n, once that informer no longer holds the object of the text.
+func (e *encodedItems) forget(n int, idx cache.Indexer, obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
 		return
 	}
+	at := heldKey{informer: n, key: key}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if t, ok := e.texts[o]; ok {
-		delete(e.texts, o)
-		e.room.used.Add(-(int64(len(t.text)) + entryOverhead))
+	if o, ok := e.keys[at]; ok && !holds(idx, key, o) {
+		e.dropLocked(o)
 	}
+}
+
+// dropLocked drops the text of o; e.mu is held.
+func (e *encodedItems) dropLocked(o runtime.Object) {
+	t, ok := e.texts[o]
+	if !ok {
+		return
+	}
+	delete(e.texts, o)
+	delete(e.keys, t.at)
+	e.room.used.Add(-t.size())
+	e.room.objects.Add(-1)
 }

@@ -29,8 +29,9 @@ func newEncoded(t *testing.T, limit int64, objs ...runtime.Object) (*encodedItem
 	fulls := 0
 	e := &encodedItems{
 		room:    NewAnswerCache(limit, func() { fulls++ }),
-		holders: map[schema.GroupVersionKind][]cache.Indexer{podKind: {idx}},
+		holders: map[schema.GroupVersionKind][]holder{podKind: {{n: 0, idx: idx}}},
 		texts:   map[runtime.Object]encodedText{},
+		keys:    map[heldKey]runtime.Object{},
 	}
 	return e, idx, &fulls
 }
@@ -47,8 +48,8 @@ func TestEncodedItems(t *testing.T) {
 	if got, ok := e.Load(podKind, a); !ok || string(got) != string(text) {
 		t.Fatalf("Load after Store = %q, %t", got, ok)
 	}
-	if want := int64(len(text)) + entryOverhead; e.room.Used() != want {
-		t.Errorf("Used = %d, want %d", e.room.Used(), want)
+	if want := int64(len(text)+len("ns/a")) + entryOverhead; e.room.Used() != want || e.room.Objects() != 1 {
+		t.Errorf("Used = %d, Objects = %d, want %d, 1", e.room.Used(), e.room.Objects(), want)
 	}
 	if _, ok := e.Load(corev1.SchemeGroupVersion.WithKind("Other"), a); ok {
 		t.Error("a text was given back for another kind")
@@ -78,15 +79,48 @@ func TestEncodedItems(t *testing.T) {
 	// The informer replaces a, then deletes b2 (as a tombstone): both
 	// forgotten, their room given back.
 	e.Store(podKind, b2, []byte("b2"))
-	e.forget(a)
-	e.forget(cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: b2})
-	if len(e.texts) != 0 || e.room.Used() != 0 {
-		t.Errorf("after forgetting both: %d texts, %d bytes used", len(e.texts), e.room.Used())
+	a2 := namedPod("a", "2")
+	if err := idx.Update(a2); err != nil {
+		t.Fatal(err)
 	}
-	e.forget(a) // forgetting twice gives nothing back twice
-	e.forget("not an object")
+	e.forget(0, idx, a2)
+	if err := idx.Delete(b2); err != nil {
+		t.Fatal(err)
+	}
+	e.forget(0, idx, cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: b2})
+	if len(e.texts) != 0 || len(e.keys) != 0 || e.room.Used() != 0 || e.room.Objects() != 0 {
+		t.Errorf("after forgetting both: %d texts, %d keys, %d bytes used, %d objects", len(e.texts), len(e.keys), e.room.Used(), e.room.Objects())
+	}
+	e.forget(0, idx, a2) // forgetting twice gives nothing back twice
+	e.forget(0, idx, "not an object")
 	if e.room.Used() != 0 || *fulls != 0 {
 		t.Errorf("Used = %d, full %d times", e.room.Used(), *fulls)
+	}
+}
+
+// TestEncodedItemsForgetDecoded: a watch's delete event carries the
+// object decoded from it, not the one the informer held; its text is
+// forgotten all the same, and an event for an object whose stored version
+// the informer still holds forgets nothing.
+func TestEncodedItemsForgetDecoded(t *testing.T) {
+	a, b := namedPod("a", "1"), namedPod("b", "1")
+	e, idx, _ := newEncoded(t, 1<<20, a, b)
+	e.Store(podKind, a, []byte("a"))
+	e.Store(podKind, b, []byte("b"))
+	// An event for b that comes after b was stored again: b stays.
+	e.forget(0, idx, b.DeepCopy())
+	if _, ok := e.Load(podKind, b); !ok {
+		t.Fatal("an event for an object the informer still holds forgot its text")
+	}
+	for _, o := range []*corev1.Pod{a, b} {
+		if err := idx.Delete(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.forget(0, idx, a.DeepCopy()) // as decoded from the watch event
+	e.forget(0, idx, cache.DeletedFinalStateUnknown{Key: "ns/b"})
+	if len(e.texts) != 0 || len(e.keys) != 0 || e.room.Used() != 0 || e.room.Objects() != 0 {
+		t.Errorf("after deleting both: %d texts, %d keys, %d bytes used, %d objects; want none", len(e.texts), len(e.keys), e.room.Used(), e.room.Objects())
 	}
 }
 
@@ -96,14 +130,17 @@ func TestEncodedItems(t *testing.T) {
 func TestAnswerCacheFull(t *testing.T) {
 	a, b, c := namedPod("a", "1"), namedPod("b", "1"), namedPod("c", "1")
 	text := make([]byte, 100)
-	e, _, fulls := newEncoded(t, 2*(100+entryOverhead), a, b, c)
+	e, idx, fulls := newEncoded(t, 2*(100+int64(len("ns/a"))+entryOverhead), a, b, c)
 	for _, o := range []*corev1.Pod{a, b, c, c} {
 		e.Store(podKind, o, text)
 	}
 	if _, ok := e.Load(podKind, c); ok || len(e.texts) != 2 || *fulls != 1 {
 		t.Fatalf("c stored %t, %d texts, full %d times; want false, 2, 1", ok, len(e.texts), *fulls)
 	}
-	e.forget(a)
+	if err := idx.Delete(a); err != nil {
+		t.Fatal(err)
+	}
+	e.forget(0, idx, a)
 	e.Store(podKind, c, text)
 	if _, ok := e.Load(podKind, c); !ok || *fulls != 1 {
 		t.Errorf("c stored %t once a was forgotten, full %d times; want true, 1", ok, *fulls)
@@ -126,7 +163,7 @@ func TestEncodedItemsNotPointers(t *testing.T) {
 	if _, ok := e.Load(podKind, v); ok {
 		t.Error("a text was given back for an object that is not a pointer")
 	}
-	e.forget(v)
+	e.forget(0, nil, v)
 	if _, ok := e.Load(podKind, nil); ok {
 		t.Error("a text was given back for nil")
 	}

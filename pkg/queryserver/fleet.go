@@ -286,7 +286,7 @@ func (f *Fleet) Answer(a Asked, out, errOut io.Writer) error {
 		}
 		return f.served[name].Answer(a.Request, f.access(name, a.May), a.Budget, out, errOut)
 	}
-	req := a.Request
+	req := printedForOthers(a.Request, a.Budget)
 	req.Print.Clusters = true
 	var (
 		answers []plan.ClusterAnswer

@@ -114,14 +114,15 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 // objects its answers print, each while its informer holds it (see
 // AnswerCache). Call it once, before the first answer.
 func (s *Served) KeepAnswers(c *AnswerCache) error {
-	e := &encodedItems{room: c, holders: map[schema.GroupVersionKind][]cache.Indexer{}, texts: map[runtime.Object]encodedText{}}
-	forget := cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(old, _ any) { e.forget(old) },
-		DeleteFunc: e.forget,
-	}
-	for _, inf := range s.infs {
-		gvk := inf.Resource.GVK
-		e.holders[gvk] = append(e.holders[gvk], inf.Informer.GetIndexer())
+	e := &encodedItems{room: c, holders: map[schema.GroupVersionKind][]holder{},
+		texts: map[runtime.Object]encodedText{}, keys: map[heldKey]runtime.Object{}}
+	for n, inf := range s.infs {
+		gvk, idx := inf.Resource.GVK, inf.Informer.GetIndexer()
+		e.holders[gvk] = append(e.holders[gvk], holder{n: n, idx: idx})
+		forget := cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, obj any) { e.forget(n, idx, obj) },
+			DeleteFunc: func(obj any) { e.forget(n, idx, obj) },
+		}
 		if _, err := inf.Informer.AddEventHandler(forget); err != nil {
 			return fmt.Errorf("keeping the answers of %s: %w", inf.Resource, err)
 		}
@@ -277,6 +278,7 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	if budget != nil {
 		ctx = budget.Context()
 	}
+	req = printedForOthers(req, budget)
 	if plan.NamesObjects(req.Resources) {
 		return nil, &query.UsageError{Err: fmt.Errorf(`a query server answers for resource types, not named objects: query the cluster itself, or select them with %s 'object.metadata.name in ["NAME", ...]'`, req.Names.Of(query.PartWhere))}
 	}
@@ -443,6 +445,17 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 		}
 	}
 	return &reply{plan: np, queried: queried, results: results, warnings: warnings}, nil
+}
+
+// printedForOthers returns req printed as a query server prints: reading
+// no template file, and, with a budget, stopping once its context ends
+// (see query.PrintOptions.ServerSide and Context).
+func printedForOthers(req plan.Request, budget *indexers.Budget) plan.Request {
+	req.Print.ServerSide = true
+	if budget != nil {
+		req.Print.Context = budget.Context()
+	}
+	return req
 }
 
 // resolve maps resource names to the served informers. A name the server

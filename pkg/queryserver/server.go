@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -70,6 +71,9 @@ type Options struct {
 	// Logger logs one line per request: who, what, the outcome, never an
 	// object. Default: discard.
 	Logger *slog.Logger
+	// Metrics, when not nil, is served on GET /metrics to callers allowed
+	// to get that non-resource URL (see AnswerCacheCollectors).
+	Metrics prometheus.Gatherer
 }
 
 // Server serves queries over HTTP; see the package documentation. Serve it
@@ -105,12 +109,15 @@ func New(o Options) (*Server, error) {
 	return &Server{o: o, inflight: map[string]int{}}, nil
 }
 
-// Handler returns the server's handler: POST /v1/query, and /healthz and
-// /readyz, which need no authentication and say only "ok" or what is not
-// ready.
+// Handler returns the server's handler: POST /v1/query, GET /metrics
+// with Options.Metrics, and /healthz and /readyz, which need no
+// authentication and say only "ok" or what is not ready.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(QueryPath, s.serveQuery)
+	if s.o.Metrics != nil {
+		mux.HandleFunc(MetricsPath, s.serveMetrics)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -181,11 +188,9 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "the server's caches have not synced yet: retry shortly")
 		return
 	}
-	var q Query
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "the body is not a query: "+err.Error())
+	q, err := DecodeQuery(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.MaxRequestDuration)

@@ -394,6 +394,12 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 	client.AnswerTimeout = o.SyncTimeout
 	q := queryserver.FromRequest(o.request)
 	q.Clusters, q.AllClusters = o.ServerClusters, o.ServerAllClusters
+	// The server reads no files: a template file is read here and its
+	// text sent.
+	q.Output, q.Print.Template, q.Print.NoHeaders, err = query.InlineTemplate(q.Output, q.Print.Template, q.Print.NoHeaders, nil)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
 	err = client.Query(ctx, q, o.Out, o.ErrOut)
 	var (
 		se      *queryserver.StatusError

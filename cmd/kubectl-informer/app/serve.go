@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -104,7 +105,12 @@ The server speaks HTTPS only: with --tls-cert-file and --tls-private-key-file,
 or a self-signed certificate generated in --cert-dir, which clients trust with
 --server-ca. Each user runs at most --max-inflight-per-user queries at a time,
 each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
-/healthz and /readyz (200 once the caches have synced) need no credentials.
+/healthz and /readyz (200 once the caches have synced) need no credentials;
+/metrics (the answer cache's bytes and objects) is served to callers allowed to
+get that non-resource URL. The server reads no files for its callers: -o
+go-template-file, templatefile, jsonpath-file and custom-columns-file are
+refused (query --server reads such a file itself and sends its text), and
+printing a template stops once --max-request-duration is spent.
 
 With several contexts (--context a,b or --all-contexts) one server holds the
 caches of several clusters, filled in parallel, and answers queries over any
@@ -375,13 +381,18 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	if err != nil {
 		return err
 	}
+	registry := prometheus.NewRegistry()
 	if o.answerCache > 0 {
 		full := func() {
 			log.Warn("the answer cache is full: objects beyond it are encoded each time they are answered as -o json; raise --answer-cache to keep them",
 				"answer-cache", resource.NewQuantity(o.answerCache, resource.BinarySI).String())
 		}
-		if err := fleet.KeepAnswers(queryserver.NewAnswerCache(o.answerCache, full)); err != nil {
+		answers := queryserver.NewAnswerCache(o.answerCache, full)
+		if err := fleet.KeepAnswers(answers); err != nil {
 			return err
+		}
+		for _, c := range queryserver.AnswerCacheCollectors(answers) {
+			registry.MustRegister(c)
 		}
 	}
 	bound := queryserver.NewMemoryBound(o.memoryHeadroom)
@@ -395,7 +406,7 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	srv, err := queryserver.New(queryserver.Options{
 		Answerer: fleet, Authenticator: authn, Authorizer: authz,
 		MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
-		MaxRequestDuration: o.MaxRequestDuration, Logger: log, Memory: bound,
+		MaxRequestDuration: o.MaxRequestDuration, Logger: log, Memory: bound, Metrics: registry,
 	})
 	if err != nil {
 		return err
