@@ -1,7 +1,12 @@
 package queryserver
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -185,5 +190,43 @@ func TestDefaultAnswerCache(t *testing.T) {
 		if got := answerCacheWithin(c.limit, c.ok); got != c.want {
 			t.Errorf("answerCacheWithin(%d, %t) = %d, want %d", c.limit, c.ok, got, c.want)
 		}
+	}
+}
+
+// TestAnswerCacheCollectors: the gauges of the answer cache say what it
+// holds, and follow it as objects are forgotten; they pass promlint.
+func TestAnswerCacheCollectors(t *testing.T) {
+	a, b := namedPod("a", "1"), namedPod("b", "1")
+	e, idx, _ := newEncoded(t, 1000, a, b)
+	e.Store(podKind, a, []byte("0123456789"))
+	e.Store(podKind, b, []byte("01234"))
+	reg := prometheus.NewPedanticRegistry()
+	for _, c := range AnswerCacheCollectors(e.room) {
+		reg.MustRegister(c)
+	}
+	expo := func(objects, bytes int) string {
+		return fmt.Sprintf(`# HELP kubectl_informer_answer_cache_bytes Bytes the answer cache holds: the -o json text of the objects it keeps, their keys and a fixed overhead each.
+# TYPE kubectl_informer_answer_cache_bytes gauge
+kubectl_informer_answer_cache_bytes %d
+# HELP kubectl_informer_answer_cache_limit_bytes Bytes the answer cache may hold (--answer-cache).
+# TYPE kubectl_informer_answer_cache_limit_bytes gauge
+kubectl_informer_answer_cache_limit_bytes 1000
+# HELP kubectl_informer_answer_cache_objects Objects whose -o json text the answer cache holds.
+# TYPE kubectl_informer_answer_cache_objects gauge
+kubectl_informer_answer_cache_objects %d
+`, bytes, objects)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(expo(2, 10+4+5+4+2*entryOverhead))); err != nil {
+		t.Error(err)
+	}
+	if err := idx.Delete(a); err != nil {
+		t.Fatal(err)
+	}
+	e.forget(0, idx, a.DeepCopy())
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(expo(1, 5+4+entryOverhead))); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("promlint: %v %v", problems, err)
 	}
 }
