@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/template"
 	"text/template/parse"
-
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime"
