@@ -265,8 +265,9 @@ func kubectlTemplate(g *printers.GoTemplatePrinter) *template.Template {
 	if !f.IsValid() || f.Type() != reflect.TypeFor[*template.Template]() {
 		return nil
 	}
-	//nolint:gosec // G103: reads the field of the printer's own type checked above
-	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(*template.Template)
+	field := unsafe.Pointer(f.UnsafeAddr()) //nolint:gosec // G103: the field of the type checked above
+	t, _ := reflect.NewAt(f.Type(), field).Elem().Interface().(*template.Template)
+	return t
 }
 
 // withCheck puts check first in list and in the body of every range
