@@ -202,6 +202,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20s) each
 	go test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers
 	go test -run '^$$' -fuzz '^FuzzPodView$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/indexers/jsonval
 	go test -run '^$$' -fuzz '^FuzzFlagParsing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./cmd/kubectl-informer/app
+	go test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./pkg/queryserver
 
 .PHONY: ksm-compare
 ksm-compare: build controlplane ## Serve the kube-state-metrics profile beside kube-state-metrics (KSM=binary) on the sample workload and compare every family, with FLAGS and the custom resource state config CRS given to both (report in _output/ksm-compare)
