@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -33,6 +35,9 @@ const (
 	DefaultMaxInflightPerUser = 4
 	DefaultMaxCostPerRequest  = 100 * indexers.DefaultCostLimit
 	DefaultMaxRequestDuration = time.Minute
+	// DefaultWriteTimeout is how long one write of an answer may wait for
+	// its client to read.
+	DefaultWriteTimeout = 30 * time.Second
 	// maxBodyBytes bounds the body of a request: a query is a few
 	// expressions.
 	maxBodyBytes = 1 << 20
@@ -67,8 +72,19 @@ type Options struct {
 	// the memory a large answer took is returned to the operating system
 	// once it is written (debug.FreeOSMemory).
 	Memory *MemoryBound
+	// WriteTimeout bounds each write of an answer: a client that reads
+	// nothing of it for that long has its request ended, and the slot it
+	// held freed. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// Registry holds the server's own metrics (authorization decisions,
+	// the resource names cached, and what the caller registers there,
+	// such as a ReviewCounter's), served on /metrics to callers the
+	// Authorizer allows get on the non-resource URL /metrics, as the API
+	// server serves its own. Default: a new registry.
+	Registry *prometheus.Registry
 	// Logger logs one line per request: who, what, the outcome, never an
-	// object. Default: discard.
+	// object; what the caller wrote is shortened to 256 bytes. Default:
+	// discard.
 	Logger *slog.Logger
 }
 
@@ -99,9 +115,32 @@ func New(o Options) (*Server, error) {
 	if o.MaxRequestDuration <= 0 {
 		o.MaxRequestDuration = DefaultMaxRequestDuration
 	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	decisions := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: decisionsMetric,
+		Help: "Authorization decisions the server asked for (SubjectAccessReviews, sent or answered from the cache).",
+	})
+	cs := []prometheus.Collector{decisions}
+	if n, ok := o.Answerer.(interface{ namesCached() int }); ok {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: namesMetric,
+			Help: "Resource type names kept resolved, over the clusters served; bounded.",
+		}, func() float64 { return float64(n.namesCached()) }))
+	}
+	for _, c := range cs {
+		if err := o.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("queryserver: %w", err)
+		}
+	}
+	o.Authorizer = countedAuthorizer{Authorizer: o.Authorizer, decisions: decisions}
 	return &Server{o: o, inflight: map[string]int{}}, nil
 }
 
@@ -124,7 +163,31 @@ func (s *Server) Handler() http.Handler {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc(MetricsPath, s.serveMetrics)
 	return mux
+}
+
+// MetricsPath is the path of the server's own metrics.
+const MetricsPath = "/metrics"
+
+// serveMetrics serves the server's own metrics to a caller allowed get on
+// /metrics, as the API server serves its own.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	resp, ok, err := s.o.Authenticator.AuthenticateRequest(r)
+	if err != nil || !ok {
+		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized: the request has no valid credentials (a bearer token or a client certificate the cluster accepts)")
+		return
+	}
+	decision, _, err := s.o.Authorizer.Authorize(r.Context(), authorizer.AttributesRecord{User: resp.User, Verb: "get", Path: MetricsPath})
+	if decision != authorizer.DecisionAllow {
+		msg := fmt.Sprintf("forbidden: User %q cannot get path %q", resp.User.GetName(), MetricsPath)
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, msg)
+		return
+	}
+	promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 }
 
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
@@ -145,7 +208,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := resp.User
-	log = log.With("user", u.GetName())
+	log = log.With("user", shorten(u.GetName(), logFieldLength))
 	if !s.acquire(u.GetName()) {
 		w.Header().Set("Retry-After", "1")
 		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
@@ -156,6 +219,11 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	defer s.release(u.GetName())
 	if s.o.Memory != nil {
 		defer s.o.Memory.Answering()()
+	}
+	if err := checkImpersonation(r.Header); err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		log.Info("query refused", "code", http.StatusBadRequest, "reason", "impersonation", "error", shorten(err.Error(), logFieldLength))
+		return
 	}
 	// --as and --as-group: the query is answered as the impersonated user,
 	// once the caller may impersonate it, as the API server decides.
@@ -170,10 +238,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			code, reason = http.StatusInternalServerError, metav1.StatusReasonInternalError
 		}
 		writeStatus(w, code, reason, err.Error())
-		log.Info("query refused", "code", code, "reason", "impersonation", "error", firstLine(err.Error()))
+		log.Info("query refused", "code", code, "reason", "impersonation", "error", shorten(firstLine(err.Error()), logFieldLength))
 		return
 	} else if acting != u {
-		log = log.With("as", acting.GetName())
+		log = log.With("as", shorten(acting.GetName(), logFieldLength))
 		u = acting
 	}
 	if !s.o.Answerer.Synced() {
@@ -188,6 +256,11 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "the body is not a query: "+err.Error())
 		return
 	}
+	if err := checkBounds(&q); err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		log.Info("query refused", "code", http.StatusBadRequest, "reason", "bounds", "error", shorten(err.Error(), logFieldLength))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.MaxRequestDuration)
 	defer cancel()
 	budget := indexers.NewBudget(ctx, s.o.MaxCostPerRequest)
@@ -198,7 +271,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		},
 		MayReadAll: func(ctx context.Context) (bool, error) { return s.mayReadAll(ctx, u) },
 	}
-	out := &lazyWriter{w: w, contentType: contentType(q.Output)}
+	out := &lazyWriter{w: w, contentType: contentType(q.Output), rc: http.NewResponseController(w), timeout: s.o.WriteTimeout}
 	var errOut bytes.Buffer
 	err = s.o.Answerer.Answer(asked, out, &errOut)
 	code := http.StatusOK
@@ -223,10 +296,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(ErrorTrailer, base64.StdEncoding.EncodeToString([]byte(err.Error())))
 		}
 	}
-	attrs := []any{"resources", strings.Join(q.Resources, ","), "namespace", q.Namespace, "code", code,
+	attrs := []any{"resources", shorten(strings.Join(q.Resources, ","), logFieldLength), "namespace", shorten(q.Namespace, logFieldLength), "code", code,
 		"cost", budget.Used(), "duration", time.Since(start).Round(time.Microsecond)}
 	if err != nil {
-		attrs = append(attrs, "error", firstLine(err.Error()))
+		attrs = append(attrs, "error", shorten(firstLine(err.Error()), logFieldLength))
 	}
 	log.Info("query", attrs...)
 }
@@ -362,13 +435,16 @@ func firstLine(s string) string {
 
 // lazyWriter starts a 200 answer, with its trailers declared, at the first
 // write, so that a query that fails before printing can still get a status
-// of its own. Writes are buffered.
+// of its own. Writes are buffered; each write to the client must be done
+// within timeout (through rc), else it fails, and so do those after it.
 type lazyWriter struct {
 	w           http.ResponseWriter
 	contentType string
 	started     bool
 	buf         *bufio.Writer
 	written     int
+	rc          *http.ResponseController
+	timeout     time.Duration
 }
 
 func (l *lazyWriter) start() {
@@ -376,10 +452,26 @@ func (l *lazyWriter) start() {
 	h.Set("Content-Type", l.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Trailer", StderrTrailer+", "+ErrorTrailer+", "+PartialTrailer)
+	l.deadline()
 	l.w.WriteHeader(http.StatusOK)
-	l.buf = bufio.NewWriterSize(l.w, 32<<10)
+	l.buf = bufio.NewWriterSize(writerFunc(func(p []byte) (int, error) {
+		l.deadline()
+		return l.w.Write(p)
+	}), 32<<10)
 	l.started = true
 }
+
+// deadline gives the next write to the client timeout from now. The last
+// one set also bounds what the server writes once the handler returns.
+func (l *lazyWriter) deadline() {
+	if l.rc != nil && l.timeout > 0 {
+		_ = l.rc.SetWriteDeadline(time.Now().Add(l.timeout))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func (l *lazyWriter) Write(p []byte) (int, error) {
 	if !l.started {
