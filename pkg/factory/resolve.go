@@ -224,6 +224,10 @@ func unknownResource(gr schema.GroupResource, gvr *schema.GroupVersionResource) 
 	return &unknownResourceError{msg: msg}
 }
 
+// maxSuggestionCandidates bounds the names an unknown name is compared
+// with, the preferred first.
+const maxSuggestionCandidates = 4096
+
 // withSuggestion adds the closest known resource name to an unknown-resource error.
 func (r *Resolver) withSuggestion(err error, name string) error {
 	var u *unknownResourceError
@@ -263,6 +267,7 @@ func (r *Resolver) withSuggestion(err error, name string) error {
 		return names[i] < names[j]
 	})
 	names = slices.DeleteFunc(names, func(c string) bool { return len(c) <= 2 }) // short names suggest too much
+	names = names[:min(len(names), maxSuggestionCandidates)]
 	best, _ := suggest.Closest(strings.SplitN(name, ".", 2)[0], names)
 	u.suggestion = best
 	return u

@@ -36,7 +36,7 @@ func checkBounds(q *Query) error {
 	names := 0
 	for _, arg := range q.Resources {
 		if len(arg) > maxResourceArg {
-			return fmt.Errorf("resource argument %q is %d bytes long: at most %d are served", shorten(arg, 64), len(arg), maxResourceArg)
+			return fmt.Errorf("resource argument %q is %d bytes long: at most %d are served (%d types of at most %d characters)", shorten(arg, 64), len(arg), maxResourceArg, MaxResourceNames, MaxNameLength)
 		}
 		for name := range strings.SplitSeq(arg, ",") {
 			name = strings.TrimSpace(name)
