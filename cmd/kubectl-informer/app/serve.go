@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -389,6 +390,7 @@ func (o *ServeOptions) runFleet(ctx context.Context, log *slog.Logger, ln net.Li
 func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Listener, tlsConfig *tls.Config, home plan.Conn,
 	fill func(context.Context, *indexers.Env) (*queryserver.Fleet, error)) error {
 	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reviews, err := queryserver.NewReviewCounter(registry)
 	if err != nil {
 		return err

@@ -253,6 +253,11 @@ func testAllNamespacesReviews(t *testing.T, s *server) {
 	token, user := noRBACToken(t, home, "many-namespaces")
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: home, Name: "many-namespaces"}
 	prefix := fmt.Sprintf("attack-%d-", time.Now().UnixNano()%1_000_000)
+	// The pods go when the test ends (their namespaces stay: no
+	// controller finishes deleting them); their name appears in no log
+	// of the other tests' servers.
+	const victim = "victim-of-many-namespaces"
+	t.Cleanup(func() { deletePods(t, cs, prefix, n, victim) })
 	var (
 		mu   sync.Mutex
 		want []string
@@ -277,7 +282,7 @@ func testAllNamespacesReviews(t *testing.T, s *server) {
 					return err
 				}
 				_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: "p"},
+					ObjectMeta: metav1.ObjectMeta{Name: victim},
 					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
 				}, metav1.CreateOptions{})
 				return err
@@ -287,7 +292,7 @@ func testAllNamespacesReviews(t *testing.T, s *server) {
 			if err != nil {
 				errs = append(errs, fmt.Errorf("namespace %s: %w", ns, err))
 			}
-			want = append(want, ns+"/p")
+			want = append(want, ns+"/"+victim)
 		})
 	}
 	wg.Wait()
@@ -444,7 +449,7 @@ func testNeverReads(t *testing.T, s *server) {
 	for i := range pods {
 		wg.Go(func() {
 			_, err := cs.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fat-%03d", i), Annotations: map[string]string{"fat": strings.Repeat("f", fat)}},
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fatpod-%03d", i), Annotations: map[string]string{"fat": strings.Repeat("f", fat)}},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
 			}, metav1.CreateOptions{})
 			errs <- err
@@ -457,6 +462,12 @@ func testNeverReads(t *testing.T, s *server) {
 			t.Fatal(err)
 		}
 	}
+	t.Cleanup(func() {
+		zero := int64(0)
+		if err := cs.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
 	hc := s.tokenClient(t, token)
 	count, _ := json.Marshal(queryserver.Query{Resources: []string{"pods"}, Namespace: ns, Count: true})
 	framework.Eventually(t, fmt.Sprintf("the server holds the %d pods of %s", pods, ns), func() bool {
@@ -489,4 +500,23 @@ func testNeverReads(t *testing.T, s *server) {
 	if code, text := s.post(t, hc, strings.NewReader(string(count))); code != http.StatusOK || text != strconv.Itoa(pods)+"\n" {
 		t.Errorf("the next query of %s: %d %.300s, want 200 and %d", user, code, text, pods)
 	}
+}
+
+// deletePods deletes the pod name of each namespace PREFIX0000 to
+// PREFIX(n-1).
+func deletePods(t *testing.T, cs kubernetes.Interface, prefix string, n int, name string) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	zero := int64(0)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			err := cs.CoreV1().Pods(fmt.Sprintf("%s%04d", prefix, i)).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
