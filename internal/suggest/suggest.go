@@ -7,20 +7,35 @@ import (
 	"unicode/utf8"
 )
 
+// MaxWord bounds the words Closest compares: a longer one is no likely
+// misspelling of a name, and is given no suggestion.
+const MaxWord = 256
+
 // Closest returns the candidate closest to word when it is close enough to
 // be a likely misspelling: within one edit for words of up to four
 // characters, two otherwise, comparing without regard to case. Candidates
 // equal to word are skipped; of equally close candidates the earliest wins,
-// so callers order candidates by preference.
+// so callers order candidates by preference. Its work is bounded whatever
+// word is: a word of more than MaxWord bytes is compared with none, and
+// the distance to a candidate is computed only when their lengths differ
+// by no more than the edits allowed.
 func Closest(word string, candidates []string) (string, bool) {
+	if len(word) > MaxWord {
+		return "", false
+	}
+	n := utf8.RuneCountInString(word)
 	limit := 2
-	if utf8.RuneCountInString(word) <= 4 {
+	if n <= 4 {
 		limit = 1
 	}
 	lw := strings.ToLower(word)
 	best, bestDistance := "", limit+1
 	for _, c := range candidates {
 		if c == word {
+			continue
+		}
+		// Each edit changes the length by one at most.
+		if m := utf8.RuneCountInString(c); m < n-limit || m > n+limit {
 			continue
 		}
 		if d := Distance(lw, strings.ToLower(c)); d < bestDistance {

@@ -8,10 +8,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
@@ -39,15 +42,47 @@ func (r Resource) String() string { return r.GVR.GroupResource().String() }
 type Resolver struct {
 	mapper    meta.RESTMapper
 	discovery discovery.DiscoveryInterface
+	// lists reads discovery's resource lists for categories and
+	// suggestions, at most once per listsTTL.
+	lists *memoLists
 	// categories expands "all" and CRD categories; nil disables categories.
 	categories restmapper.CategoryExpander
+}
+
+// listsTTL is how long discovery's resource lists are reused to expand
+// categories and suggest names: a name that is not a resource type costs
+// no more than a lookup in them, however many are asked.
+const listsTTL = 30 * time.Second
+
+// memoLists is a discovery client whose ServerGroupsAndResources is read
+// at most once per listsTTL (once at a time), and otherwise answered from
+// the last read.
+type memoLists struct {
+	discovery.DiscoveryInterface
+	// mu guards at, groups, lists and err, and is held while they are read.
+	mu     sync.Mutex
+	at     time.Time
+	groups []*metav1.APIGroup
+	lists  []*metav1.APIResourceList
+	err    error
+}
+
+func (m *memoLists) ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.at.IsZero() || time.Since(m.at) >= listsTTL {
+		m.groups, m.lists, m.err = m.DiscoveryInterface.ServerGroupsAndResources()
+		m.at = time.Now()
+	}
+	return m.groups, m.lists, m.err
 }
 
 // NewResolver returns a Resolver over a RESTMapper (with short names
 // expanded, as genericclioptions.ConfigFlags.ToRESTMapper returns) and the
 // discovery client it was built from.
 func NewResolver(mapper meta.RESTMapper, dc discovery.DiscoveryInterface) *Resolver {
-	return &Resolver{mapper: mapper, discovery: dc, categories: restmapper.NewDiscoveryCategoryExpander(dc)}
+	lists := &memoLists{DiscoveryInterface: dc}
+	return &Resolver{mapper: mapper, discovery: dc, lists: lists, categories: restmapper.NewDiscoveryCategoryExpander(lists)}
 }
 
 // Discovery returns the discovery client the Resolver reads.
@@ -224,13 +259,17 @@ func unknownResource(gr schema.GroupResource, gvr *schema.GroupVersionResource) 
 	return &unknownResourceError{msg: msg}
 }
 
+// maxSuggestionCandidates bounds the names an unknown name is compared
+// with, the preferred first.
+const maxSuggestionCandidates = 4096
+
 // withSuggestion adds the closest known resource name to an unknown-resource error.
 func (r *Resolver) withSuggestion(err error, name string) error {
 	var u *unknownResourceError
 	if !errors.As(err, &u) {
 		return err
 	}
-	_, lists, _ := r.discovery.ServerGroupsAndResources()
+	_, lists, _ := r.lists.ServerGroupsAndResources()
 	// Plural names win ties over singular and short names.
 	rank := map[string]int{}
 	note := func(name string, r int) {
@@ -263,6 +302,7 @@ func (r *Resolver) withSuggestion(err error, name string) error {
 		return names[i] < names[j]
 	})
 	names = slices.DeleteFunc(names, func(c string) bool { return len(c) <= 2 }) // short names suggest too much
+	names = names[:min(len(names), maxSuggestionCandidates)]
 	best, _ := suggest.Closest(strings.SplitN(name, ".", 2)[0], names)
 	u.suggestion = best
 	return u

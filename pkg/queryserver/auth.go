@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // AuthOptions configures the delegated authentication and authorization
@@ -31,15 +33,42 @@ type AuthOptions struct {
 	// system:anonymous (which the authorizer then judges). Default false:
 	// they get 401.
 	Anonymous bool
-	// TokenCacheTTL is how long a TokenReview's answer is reused;
-	// AllowCacheTTL and DenyCacheTTL how long a SubjectAccessReview's.
-	// Defaults: 10s each.
+	// TokenCacheTTL is how long a TokenReview's answer is reused
+	// (default 10s); AllowCacheTTL how long a SubjectAccessReview that
+	// allowed (default DefaultAllowCacheTTL), DenyCacheTTL one that did
+	// not (default 10s). Decisions are cached as k8s.io/apiserver's
+	// webhook authorizer caches them: the last 8192 kept.
 	TokenCacheTTL, AllowCacheTTL, DenyCacheTTL time.Duration
 }
 
-// defaultCacheTTL is the default of the AuthOptions TTLs: short, so that a
-// revoked token or permission stops working quickly.
+// defaultCacheTTL is the default of the AuthOptions TTLs but
+// AllowCacheTTL: short, so that a revoked token or a permission granted
+// takes effect quickly.
 const defaultCacheTTL = 10 * time.Second
+
+// DefaultAllowCacheTTL is the default of AuthOptions.AllowCacheTTL: a
+// query across namespaces asks one decision per namespace, answered from
+// the cache when it is asked again within it.
+const DefaultAllowCacheTTL = time.Minute
+
+// ReviewClientConfig returns a copy of cfg for the client that sends
+// NewDelegated's TokenReviews and SubjectAccessReviews: at most qps of
+// them a second (bursts of as many, at least 1), or unthrottled when qps
+// is 0 (client-go's default of 5 a second would queue a query's reviews);
+// counted by counter when it is not nil.
+func ReviewClientConfig(cfg *rest.Config, qps float32, counter *ReviewCounter) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.RateLimiter = nil
+	if qps > 0 {
+		c.QPS, c.Burst = qps, max(1, int(math.Ceil(float64(qps))))
+	} else {
+		c.QPS, c.Burst = -1, 0
+	}
+	if counter != nil {
+		c.Wrap(counter.Wrap)
+	}
+	return c
+}
 
 // webhookBackoff is k8s.io/apiserver's default retry backoff for
 // TokenReviews and SubjectAccessReviews.
@@ -52,12 +81,13 @@ var webhookBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5,
 // decision with a SubjectAccessReview; answers are cached for the TTLs.
 // The client CA, when read from the cluster, is followed until ctx ends.
 func NewDelegated(ctx context.Context, client kubernetes.Interface, o AuthOptions, log *slog.Logger) (authenticator.Request, authorizer.Authorizer, error) {
-	ttl := func(d time.Duration) time.Duration {
+	ttlOr := func(d, def time.Duration) time.Duration {
 		if d <= 0 {
-			return defaultCacheTTL
+			return def
 		}
 		return d
 	}
+	ttl := func(d time.Duration) time.Duration { return ttlOr(d, defaultCacheTTL) }
 	ca, err := clientCA(ctx, client, o.ClientCAFile, log)
 	if err != nil {
 		return nil, nil, err
@@ -77,7 +107,7 @@ func NewDelegated(ctx context.Context, client kubernetes.Interface, o AuthOption
 	}
 	authz := authorizerfactory.DelegatingAuthorizerConfig{
 		SubjectAccessReviewClient: client.AuthorizationV1(),
-		AllowCacheTTL:             ttl(o.AllowCacheTTL),
+		AllowCacheTTL:             ttlOr(o.AllowCacheTTL, DefaultAllowCacheTTL),
 		DenyCacheTTL:              ttl(o.DenyCacheTTL),
 		WebhookRetryBackoff:       &backoff,
 	}

@@ -176,7 +176,7 @@ func ServeFleet(ctx context.Context, env *indexers.Env, home string, members []F
 			f.served[m.Name] = served[i]
 		default:
 			// Every type absent there: it answers with no objects.
-			f.served[m.Name] = &Served{env: env, conn: m.Conn, names: map[string][]factory.Resource{}, lacks: map[string]bool{}}
+			f.served[m.Name] = &Served{env: env, conn: m.Conn, names: newNameCache(m.Conn.Resolver)}
 		}
 	}
 	return f, nil
@@ -417,4 +417,14 @@ func isForbidden(err error) bool {
 	var f *ForbiddenError
 	var c *ClusterForbiddenError
 	return errors.As(err, &f) || errors.As(err, &c)
+}
+
+// namesCached returns the number of resource type names the served
+// clusters keep resolved.
+func (f *Fleet) namesCached() int {
+	n := 0
+	for _, s := range f.served {
+		n += s.names.len()
+	}
+	return n
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
 
-// MetricsPath is the path of the server's own metrics (Options.Metrics).
+// MetricsPath is the path of the server's own metrics (Options.Registry).
 const MetricsPath = "/metrics"
 
 // AnswerCacheCollectors report the room of c: the bytes it holds
@@ -34,7 +34,7 @@ func AnswerCacheCollectors(c *AnswerCache) []prometheus.Collector {
 	}
 }
 
-// serveMetrics serves Options.Metrics to a caller the authorizer allows
+// serveMetrics serves Options.Registry to a caller the authorizer allows
 // to get the non-resource URL /metrics, as the API server serves its own.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	resp, ok, err := s.o.Authenticator.AuthenticateRequest(r)
@@ -54,5 +54,5 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, msg)
 		return
 	}
-	promhttp.HandlerFor(s.o.Metrics, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 }

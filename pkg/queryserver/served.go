@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -46,12 +45,9 @@ type Served struct {
 	// encoded keeps the -o json text of answered objects; nil: none kept.
 	encoded *encodedItems
 
-	// mu guards names and lacks.
-	mu sync.Mutex
-	// names caches the resolution of the resource names requests use.
-	names map[string][]factory.Resource
-	// lacks caches whether the cluster lacks a resource type, by name.
-	lacks map[string]bool
+	// names caches the resolution of the resource names requests use,
+	// bounded.
+	names *nameCache
 }
 
 // Serve resolves the resources of req, fills their caches with the indexes
@@ -92,8 +88,7 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 		byGVR:   map[schema.GroupVersionResource]*factory.Informer{},
 		exprs:   map[schema.GroupVersionResource]map[string]string{},
 		schemas: map[schema.GroupVersionKind]*spec.Schema{},
-		names:   map[string][]factory.Resource{},
-		lacks:   map[string]bool{},
+		names:   newNameCache(conn.Resolver),
 	}
 	schemas := indexers.NewSchemas(conn.Resolver.Discovery())
 	for _, inf := range queried {
@@ -255,21 +250,10 @@ func (s *Served) answerWithout(req plan.Request, may Access, budget *indexers.Bu
 }
 
 // lacking reports whether the cluster does not have the resource type t.
+// Only the names that resolve are cached (see nameCache).
 func (s *Served) lacking(t string) bool {
-	s.mu.Lock()
-	lacks, known := s.lacks[t]
-	s.mu.Unlock()
-	if known {
-		return lacks
-	}
-	_, err := s.conn.Resolver.ResolveOne(t)
-	lacks = factory.IsUnknownResource(err)
-	if err == nil || lacks {
-		s.mu.Lock()
-		s.lacks[t] = lacks
-		s.mu.Unlock()
-	}
-	return lacks
+	_, err := s.names.resolve(t)
+	return factory.IsUnknownResource(err)
 }
 
 // answer answers req from the caches, as Answer does, without printing.
@@ -285,6 +269,18 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	queried, err := s.resolve(req.Resources, "")
 	if err != nil {
 		return nil, err
+	}
+	// Whether the caller may read what it queries is decided before any
+	// of its expressions is compiled.
+	scopes := make([]*nsScope, len(queried))
+	for i, inf := range queried {
+		ns := ""
+		if inf.Resource.Namespaced {
+			ns = req.Namespace
+		}
+		if scopes[i], err = s.scope(ctx, may, inf, ns, ""); err != nil {
+			return nil, err
+		}
 	}
 	// --by on indexes the server lacks become predicates; the plan itself
 	// sees only the server's indexes.
@@ -379,16 +375,6 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 			lookup.scopes[ref.Resource] = scope
 		}
 	}
-	scopes := make([]*nsScope, len(queried))
-	for i, inf := range queried {
-		ns := ""
-		if inf.Resource.Namespaced {
-			ns = req.Namespace
-		}
-		if scopes[i], err = s.scope(ctx, may, inf, ns, ""); err != nil {
-			return nil, err
-		}
-	}
 	for _, inf := range queried {
 		if err := s.checkSchema(np, inf.Resource, queried); err != nil {
 			return nil, err
@@ -464,21 +450,12 @@ func printedForOthers(req plan.Request, budget *indexers.Budget) plan.Request {
 func (s *Served) resolve(args []string, context string) ([]*factory.Informer, error) {
 	var out []*factory.Informer
 	for _, arg := range args {
-		s.mu.Lock()
-		res, ok := s.names[arg]
-		s.mu.Unlock()
-		if !ok {
-			var err error
-			res, err = s.conn.Resolver.Resolve([]string{arg})
-			if err != nil {
-				if context != "" {
-					err = fmt.Errorf("%s: %w", context, err)
-				}
-				return nil, &query.UsageError{Err: err}
+		res, err := s.names.resolve(arg)
+		if err != nil {
+			if context != "" {
+				err = fmt.Errorf("%s: %w", context, err)
 			}
-			s.mu.Lock()
-			s.names[arg] = res
-			s.mu.Unlock()
+			return nil, &query.UsageError{Err: err}
 		}
 		for _, r := range res {
 			inf, ok := s.byGVR[r.GVR]
@@ -554,18 +531,16 @@ func (s *Served) scope(ctx context.Context, may Access, inf *factory.Informer, n
 	if !res.Namespaced {
 		return nil, &ForbiddenError{Resource: res, Reason: reason}
 	}
-	sc := &nsScope{allowed: sets.New[string]()}
 	held := inf.Informer.GetIndexer().ListIndexFuncValues(cache.NamespaceIndex)
+	held = slices.DeleteFunc(held, func(ns string) bool { return ns == "" })
 	slices.Sort(held)
-	for _, ns := range held {
-		if ns == "" {
-			continue
-		}
-		ok, err := may(ctx, res, ns)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
+	allowed, err := mayEach(ctx, may, res, held)
+	if err != nil {
+		return nil, err
+	}
+	sc := &nsScope{allowed: sets.New[string]()}
+	for i, ns := range held {
+		if allowed[i] {
 			sc.namespaces = append(sc.namespaces, ns)
 			sc.allowed.Insert(ns)
 		}

@@ -34,6 +34,9 @@ const (
 	DefaultMaxInflightPerUser = 4
 	DefaultMaxCostPerRequest  = 100 * indexers.DefaultCostLimit
 	DefaultMaxRequestDuration = time.Minute
+	// DefaultWriteTimeout is how long one write of an answer may wait for
+	// its client to read.
+	DefaultWriteTimeout = 30 * time.Second
 	// maxBodyBytes bounds the body of a request: a query is a few
 	// expressions.
 	maxBodyBytes = 1 << 20
@@ -68,12 +71,20 @@ type Options struct {
 	// the memory a large answer took is returned to the operating system
 	// once it is written (debug.FreeOSMemory).
 	Memory *MemoryBound
+	// WriteTimeout bounds each write of an answer: a client that reads
+	// nothing of it for that long has its request ended, and the slot it
+	// held freed. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// Registry holds the server's own metrics (authorization decisions,
+	// the resource names cached, and what the caller registers there,
+	// such as a ReviewCounter's), served on /metrics to callers the
+	// Authorizer allows get on the non-resource URL /metrics, as the API
+	// server serves its own. Default: a new registry.
+	Registry *prometheus.Registry
 	// Logger logs one line per request: who, what, the outcome, never an
-	// object. Default: discard.
+	// object; what the caller wrote is shortened to 256 bytes. Default:
+	// discard.
 	Logger *slog.Logger
-	// Metrics, when not nil, is served on GET /metrics to callers allowed
-	// to get that non-resource URL (see AnswerCacheCollectors).
-	Metrics prometheus.Gatherer
 }
 
 // Server serves queries over HTTP; see the package documentation. Serve it
@@ -103,9 +114,32 @@ func New(o Options) (*Server, error) {
 	if o.MaxRequestDuration <= 0 {
 		o.MaxRequestDuration = DefaultMaxRequestDuration
 	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	decisions := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: decisionsMetric,
+		Help: "Authorization decisions the server asked for (SubjectAccessReviews, sent or answered from the cache).",
+	})
+	cs := []prometheus.Collector{decisions}
+	if n, ok := o.Answerer.(interface{ namesCached() int }); ok {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: namesMetric,
+			Help: "Resource type names kept resolved, over the clusters served; bounded.",
+		}, func() float64 { return float64(n.namesCached()) }))
+	}
+	for _, c := range cs {
+		if err := o.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("queryserver: %w", err)
+		}
+	}
+	o.Authorizer = countedAuthorizer{Authorizer: o.Authorizer, decisions: decisions}
 	return &Server{o: o, inflight: map[string]int{}}, nil
 }
 
@@ -115,9 +149,6 @@ func New(o Options) (*Server, error) {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(QueryPath, s.serveQuery)
-	if s.o.Metrics != nil {
-		mux.HandleFunc(MetricsPath, s.serveMetrics)
-	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -131,6 +162,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc(MetricsPath, s.serveMetrics)
 	return mux
 }
 
@@ -152,7 +184,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := resp.User
-	log = log.With("user", u.GetName())
+	log = log.With("user", shorten(u.GetName(), logFieldLength))
 	if !s.acquire(u.GetName()) {
 		w.Header().Set("Retry-After", "1")
 		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
@@ -163,6 +195,11 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	defer s.release(u.GetName())
 	if s.o.Memory != nil {
 		defer s.o.Memory.Answering()()
+	}
+	if err := checkImpersonation(r.Header); err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		log.Info("query refused", "code", http.StatusBadRequest, "reason", "impersonation", "error", shorten(err.Error(), logFieldLength))
+		return
 	}
 	// --as and --as-group: the query is answered as the impersonated user,
 	// once the caller may impersonate it, as the API server decides.
@@ -177,10 +214,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			code, reason = http.StatusInternalServerError, metav1.StatusReasonInternalError
 		}
 		writeStatus(w, code, reason, err.Error())
-		log.Info("query refused", "code", code, "reason", "impersonation", "error", firstLine(err.Error()))
+		log.Info("query refused", "code", code, "reason", "impersonation", "error", shorten(firstLine(err.Error()), logFieldLength))
 		return
 	} else if acting != u {
-		log = log.With("as", acting.GetName())
+		log = log.With("as", shorten(acting.GetName(), logFieldLength))
 		u = acting
 	}
 	if !s.o.Answerer.Synced() {
@@ -193,6 +230,11 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
 		return
 	}
+	if err := checkBounds(&q); err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		log.Info("query refused", "code", http.StatusBadRequest, "reason", "bounds", "error", shorten(err.Error(), logFieldLength))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.MaxRequestDuration)
 	defer cancel()
 	budget := indexers.NewBudget(ctx, s.o.MaxCostPerRequest)
@@ -203,7 +245,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		},
 		MayReadAll: func(ctx context.Context) (bool, error) { return s.mayReadAll(ctx, u) },
 	}
-	out := &lazyWriter{w: w, contentType: contentType(q.Output)}
+	out := &lazyWriter{w: w, contentType: contentType(q.Output), rc: http.NewResponseController(w), timeout: s.o.WriteTimeout}
 	var errOut bytes.Buffer
 	err = s.o.Answerer.Answer(asked, out, &errOut)
 	code := http.StatusOK
@@ -228,10 +270,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(ErrorTrailer, base64.StdEncoding.EncodeToString([]byte(err.Error())))
 		}
 	}
-	attrs := []any{"resources", strings.Join(q.Resources, ","), "namespace", q.Namespace, "code", code,
+	attrs := []any{"resources", shorten(strings.Join(q.Resources, ","), logFieldLength), "namespace", shorten(q.Namespace, logFieldLength), "code", code,
 		"cost", budget.Used(), "duration", time.Since(start).Round(time.Microsecond)}
 	if err != nil {
-		attrs = append(attrs, "error", firstLine(err.Error()))
+		attrs = append(attrs, "error", shorten(firstLine(err.Error()), logFieldLength))
 	}
 	log.Info("query", attrs...)
 }
@@ -367,13 +409,16 @@ func firstLine(s string) string {
 
 // lazyWriter starts a 200 answer, with its trailers declared, at the first
 // write, so that a query that fails before printing can still get a status
-// of its own. Writes are buffered.
+// of its own. Writes are buffered; each write to the client must be done
+// within timeout (through rc), else it fails, and so do those after it.
 type lazyWriter struct {
 	w           http.ResponseWriter
 	contentType string
 	started     bool
 	buf         *bufio.Writer
 	written     int
+	rc          *http.ResponseController
+	timeout     time.Duration
 }
 
 func (l *lazyWriter) start() {
@@ -381,10 +426,26 @@ func (l *lazyWriter) start() {
 	h.Set("Content-Type", l.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Trailer", StderrTrailer+", "+ErrorTrailer+", "+PartialTrailer)
+	l.deadline()
 	l.w.WriteHeader(http.StatusOK)
-	l.buf = bufio.NewWriterSize(l.w, 32<<10)
+	l.buf = bufio.NewWriterSize(writerFunc(func(p []byte) (int, error) {
+		l.deadline()
+		return l.w.Write(p)
+	}), 32<<10)
 	l.started = true
 }
+
+// deadline gives the next write to the client timeout from now. The last
+// one set also bounds what the server writes once the handler returns.
+func (l *lazyWriter) deadline() {
+	if l.rc != nil && l.timeout > 0 {
+		_ = l.rc.SetWriteDeadline(time.Now().Add(l.timeout))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func (l *lazyWriter) Write(p []byte) (int, error) {
 	if !l.started {

@@ -486,7 +486,8 @@ func registerServeCompletions(cmd *cobra.Command, o *ServeOptions) {
 	fixed(cmd, "log.format", "logfmt", "json")
 	noFiles(cmd, "index", "sync-timeout", "selector", "field-selector", "listen-address", "tls-san",
 		"max-inflight-per-user", "max-cost-per-request", "max-request-duration",
-		"authentication-cache-ttl", "authorization-cache-ttl", "v", "context-selector")
+		"authentication-cache-ttl", "authorization-cache-ttl", "authorization-deny-cache-ttl", "authorization-qps",
+		"read-header-timeout", "read-timeout", "write-timeout", "idle-timeout", "v", "context-selector")
 }
 
 // registerWatchCompletions completes the flags of watch.

@@ -65,6 +65,10 @@ func TestEmptyAndInvalidInput(t *testing.T) {
 		{[]string{"serve", "pods", "-l", "!!!"}, `-l/--selector "!!!": `},
 		{[]string{"serve", "pods", "--memory-headroom", "lots"}, `--memory-headroom "lots": want a size such as 100Mi or 1Gi, or 0`},
 		{[]string{"serve", "pods", "--memory-headroom", "-1Mi"}, `--memory-headroom "-1Mi"`},
+		{[]string{"serve", "pods", "--idle-timeout", "0s"}, `--idle-timeout must be positive, got 0s`},
+		{[]string{"serve", "pods", "--write-timeout", "-1s"}, `--write-timeout must be positive, got -1s`},
+		{[]string{"serve", "pods", "--authorization-deny-cache-ttl", "0s"}, `--authorization-deny-cache-ttl must be positive`},
+		{[]string{"serve", "pods", "--authorization-qps", "-1"}, `--authorization-qps must not be negative, got -1: 0 sends reviews without a limit`},
 		{[]string{"indexes", "", "--field-selector", "a"}, `resource argument "" names no resource type`},
 	}
 	for _, tt := range tests {

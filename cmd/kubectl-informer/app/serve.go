@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -55,6 +56,12 @@ type ServeOptions struct {
 	AnswerCache        string
 	AuthnCacheTTL      time.Duration
 	AuthzCacheTTL      time.Duration
+	AuthzDenyCacheTTL  time.Duration
+	AuthorizationQPS   float32
+	ReadHeaderTimeout  time.Duration
+	ReadTimeout        time.Duration
+	WriteTimeout       time.Duration
+	IdleTimeout        time.Duration
 	Verbosity          int
 	LogFormat          string
 
@@ -94,8 +101,9 @@ namespace; a query across namespaces by a caller who may list only some gets
 the objects of those). A query sent with --as or --as-group is answered as
 the user impersonated, once the caller may impersonate it (SubjectAccessReviews
 on impersonate, as the API server asks them), else refused with 403. Answers
-are cached for --authentication-cache-ttl and
---authorization-cache-ttl. Requests without credentials get 401 unless
+are cached for --authentication-cache-ttl and --authorization-cache-ttl
+(--authorization-deny-cache-ttl when denied); reviews are sent unthrottled,
+or at --authorization-qps. Requests without credentials get 401 unless
 --anonymous-auth is set. The server's service account needs list and watch on
 the served resources, create on tokenreviews and subjectaccessreviews, and get,
 list and watch on the ConfigMap kube-system/extension-apiserver-authentication
@@ -105,12 +113,17 @@ The server speaks HTTPS only: with --tls-cert-file and --tls-private-key-file,
 or a self-signed certificate generated in --cert-dir, which clients trust with
 --server-ca. Each user runs at most --max-inflight-per-user queries at a time,
 each evaluating at most --max-cost-per-request CEL cost units; beyond, 429.
+Before a query is authorized, its resource type names are held to 253
+characters and 64 types (else 400), and only names that resolve are cached.
+Connections are closed after --idle-timeout idle, and a client that stops
+reading an answer for --write-timeout has its request ended.
+The server reads no files for its callers: -o go-template-file, templatefile,
+jsonpath-file and custom-columns-file are refused (query --server reads such
+a file itself and sends its text), and printing a template stops once
+--max-request-duration is spent.
 /healthz and /readyz (200 once the caches have synced) need no credentials;
-/metrics (the answer cache's bytes and objects) is served to callers allowed to
-get that non-resource URL. The server reads no files for its callers: -o
-go-template-file, templatefile, jsonpath-file and custom-columns-file are
-refused (query --server reads such a file itself and sends its text), and
-printing a template stops once --max-request-duration is spent.
+/metrics (the server's own: reviews, names cached, the answer cache) needs
+get on the non-resource URL /metrics.
 
 With several contexts (--context a,b or --all-contexts) one server holds the
 caches of several clusters, filled in parallel, and answers queries over any
@@ -164,7 +177,13 @@ others' answer, a warning naming it, and exit code 3.
 	f.StringVar(&o.MemoryHeadroom, "memory-headroom", "100Mi", "once the caches have synced, hold the process's memory to this much above what they need while answering (a quarter of it otherwise; a quantity: 100Mi, 1Gi), so that answers being written cannot take more; 0: no bound (GOMEMLIMIT in the environment also replaces it)")
 	f.StringVar(&o.AnswerCache, "answer-cache", "", "keep the -o json text of the objects answered, up to this size (a quantity; default 512Mi, or a quarter of the container's memory limit when that is lower), each until the object changes, so that answering it again writes that text rather than encoding the object again; 0: keep none")
 	f.DurationVar(&o.AuthnCacheTTL, "authentication-cache-ttl", 10*time.Second, "how long a TokenReview's answer is reused")
-	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", 10*time.Second, "how long a SubjectAccessReview's answer is reused")
+	f.DurationVar(&o.AuthzCacheTTL, "authorization-cache-ttl", queryserver.DefaultAllowCacheTTL, "how long a SubjectAccessReview that allowed is reused (the last 8192 decisions are kept)")
+	f.DurationVar(&o.AuthzDenyCacheTTL, "authorization-deny-cache-ttl", 10*time.Second, "how long a SubjectAccessReview that did not allow is reused")
+	f.Float32Var(&o.AuthorizationQPS, "authorization-qps", 0, "TokenReviews and SubjectAccessReviews sent to the API server per second at most; 0: no limit (a query across namespaces asks one SubjectAccessReview per namespace, 32 at a time)")
+	f.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to complete the TLS handshake and send a request's headers")
+	f.DurationVar(&o.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request, its body included")
+	f.DurationVar(&o.WriteTimeout, "write-timeout", queryserver.DefaultWriteTimeout, "time a client may take to read each part of an answer; a client that stops reading for longer has its request ended, and its slot (--max-inflight-per-user) freed")
+	f.DurationVar(&o.IdleTimeout, "idle-timeout", 90*time.Second, "time a kept-alive connection may stay idle before the server closes it")
 	f.IntVarP(&o.Verbosity, "v", "v", 0, "log verbosity: 0 info, 1 and more debug")
 	f.StringVar(&o.LogFormat, "log.format", "logfmt", "log format: logfmt or json")
 	registerServeCompletions(cmd, o)
@@ -242,6 +261,22 @@ func (o *ServeOptions) Validate() error {
 	}
 	if o.MaxRequestDuration <= 0 {
 		errs = append(errs, fmt.Errorf("--max-request-duration must be positive, got %s", o.MaxRequestDuration))
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--read-header-timeout", o.ReadHeaderTimeout}, {"--read-timeout", o.ReadTimeout},
+		{"--write-timeout", o.WriteTimeout}, {"--idle-timeout", o.IdleTimeout},
+		{"--authentication-cache-ttl", o.AuthnCacheTTL}, {"--authorization-cache-ttl", o.AuthzCacheTTL},
+		{"--authorization-deny-cache-ttl", o.AuthzDenyCacheTTL},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.flag, d.v))
+		}
+	}
+	if o.AuthorizationQPS < 0 {
+		errs = append(errs, fmt.Errorf("--authorization-qps must not be negative, got %g: 0 sends reviews without a limit", o.AuthorizationQPS))
 	}
 	if q, err := resource.ParseQuantity(o.MemoryHeadroom); err != nil || q.Sign() < 0 {
 		errs = append(errs, fmt.Errorf("--memory-headroom %q: want a size such as 100Mi or 1Gi, or 0", o.MemoryHeadroom))
@@ -359,13 +394,19 @@ func (o *ServeOptions) runFleet(ctx context.Context, log *slog.Logger, ln net.Li
 // fills the caches with fill, and serves queries on ln until ctx ends.
 func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Listener, tlsConfig *tls.Config, home plan.Conn,
 	fill func(context.Context, *indexers.Env) (*queryserver.Fleet, error)) error {
-	client, err := kubernetes.NewForConfig(home.Config)
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reviews, err := queryserver.NewReviewCounter(registry)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(queryserver.ReviewClientConfig(home.Config, o.AuthorizationQPS, reviews))
 	if err != nil {
 		return err
 	}
 	authn, authz, err := queryserver.NewDelegated(ctx, client, queryserver.AuthOptions{
 		ClientCAFile: o.ClientCAFile, Anonymous: o.Anonymous,
-		TokenCacheTTL: o.AuthnCacheTTL, AllowCacheTTL: o.AuthzCacheTTL, DenyCacheTTL: o.AuthzCacheTTL,
+		TokenCacheTTL: o.AuthnCacheTTL, AllowCacheTTL: o.AuthzCacheTTL, DenyCacheTTL: o.AuthzDenyCacheTTL,
 	}, log)
 	if err != nil {
 		return err
@@ -381,7 +422,6 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	if err != nil {
 		return err
 	}
-	registry := prometheus.NewRegistry()
 	if o.answerCache > 0 {
 		full := func() {
 			log.Warn("the answer cache is full: objects beyond it are encoded each time they are answered as -o json; raise --answer-cache to keep them",
@@ -406,7 +446,8 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	srv, err := queryserver.New(queryserver.Options{
 		Answerer: fleet, Authenticator: authn, Authorizer: authz,
 		MaxInflightPerUser: o.MaxInflightPerUser, MaxCostPerRequest: o.MaxCostPerRequest,
-		MaxRequestDuration: o.MaxRequestDuration, Logger: log, Memory: bound, Metrics: registry,
+		MaxRequestDuration: o.MaxRequestDuration, WriteTimeout: o.WriteTimeout,
+		Registry: registry, Logger: log, Memory: bound,
 	})
 	if err != nil {
 		return err
@@ -414,7 +455,9 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		IdleTimeout:       o.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	// The listener is open: connections wait in its backlog until
