@@ -4,6 +4,12 @@ package main
 
 import (
 	"os"
+	// The IANA time zone database, embedded: CronJobs' spec.timeZone (and
+	// CRON_TZ in a schedule) resolves where the host has no
+	// /usr/share/zoneinfo, as in a minimal container image. Go reads the
+	// host's database first and the embedded one only when that has no
+	// such zone.
+	_ "time/tzdata"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-informer/kubectl-informer/internal/seriesset"
@@ -72,7 +73,11 @@ func profileTarget(resources []string) (exporterTarget, error) {
 		}
 		for _, r := range cfg.Resources {
 			for _, m := range r.Metrics {
-				t.families = append(t.families, cfg.Prefix+m.Name)
+				// The opt-in families are served by neither side: the
+				// exporter runs without --metric-opt-in-list.
+				if !slices.Contains(profiles.OptInFamilies(profiles.KubeStateMetrics), cfg.Prefix+m.Name) {
+					t.families = append(t.families, cfg.Prefix+m.Name)
+				}
 			}
 		}
 	}

@@ -50,8 +50,9 @@ is the CEL expression whose list gives one series per element (bound as `+"`each
 for one series per object; "value" is the sample value's expression, 1 when empty, and a value
 that is absent (an empty optional, null) leaves the series out. Labels "PREFIX_* from MAP" are one
 per entry of the map, named as kube-state-metrics names them; with an allowlist, only for the
-resources and keys the option names. kube-state-metrics' opt-in families are not in the profile;
-its resources outside its `+"`--resources`"+` default are served when `+"`--resources`"+` names them.
+resources and keys the option names. kube-state-metrics' opt-in families, marked "opt-in", are
+served when `+"`--metric-opt-in-list`"+` names them, and its resources outside its `+"`--resources`"+`
+default when `+"`--resources`"+` names them, as there.
 
 `, ksmVersion)
 	for _, f := range files {
@@ -79,6 +80,9 @@ its resources outside its `+"`--resources`"+` default are served when `+"`--reso
 					series = code(m.Each)
 				}
 				name := "`" + cfg.Prefix + m.Name + "`"
+				if slices.Contains(profiles.OptInFamilies(profiles.KubeStateMetrics), cfg.Prefix+m.Name) {
+					name += " (opt-in)"
+				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | kube-state-metrics %s |\n",
 					name, m.Type, strings.Join(labels, ", "), series, code(m.Value), ksmVersion)
 			}

@@ -58,6 +58,12 @@ type Selection struct {
 	// not. Not both.
 	MetricAllowlist []string
 	MetricDenylist  []string
+	// MetricOptInList are regular expressions matched anywhere in a
+	// family's name: the profile's opt-in families
+	// (profiles.OptInFamilies) are served only when one of them matches,
+	// and the allowlist or denylist then applies to them as to the
+	// others, as kube-state-metrics' --metric-opt-in-list.
+	MetricOptInList []string
 }
 
 // Validate checks the selection against the profile: the regular
@@ -70,7 +76,7 @@ func (s Selection) Validate(profile string) (unserved []string, err error) {
 	if len(s.MetricAllowlist) > 0 && len(s.MetricDenylist) > 0 {
 		errs = append(errs, errors.New("a metric allowlist and a metric denylist are exclusive: give one"))
 	}
-	if _, err := s.keeper(); err != nil {
+	if _, err := s.keeper(profile); err != nil {
 		errs = append(errs, err)
 	}
 	files, err := profiles.Files(profile)
@@ -94,30 +100,63 @@ func (s Selection) Validate(profile string) (unserved []string, err error) {
 	return unserved, errors.Join(errs...)
 }
 
-// keeper returns whether the selection serves a family, by its name, with
-// the regular expressions compiled once.
-func (s Selection) keeper() (func(name string) bool, error) {
+// UnmatchedOptIns returns the patterns of MetricOptInList that match
+// none of the profile's opt-in families, to be warned about (a pattern
+// that does not compile is Validate's error).
+func (s Selection) UnmatchedOptIns(profile string) []string {
+	var out []string
+	for _, expr := range s.MetricOptInList {
+		re, err := regexp.Compile(expr)
+		if err == nil && !slices.ContainsFunc(profiles.OptInFamilies(profile), re.MatchString) {
+			out = append(out, expr)
+		}
+	}
+	return out
+}
+
+// keeper returns whether the selection serves a family of profile, by its
+// name, with the regular expressions compiled once.
+func (s Selection) keeper(profile string) (func(name string) bool, error) {
 	list, allow := s.MetricDenylist, false
 	if len(s.MetricAllowlist) > 0 {
 		list, allow = s.MetricAllowlist, true
 	}
-	res := make([]*regexp.Regexp, len(list))
-	for i, expr := range list {
+	res, err := compilePatterns("metric name pattern", list)
+	if err != nil {
+		return nil, err
+	}
+	optIns, err := compilePatterns("metric opt-in pattern", s.MetricOptInList)
+	if err != nil {
+		return nil, err
+	}
+	optIn := profiles.OptInFamilies(profile)
+	matches := func(res []*regexp.Regexp, name string) bool {
+		return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(name) })
+	}
+	return func(name string) bool {
+		return matches(res, name) == allow && (!slices.Contains(optIn, name) || matches(optIns, name))
+	}, nil
+}
+
+// compilePatterns compiles regular expressions; what names them in an
+// error.
+func compilePatterns(what string, exprs []string) ([]*regexp.Regexp, error) {
+	res := make([]*regexp.Regexp, len(exprs))
+	for i, expr := range exprs {
 		re, err := regexp.Compile(expr)
 		if err != nil {
-			return nil, fmt.Errorf("metric name pattern %q: %w", expr, err)
+			return nil, fmt.Errorf("%s %q: %w", what, expr, err)
 		}
 		res[i] = re
 	}
-	return func(name string) bool {
-		return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(name) }) == allow
-	}, nil
+	return res, nil
 }
 
 // Files returns the config files of profile the selection keeps: those
 // of the selected resources (without a selection, the profile's default
-// ones: see profiles.File.Default), each with only the selected families; a
-// file left without families is left out. A file the selection does not
+// ones: see profiles.File.Default), each with only the selected families
+// (the opt-in ones only when MetricOptInList names them); a file left
+// without families is left out. A file the selection does not
 // change is returned as it is; one it does is written again from its
 // YAML, comments included.
 func (s Selection) Files(profile string) ([]profiles.File, error) {
@@ -125,7 +164,7 @@ func (s Selection) Files(profile string) ([]profiles.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	keeps, err := s.keeper()
+	keeps, err := s.keeper(profile)
 	if err != nil {
 		return nil, err
 	}

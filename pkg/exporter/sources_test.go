@@ -236,7 +236,10 @@ func TestSelectionKeepsAliases(t *testing.T) {
 			}
 			anchored++
 			name := yamlcheck.ScalarField(m, "name")
-			sel := Selection{Resources: []string{f.Resource}, MetricDenylist: []string{"^" + name + "$"}}
+			// The opt-in families too, so that every other metric of the
+			// file is served.
+			sel := Selection{Resources: []string{f.Resource}, MetricDenylist: []string{"^" + name + "$"},
+				MetricOptInList: profiles.OptInFamilies(profiles.KubeStateMetrics)}
 			c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: sel}.Load(env)
 			if err != nil {
 				t.Errorf("without %s: %v", name, err)

@@ -17,7 +17,9 @@ import (
 //	cronNext("CRON_TZ=Europe/Paris 0 3 * * *", t)   // 03:00 in Paris
 //
 // cronNext of a schedule that does not parse is an error; of one that
-// never fires (February 30), Go's zero time.
+// never fires (February 30), Go's zero time. A zone is looked up as
+// time.LoadLocation looks it up; the command embeds Go's copy of the time
+// zone database, so that zones resolve on a host without one.
 const (
 	isCronScheduleOverload = "is_cron_schedule_string"
 	cronNextOverload       = "cron_next_string_timestamp"

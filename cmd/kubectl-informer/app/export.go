@@ -113,6 +113,8 @@ built into the binary (--print-config prints them); --config then adds the
 user's families in the same process and on the same caches. kube-state-metrics'
 flags choose among them with its names and meanings: --resources,
 --metric-allowlist or --metric-denylist (regular expressions over family names),
+--metric-opt-in-list (regular expressions naming the opt-in families to serve:
+kube_pod_nodeselectors, kube_persistentvolume_csi_attributes),
 --metric-labels-allowlist and --metric-annotations-allowlist (the keys of the
 kube_*_labels and kube_*_annotations families, such as 'pods=[app,team],*=[*]';
 without them those families have no series), --namespaces and
@@ -165,7 +167,7 @@ namespaces. No informer starts and nothing is served.
 	f.StringSliceVar(&o.Resources, "resources", nil, "with --profile: the profile's resources to serve, comma-separated (default: kube-state-metrics' default resources)")
 	f.StringSliceVar(&o.MetricAllowlist, "metric-allowlist", nil, "with --profile: serve only the families one of these regular expressions matches")
 	f.StringSliceVar(&o.MetricDenylist, "metric-denylist", nil, "with --profile: do not serve the families these regular expressions match")
-	f.StringSliceVar(&o.MetricOptInList, "metric-opt-in-list", nil, "with --profile: opt-in families to serve (the profile has none: those names are reported)")
+	f.StringSliceVar(&o.MetricOptInList, "metric-opt-in-list", nil, "with --profile: serve the opt-in families one of these regular expressions matches ("+strings.Join(profiles.OptInFamilies(profiles.KubeStateMetrics), ", ")+")")
 	f.StringVar(&o.LabelsAllowlist, "metric-labels-allowlist", "", "the object labels made labels of the kube_*_labels families and other labelsFrom families, as RESOURCE=[KEY,...],... ('*=[*]': all)")
 	f.StringVar(&o.AnnotationsAllowlist, "metric-annotations-allowlist", "", "the annotations made labels of the kube_*_annotations families and other labelsFrom families, as RESOURCE=[KEY,...],...")
 	f.StringSliceVar(&o.Namespaces, "namespaces", nil, "watch these namespaces only (entries with namespaces of their own keep them); the list form of -n")
@@ -308,7 +310,7 @@ func (o *ExportOptions) validateSelection() []error {
 	} else if !slices.Contains(profiles.Names(), o.Profile) {
 		errs = append(errs, fmt.Errorf("--profile %q: the profiles are %s", o.Profile, strings.Join(profiles.Names(), ", ")))
 	} else if _, err := o.selection().Validate(o.Profile); err != nil {
-		errs = append(errs, fmt.Errorf("--resources, --metric-allowlist, --metric-denylist: %w", err))
+		errs = append(errs, fmt.Errorf("--resources, --metric-allowlist, --metric-denylist, --metric-opt-in-list: %w", err))
 	}
 	var err error
 	if o.labels, err = exporter.ParseAllowlist(o.LabelsAllowlist); err != nil {
@@ -322,7 +324,7 @@ func (o *ExportOptions) validateSelection() []error {
 
 // selection is the profile's selection of the flags.
 func (o *ExportOptions) selection() exporter.Selection {
-	return exporter.Selection{Resources: o.Resources, MetricAllowlist: o.MetricAllowlist, MetricDenylist: o.MetricDenylist}
+	return exporter.Selection{Resources: o.Resources, MetricAllowlist: o.MetricAllowlist, MetricDenylist: o.MetricDenylist, MetricOptInList: o.MetricOptInList}
 }
 
 // sources are the configs the flags name.
@@ -456,7 +458,7 @@ func (o *ExportOptions) listenAddresses() []string {
 
 // warnSelection says on stderr what a selection flag asks for that the
 // profile does not serve: kube-state-metrics resources it has no families
-// for yet, and opt-in families (it has none).
+// for yet, and opt-in patterns that match none of its opt-in families.
 func (o *ExportOptions) warnSelection() {
 	if o.Profile == "" {
 		return
@@ -464,8 +466,9 @@ func (o *ExportOptions) warnSelection() {
 	if unserved, err := o.selection().Validate(o.Profile); err == nil && len(unserved) > 0 {
 		_, _ = fmt.Fprintf(o.ErrOut, "warning: --resources: the %s profile has no families for %s yet; they are not served\n", o.Profile, strings.Join(unserved, ", "))
 	}
-	if len(o.MetricOptInList) > 0 {
-		_, _ = fmt.Fprintf(o.ErrOut, "warning: --metric-opt-in-list: the %s profile serves kube-state-metrics' default families only; %s not served\n", o.Profile, strings.Join(o.MetricOptInList, ", "))
+	if unmatched := o.selection().UnmatchedOptIns(o.Profile); len(unmatched) > 0 {
+		_, _ = fmt.Fprintf(o.ErrOut, "warning: --metric-opt-in-list: %s matches none of the opt-in families of the %s profile (%s)\n",
+			strings.Join(unmatched, ", "), o.Profile, strings.Join(profiles.OptInFamilies(o.Profile), ", "))
 	}
 }
 

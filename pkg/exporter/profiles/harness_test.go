@@ -15,7 +15,8 @@ import (
 
 // render loads the kube-state-metrics profile's config file for resource
 // as the exporter loads a config (parsed, validated, every expression
-// compiled), gives objs to its engine as the informer delivers them (typed
+// compiled), with the families --resources naming it serves (not the
+// opt-in ones: see optin_test.go), gives objs to its engine as the informer delivers them (typed
 // API objects, as a typed informer caches them), and returns the
 // exposition the engine serves. The exposition must pass promlint.
 func render(t *testing.T, resource string, objs ...any) string {
@@ -28,10 +29,14 @@ func render(t *testing.T, resource string, objs ...any) string {
 // --metric-annotations-allowlist.
 func renderWith(t *testing.T, resource, labels, annotations string, objs ...any) string {
 	t.Helper()
-	f, err := profiles.FileOf(profiles.KubeStateMetrics, resource)
+	files, err := exporter.Selection{Resources: []string{resource}}.Files(profiles.KubeStateMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(files) != 1 {
+		t.Fatalf("the profile has no file for %s", resource)
+	}
+	f := files[0]
 	env, err := indexers.NewEnv()
 	if err != nil {
 		t.Fatal(err)

@@ -107,6 +107,21 @@ var kubeStateMetricsResources = []string{
 // --resources default).
 var kubeStateMetricsOptIn = []string{"clusterrolebindings", "clusterroles", "endpoints", "ingressclasses", "rolebindings", "roles", "serviceaccounts"}
 
+// kubeStateMetricsOptInFamilies are the families of the profile that
+// kube-state-metrics v2.20 serves only when its --metric-opt-in-list
+// names them (its opt-in families), sorted.
+var kubeStateMetricsOptInFamilies = []string{"kube_persistentvolume_csi_attributes", "kube_pod_nodeselectors"}
+
+// OptInFamilies returns the families of the profile name that are served
+// only when a selection opts in to them (see exporter.Selection), sorted;
+// the other families of its files are served by default.
+func OptInFamilies(name string) []string {
+	if name == KubeStateMetrics {
+		return slices.Clone(kubeStateMetricsOptInFamilies)
+	}
+	return nil
+}
+
 // KnownResources returns the resources the source the profile name
 // follows can serve, including those the profile has no file for yet.
 func KnownResources(name string) []string {
