@@ -561,6 +561,7 @@ func (e *Env) extend(objectType *cel.Type, decl *apiservercel.DeclType) (*cel.En
 	}
 	opts = append(opts, quantityFunctions()...)
 	opts = append(opts, cronFunctions()...)
+	opts = append(opts, ipFamilyFunctions()...)
 	opts = append(opts, crsFunctions()...)
 	if decl != nil {
 		// As environment.EnvSet.Extend declares the types of a schema.
