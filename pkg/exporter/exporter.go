@@ -102,7 +102,7 @@ type Exporter struct {
 	// indexExprs are the expressions of the indexes registered on each
 	// informer, by name.
 	indexExprs map[*factory.Informer]map[string]string
-	// mu guards active and unavailable.
+	// mu guards active, unavailable and contact.
 	mu     sync.RWMutex
 	active *activeConfig
 	// unavailable are the profile's resources the server does not have
