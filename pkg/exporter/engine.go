@@ -125,6 +125,13 @@ type event struct {
 	initial bool
 	// at is when the handler received it.
 	at time.Time
+	// done, when not nil, is closed once the event is computed; after,
+	// when not nil, is the done of an event of another object that must
+	// be computed first (see Handler: an object replaced by another of
+	// the same name). An event only waits for one handed over before it,
+	// so the workers never wait for each other in a cycle.
+	done  chan struct{}
+	after <-chan struct{}
 }
 
 // EngineOptions configure an Engine.
@@ -144,6 +151,9 @@ type EngineOptions struct {
 
 func (e *Engine) work(q chan event) {
 	for ev := range q {
+		if ev.after != nil {
+			<-ev.after
+		}
 		if ev.delete {
 			e.Delete(ev.resource, ev.obj)
 		} else {
@@ -152,6 +162,9 @@ func (e *Engine) work(q chan event) {
 		if ev.initial {
 			e.resources[ev.resource].initial.Add(-1)
 		}
+		if ev.done != nil {
+			close(ev.done)
+		}
 		e.pending.Add(-1)
 		if e.computed != nil {
 			e.computed(time.Since(ev.at))
@@ -159,8 +172,9 @@ func (e *Engine) work(q chan event) {
 	}
 }
 
-// enqueue hands an event to the worker of its object.
-func (e *Engine) enqueue(ev event) {
+// enqueue hands an event to the worker of its object, and reports
+// whether it did: not once the engine is closed.
+func (e *Engine) enqueue(ev event) bool {
 	obj := ev.obj
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
@@ -169,7 +183,7 @@ func (e *Engine) enqueue(ev event) {
 	e.closeMu.RLock()
 	defer e.closeMu.RUnlock()
 	if e.closed {
-		return // a handler still running as the engine was closed
+		return false // a handler still running as the engine was closed
 	}
 	e.pending.Add(1)
 	if ev.initial {
@@ -177,6 +191,7 @@ func (e *Engine) enqueue(ev event) {
 	}
 	ev.at = time.Now()
 	e.queues[q] <- ev
+	return true
 }
 
 // Idle reports whether every event handed to the engine's handlers has
@@ -429,6 +444,16 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	// An informer whose cache keeps no objects (factory.Stub) counts this
 	// handler among its readers: it takes each object from its event, and
 	// the worker lets go of it once the series are computed.
+	//
+	// An update whose object has another UID than the old one is another
+	// object under the same namespace and name: the old one was deleted
+	// and a new one created while the watch was down, and the informer's
+	// relist replaced it in the cache by key. It is computed as the old
+	// object's deletion followed by the new one's addition, so that no
+	// series, aggregate member or lookup dependency of the old UID stays
+	// behind. The addition waits for the deletion: the label sets the
+	// old object's series claimed are released before the new one's
+	// claim them.
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			count(eventAdd)
@@ -436,10 +461,18 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 				e.enqueue(event{resource: i, obj: obj, initial: initial})
 			}
 		},
-		UpdateFunc: func(_, obj any) {
+		UpdateFunc: func(old, obj any) {
 			count(eventUpdate)
+			var after <-chan struct{}
+			if replaced(old, obj) {
+				done := make(chan struct{})
+				if !e.enqueue(event{resource: i, obj: old, delete: true, done: done}) {
+					return
+				}
+				after = done
+			}
 			if obj = factory.Take(obj); obj != nil {
-				e.enqueue(event{resource: i, obj: obj})
+				e.enqueue(event{resource: i, obj: obj, after: after})
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -447,6 +480,20 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 			e.enqueue(event{resource: i, obj: obj, delete: true})
 		},
 	}
+}
+
+// replaced reports whether an update from old to obj is a replacement:
+// both have UIDs, and they differ.
+func replaced(old, obj any) bool {
+	o, err := meta.Accessor(old)
+	if err != nil {
+		return false
+	}
+	n, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	return o.GetUID() != "" && n.GetUID() != "" && o.GetUID() != n.GetUID()
 }
 
 // WriteFamilies writes every family to w in the text format (or

@@ -819,3 +819,65 @@ resources:
 		}
 	}
 }
+
+// TestReplacedObjectLeavesNoSeries: an update whose object has another UID
+// is an object deleted and created again under the same name while the
+// watch was down, as an informer's relist delivers it. Nothing of the old
+// UID stays: not its series (pod_info on its node, pod_status_phase with
+// its phase beside the new one's), nor its place in the aggregates, nor
+// the label sets it claimed in a family whose labels do not identify the
+// object. The exposition is then the one of an engine that saw the new
+// object only, with each series once.
+func TestReplacedObjectLeavesNoSeries(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byNode := family(t, env, "pod_node", TypeGauge, "The node of each pod, by name only.", map[string]string{"pod": "object.metadata.name", "node": "object.spec.nodeName"}, "", "", "")
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			engine := func() *Engine {
+				e := testEngine(t, EngineOptions{Workers: workers})
+				e.compiled.Resources[0].Families = append(e.compiled.Resources[0].Families, byNode)
+				e.resources[0].families = append(e.resources[0].families, newFamilyState(byNode, 0))
+				return e
+			}
+			e := engine()
+			h := e.Handler(0)
+			old := pod("shop", "web", "uid-old", "n1", "Pending", 3)
+			other := pod("shop", "db", "uid-db", "n1", "Running", 1)
+			h.OnAdd(old, true)
+			h.OnAdd(other, true)
+			waitIdle(t, e)
+			// Deleted and created again on another node, in another phase;
+			// the relist delivers an update from the old object to the new.
+			recreated := pod("shop", "web", "uid-new", "n2", "Running", 0)
+			h.OnUpdate(old, recreated)
+			waitIdle(t, e)
+
+			want := engine()
+			want.Update(0, other)
+			want.Update(0, recreated)
+			// Slots are reused: the lines of the objects come in another
+			// order.
+			sorted := func(text string) string {
+				lines := strings.Split(text, "\n")
+				slices.Sort(lines)
+				return strings.Join(lines, "\n")
+			}
+			got := exposition(e, false)
+			if w := exposition(want, false); sorted(got) != sorted(w) {
+				t.Errorf("after the replacement:\n%s\nwant, as for the new object only:\n%s", got, w)
+			}
+			lint(t, got)
+			if n := len(e.resources[0].slots.slots); n != 2 {
+				t.Errorf("%d objects hold a slot, want 2", n)
+			}
+			for _, fs := range e.resources[0].families {
+				if h := fs.health(); h.duplicates != 0 {
+					t.Errorf("%s: %d series left out as duplicates (%s)", fs.f.Name, h.duplicates, h.lastDuplicate)
+				}
+			}
+		})
+	}
+}

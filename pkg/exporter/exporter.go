@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -71,6 +72,11 @@ type Options struct {
 	// expressions are compiled in, such as its cost limit
 	// (indexers.WithCostLimit); none: the defaults.
 	EnvOptions []indexers.Option
+	// ContactBackoff is the wait after the first failed attempt to reach
+	// the API server when the config is first loaded (see Start); it
+	// doubles after each failure up to MaxContactBackoff. Defaults 1s and
+	// 30s.
+	ContactBackoff, MaxContactBackoff time.Duration
 }
 
 // LoadError is a config file that could not be loaded: unreadable,
@@ -96,7 +102,7 @@ type Exporter struct {
 	// indexExprs are the expressions of the indexes registered on each
 	// informer, by name.
 	indexExprs map[*factory.Informer]map[string]string
-	// mu guards active and unavailable.
+	// mu guards active, unavailable and contact.
 	mu     sync.RWMutex
 	active *activeConfig
 	// unavailable are the profile's resources the server does not have
@@ -107,6 +113,9 @@ type Exporter struct {
 	// started is set once a config has been loaded, closed once the
 	// exporter has stopped; both guarded by reloadMu.
 	started, closed bool
+	// contact is how the attempts to reach the API server to load the
+	// first config fare (see Start); guarded by mu.
+	contact contactState
 }
 
 // activeConfig is a running config: its engine, the informers it reads and
@@ -197,7 +206,13 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 
 // Start loads the config and starts its informers; it returns once they
 // are started, not synced (see Ready). A config that cannot be loaded is an
-// error. The informers run until ctx ends.
+// error, returned at once: invalid, or naming a resource the API server
+// does not have. An API server that cannot be reached (refused, silent,
+// unavailable) is not: Start tries again, with a backoff that doubles from
+// Options.ContactBackoff up to Options.MaxContactBackoff, until the server
+// answers or ctx ends, and /readyz answers 503 with the cause meanwhile
+// (see Ready); so the handler can be served before Start returns. The
+// informers run until ctx ends.
 func (x *Exporter) Start(ctx context.Context) error {
 	if err := x.factory.Start(ctx); err != nil {
 		return err
@@ -210,7 +225,7 @@ func (x *Exporter) Start(ctx context.Context) error {
 	if x.opts.SteadyGCPercent > 0 {
 		gcPercent = x.opts.SteadyGCPercent
 	}
-	if err := x.Reload(ctx); err != nil {
+	if err := x.loadFirst(ctx); err != nil {
 		unpace()
 		if gcPercent != -2 {
 			debug.SetGCPercent(gcPercent)
@@ -303,6 +318,8 @@ func (x *Exporter) Reload(ctx context.Context) error {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return err // stopping: nothing to report
+	case err != nil && !x.started && unreachable(err):
+		return err // Start retries, and logs what changes
 	case err != nil && !x.started:
 		x.log.Error("config not loaded", "path", x.opts.sourceNames(), "err", err)
 		return err
@@ -414,7 +431,7 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 	for i, r := range c.Resources {
 		res, err := x.resolver.ResolveOne(r.Config.Resource)
 		if err != nil {
-			return fmt.Errorf("%s: resource %q: %w", c.Path, r.Config.Resource, err)
+			return c.resourceError(i, r.Config.Resource, err)
 		}
 		resolved[i] = res
 	}
@@ -552,6 +569,53 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 		x.stopUnused(prev, next)
 	}
 	return nil
+}
+
+// pathOf returns the path of the config file of c's i-th resource: that
+// of the part it comes from when c was merged (see Merge), not the list of
+// every part's, which a profile makes long.
+func (c *Compiled) pathOf(i int) string {
+	parts, offsets := c.partsOf()
+	for j := len(parts) - 1; j >= 0; j-- {
+		if i >= offsets[j] {
+			return parts[j].Path
+		}
+	}
+	return c.Path
+}
+
+// pathReading returns the path of the config file of the first resource
+// of c whose expressions read resource name with get() or byIndex().
+func (c *Compiled) pathReading(name string) string {
+	for i, r := range c.Resources {
+		for _, p := range programsOf(r) {
+			for _, ref := range p.References() {
+				if ref.Resource == name {
+					return c.pathOf(i)
+				}
+			}
+		}
+	}
+	return c.Path
+}
+
+// resourceError is the error of resolving name, the resource of c's i-th
+// entry: prefixed with the entry's file, unless it is a failure of the
+// cluster (the API server cannot be reached, or answered with an error,
+// such as refusing the credentials), which is no file's mistake and is
+// returned as it is, its cause first.
+func (c *Compiled) resourceError(i int, name string, err error) error {
+	if clusterFailure(err) {
+		return err
+	}
+	return fmt.Errorf("%s: resource %q: %w", c.pathOf(i), name, err)
+}
+
+// clusterFailure reports whether err is a failure to reach the API server
+// or an error status it answered with.
+func clusterFailure(err error) bool {
+	var status apierrors.APIStatus
+	return unreachable(err) || errors.As(err, &status)
 }
 
 // checking checks c against the schemas of its resolved resources (see

@@ -19,6 +19,9 @@ import (
 // Ready returns nil when /readyz answers 200, or the error /readyz
 // answers 503 with:
 //
+//   - until the first config is loaded, why: an API server that cannot
+//     be reached, with the error of the last attempt and when the next is
+//     (see Start);
 //   - until every informer has synced once and the engine has computed the
 //     series of every cached object, an error naming what has not;
 //   - while the list and watch requests of every informer fail (the API
@@ -92,7 +95,7 @@ type informerState struct {
 func (x *Exporter) state() (informerState, error) {
 	a := x.current()
 	if a == nil {
-		return informerState{}, errors.New("no config loaded")
+		return informerState{}, x.notLoaded()
 	}
 	return a.state(), nil
 }

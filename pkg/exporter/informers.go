@@ -218,8 +218,11 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 	looked := map[string]factory.Resource{}
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
 		res, err := x.resolver.ResolveOne(name)
+		if clusterFailure(err) {
+			return nil, err // no file's mistake: its cause first
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.Path, name, err)
+			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.pathReading(name), name, err)
 		}
 		looked[name] = res
 		ix := map[string]*indexers.Program{}
@@ -236,7 +239,7 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("%s: byIndex(%q, %q, …): define index %q under a resources entry for %s", c.Path, name, idx, idx, res)
+				return nil, fmt.Errorf("%s: byIndex(%q, %q, …): define index %q under a resources entry for %s", c.pathReading(name), name, idx, idx, res)
 			}
 		}
 		out = append(out, lookupNeed{name: name, res: res, indexes: ix})

@@ -41,7 +41,7 @@ func ResolveResources(c *Compiled, resolver *factory.Resolver) (infos []Resource
 	for i, r := range c.Resources {
 		res, err := resolver.ResolveOne(r.Config.Resource)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: resource %q: %w", c.Path, r.Config.Resource, err)
+			return nil, nil, c.resourceError(i, r.Config.Resource, err)
 		}
 		resolved[i] = res
 	}

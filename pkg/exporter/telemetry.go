@@ -36,6 +36,10 @@ type telemetry struct {
 	reloads      map[string]uint64 // by result: success, failure
 	hash         string
 	everLoaded   bool
+	// reachable and contactErrors are how the attempts to reach the API
+	// server to load the first config fared (see Exporter.Start).
+	reachable     bool
+	contactErrors uint64
 }
 
 func newTelemetry(x *Exporter) *telemetry {
@@ -72,6 +76,21 @@ func (t *telemetry) reloaded(c *Compiled, err error) {
 	t.reloads["success"]++
 }
 
+// contactFailed counts a failed attempt to reach the API server.
+func (t *telemetry) contactFailed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reachable = false
+	t.contactErrors++
+}
+
+// setReachable records whether the API server was reached.
+func (t *telemetry) setReachable(ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reachable = ok
+}
+
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(TelemetryPrefix+name, help, labels, nil)
 }
@@ -94,12 +113,15 @@ var (
 	descReloads      = desc("config_reloads_total", "Config loads by result (success, failure).", "result")
 	descPending      = desc("events_pending", "Informer events received and not yet computed into series.")
 	descConfigInfo   = desc("config_info", "The config in use, identified by the SHA-256 of its file; always 1.", "sha256")
+	descReachable    = desc("api_server_reachable", "Whether the API server was reached to load the first config (1) or not yet (0); once loaded, resource_healthy tells of each resource's requests.")
+	descContactErrs  = desc("api_server_contact_errors_total", "Failed attempts to reach the API server to load the first config, each retried after a backoff.")
 )
 
 // Describe implements prometheus.Collector.
 func (t *telemetry) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descObjects, descSynced, descHealthy, descEvents, descLastEvent, descLists, descListErrors,
-		descWatches, descWatchErrors, descRelists, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending} {
+		descWatches, descWatchErrors, descRelists, descIndexValues, descReloadOK, descReloadOKTime, descReloads, descConfigInfo, descPending,
+		descReachable, descContactErrs} {
 		ch <- d
 	}
 }
@@ -124,6 +146,12 @@ func (t *telemetry) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range []string{"success", "failure"} {
 		ch <- prometheus.MustNewConstMetric(descReloads, prometheus.CounterValue, float64(t.reloads[r]), r)
 	}
+	reachable := 0.0
+	if t.reachable {
+		reachable = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descReachable, prometheus.GaugeValue, reachable)
+	ch <- prometheus.MustNewConstMetric(descContactErrs, prometheus.CounterValue, float64(t.contactErrors))
 	t.mu.Unlock()
 
 	a := t.x.current()

@@ -91,7 +91,10 @@ func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Serve Prometheus metrics computed by CEL from informer caches",
 		Long: `export runs a Prometheus exporter: it watches the resources of the config file
 into informer caches and serves the metric families the config declares with CEL,
-computed when objects change, on /metrics (text and OpenMetrics, gzip). /healthz
+computed when objects change, on /metrics (text and OpenMetrics, gzip). It listens
+at once; an API server that cannot be reached at start (refused, or silent for 10s)
+does not end it: it tries again with a backoff of up to 30s, and /readyz answers
+503 with the cause meanwhile. /healthz
 answers while the process runs; /readyz answers 503 until every cache has synced
 and while every resource's requests fail, and 200 otherwise, naming any resource
 whose requests fail (forbidden, CRD deleted): it keeps its last series; and any
@@ -384,8 +387,12 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	if o.PrintRBAC {
 		return o.printRBAC()
 	}
-	// Resolving the config's resources (discovery) ends with Ctrl-C too, as
-	// in query; once serving, Ctrl-C or SIGTERM stops the exporter with 0.
+	// The exporter listens at once: /healthz answers while the config is
+	// loaded, and /readyz says why it is not ready, such as an API server
+	// that cannot be reached, which Start tries again with a backoff. A
+	// config that cannot be loaded ends the command, as does Ctrl-C before
+	// it is loaded (interrupted, as in query); once it is loaded, Ctrl-C or
+	// SIGTERM stops the exporter with 0.
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		log := o.logger()
 		startupGC, steadyGC := gcPacing()
@@ -405,17 +412,39 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := x.Start(ctx); err != nil {
-			var le *exporter.LoadError
-			if errors.As(err, &le) {
-				return &UsageError{Err: err}
+		serveCtx, stopServing := context.WithCancel(ctx)
+		defer stopServing()
+		served := make(chan error, 1)
+		go func() {
+			served <- x.Serve(serveCtx, exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}, log)
+		}()
+		startCtx, stopStarting := context.WithCancel(ctx)
+		defer stopStarting()
+		started := make(chan error, 1)
+		go func() { started <- x.Start(startCtx) }()
+		select {
+		case err := <-served:
+			// Listening failed (or ctx ended): the config is not loaded.
+			stopStarting()
+			if startErr := <-started; err == nil {
+				err = startErr
 			}
 			return err
+		case err := <-started:
+			if err != nil {
+				stopServing()
+				<-served
+				var le *exporter.LoadError
+				if errors.As(err, &le) {
+					return &UsageError{Err: err}
+				}
+				return err
+			}
 		}
 		if err := x.WatchReloads(ctx); err != nil {
 			log.Warn("config changes will not be noticed; SIGHUP still reloads", "err", err)
 		}
-		return x.Serve(ctx, exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}, log)
+		return <-served
 	})
 }
 
@@ -533,7 +562,14 @@ func (o *ExportOptions) checkCluster(ctx context.Context, env *indexers.Env, c *
 		o.ConfigFlags.Timeout = &timeout
 	}
 	var warnings []string
-	err = withCluster(ctx, o.ConfigFlags, func(_ context.Context, conn plan.Conn) error {
+	err = withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
+		// One contact phase: the first request the server does not answer
+		// within the request timeout makes the others fail at once, so
+		// that a silent server costs the check the timeout once, not once
+		// per discovery request.
+		if conn.Bound != nil {
+			defer conn.Bound(ctx, 0)()
+		}
 		infos, schemaErrs, err := exporter.ResolveResources(c, conn.Resolver)
 		var serverErr *factory.ServerError
 		switch {
