@@ -77,8 +77,9 @@ func usageErrorf(format string, args ...any) error {
 
 const exitCodesHelp = `Exit codes:
   0  success (also when nothing matched, and a watch, query --watch or export stopped by Ctrl-C)
-  1  runtime or cluster error (unreachable or silent server, forbidden, sync timeout,
-     a named object not found; query -i reading a pipe: a line's answer failed)
+  1  runtime or cluster error (unreachable or silent server, except for export, which
+     serves and waits for it; forbidden, sync timeout, a named object not found;
+     query -i reading a pipe: a line's answer failed)
   2  usage or expression error (bad flag or selector, an empty or invalid expression,
      a config file's mistake, an unknown resource type in any verb; query -i reading
      a pipe: a line had such a mistake)
