@@ -133,13 +133,16 @@ func shapePod(o map[string]any) {
 }
 
 // TestOptionalFields takes an object of every resource of the profile with
-// every field set, and variants of it with one optional field (a key of a
-// map at any depth, as the object's JSON has it) absent, null, or empty
-// ({}, [], "", 0 or false), and for a member of a one-of (a pointer to a
-// struct) left out, the same again for each field of its other members.
-// Each variant is given to the profile's engine both as an unstructured
-// object (a dynamic informer's) and decoded into its API type (a typed
-// informer's). For every variant:
+// every field set that the profile's expressions may read, and variants of
+// it with one optional field (a key of a map at any depth, as the object's
+// JSON has it) absent, null, or empty ({}, [], "", 0 or false), and for a
+// member of a one-of (a pointer to a struct) left out, each field of its
+// other members absent or null too. Each variant is given to the profile's
+// engine decoded into its API type (a typed informer's object) and as the
+// API server writes that in JSON (a dynamic informer's); variants that are
+// the same object so are run once, and those that do not decode (an empty
+// quantity, say) are not objects the API server serves. For every
+// variant:
 //
 //   - no family fails to evaluate;
 //   - the exposition passes promlint;
@@ -341,16 +344,7 @@ func leafPaths(v any, path []any, read *jsonval.Paths, depth int) [][]any {
 // changed returns a copy of o with the field at path absent, null or empty.
 func changed(o map[string]any, path []any, mode string) map[string]any {
 	out := runtime.DeepCopyJSON(o)
-	parent := any(out)
-	for _, p := range path[:len(path)-1] {
-		switch p := p.(type) {
-		case string:
-			parent = parent.(map[string]any)[p]
-		case int:
-			parent = parent.([]any)[p]
-		}
-	}
-	m := parent.(map[string]any)
+	m := valueAt(out, path[:len(path)-1]).(map[string]any)
 	k := path[len(path)-1].(string)
 	switch mode {
 	case "absent":
@@ -374,18 +368,24 @@ func changed(o map[string]any, path []any, mode string) map[string]any {
 	return out
 }
 
+// valueAt returns the value at path in v: keys of maps and indexes of
+// lists.
+func valueAt(v any, path []any) any {
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			v = v.(map[string]any)[p]
+		case int:
+			v = v.([]any)[p]
+		}
+	}
+	return v
+}
+
 // withoutElement returns a copy of o without the list element at path.
 func withoutElement(o map[string]any, path []any) map[string]any {
 	out := runtime.DeepCopyJSON(o)
-	parent := any(out)
-	for _, p := range path[:len(path)-2] {
-		switch p := p.(type) {
-		case string:
-			parent = parent.(map[string]any)[p]
-		case int:
-			parent = parent.([]any)[p]
-		}
-	}
+	parent := valueAt(out, path[:len(path)-2])
 	i := path[len(path)-1].(int)
 	switch k := path[len(path)-2].(type) {
 	case string:
