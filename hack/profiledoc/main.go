@@ -48,7 +48,9 @@ series per object and values. Each resource's families are an ordinary exporter 
 (docs/exporter-config.md) embedded in the binary; `+"`--print-config`"+` writes them out. "Series"
 is the CEL expression whose list gives one series per element (bound as `+"`each`"+`), or "one"
 for one series per object; "value" is the sample value's expression, 1 when empty, and a value
-that is absent (an empty optional, null) leaves the series out. Labels "PREFIX_* from MAP" are one
+that is absent (an empty optional, null) leaves the series out. A label whose expression gives an
+empty optional (`+"`each.?reason`"+` of an element without one) is not written in that series, where
+kube-state-metrics writes no such label. Labels "PREFIX_* from MAP" are one
 per entry of the map, named as kube-state-metrics names them; with an allowlist, only for the
 resources and keys the option names. kube-state-metrics' opt-in families, marked "opt-in", are
 served when `+"`--metric-opt-in-list`"+` names them, and its resources outside its `+"`--resources`"+`

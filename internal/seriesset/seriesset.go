@@ -28,6 +28,17 @@ type Family struct {
 
 // Parse reads a text exposition.
 func Parse(r io.Reader) (map[string]Family, error) {
+	return parse(r, false)
+}
+
+// ParseExact is Parse keeping the labels with an empty value: two
+// expositions then compare equal only if they write the same labels, as a
+// diff of their text sees them, apart from label and series order.
+func ParseExact(r io.Reader) (map[string]Family, error) {
+	return parse(r, true)
+}
+
+func parse(r io.Reader, keepEmpty bool) (map[string]Family, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := p.TextToMetricFamilies(r)
 	if err != nil {
@@ -37,7 +48,7 @@ func Parse(r io.Reader) (map[string]Family, error) {
 	for name, mf := range mfs {
 		f := Family{Help: mf.GetHelp(), Type: strings.ToLower(mf.GetType().String())}
 		for _, m := range mf.GetMetric() {
-			f.Series = append(f.Series, seriesString(name, mf.GetType(), m))
+			f.Series = append(f.Series, seriesString(name, mf.GetType(), m, keepEmpty))
 		}
 		slices.Sort(f.Series)
 		out[name] = f
@@ -45,10 +56,10 @@ func Parse(r io.Reader) (map[string]Family, error) {
 	return out, nil
 }
 
-func seriesString(name string, typ dto.MetricType, m *dto.Metric) string {
+func seriesString(name string, typ dto.MetricType, m *dto.Metric, keepEmpty bool) string {
 	labels := make([]string, 0, len(m.GetLabel()))
 	for _, l := range m.GetLabel() {
-		if l.GetValue() == "" {
+		if l.GetValue() == "" && !keepEmpty {
 			continue
 		}
 		labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))

@@ -39,3 +39,29 @@ m{a="1",b="2"} 1
 		t.Fatalf("Minus = %q", got)
 	}
 }
+
+// TestParseExactKeepsEmptyLabels: Parse reads a label written empty as no
+// label, as Prometheus stores it; ParseExact keeps it, as a diff of the
+// text sees it.
+func TestParseExactKeepsEmptyLabels(t *testing.T) {
+	const empty, none = "m{a=\"1\",b=\"\"} 1\n", "m{a=\"1\"} 1\n"
+	for _, tt := range []struct {
+		parse func(r *strings.Reader) (map[string]Family, error)
+		equal bool
+	}{
+		{func(r *strings.Reader) (map[string]Family, error) { return Parse(r) }, true},
+		{func(r *strings.Reader) (map[string]Family, error) { return ParseExact(r) }, false},
+	} {
+		a, err := tt.parse(strings.NewReader(empty))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := tt.parse(strings.NewReader(none))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cmp.Equal(a, b); got != tt.equal {
+			t.Errorf("%q and %q read alike: %v, want %v (%q, %q)", empty, none, got, tt.equal, a["m"].Series, b["m"].Series)
+		}
+	}
+}

@@ -32,9 +32,11 @@ func converter(cr *CompiledResource) *indexers.Program {
 // objectShared is what the families of an object share, computed once
 // per object: the values of the label expressions that do not read each
 // (by slot, see Family.LabelSlots) and the lists of the each expressions
-// (by slot, see Family.EachSlot).
+// (by slot, see Family.EachSlot). absent[slot] is true for a label that
+// the object's series leave out (see labelValue).
 type objectShared struct {
 	values []string
+	absent []bool
 	done   []bool
 	each   []sharedEach
 }
@@ -50,9 +52,11 @@ type sharedEach struct {
 // eachs each slots.
 func (s *objectShared) reset(n, eachs int) {
 	s.values = slices.Grow(s.values[:0], n)[:n]
+	s.absent = slices.Grow(s.absent[:0], n)[:n]
 	s.done = slices.Grow(s.done[:0], n)[:n]
 	s.each = slices.Grow(s.each[:0], eachs)[:eachs]
 	clear(s.values)
+	clear(s.absent)
 	clear(s.done)
 	clear(s.each)
 }
@@ -82,10 +86,14 @@ type evaluator struct {
 	// shared is what the families of the object being computed share.
 	shared  objectShared
 	samples []sample
-	// values holds the label values of the samples.
+	// values holds the label values of the samples, and absent whether
+	// each is left out (see labelValue).
 	values []string
-	// labels are the values of the labels that do not read each.
-	labels []string
+	absent []bool
+	// labels are the values of the labels that do not read each;
+	// labelsAbsent says which of them are left out.
+	labels       []string
+	labelsAbsent []bool
 
 	f       *Family
 	obj     any
@@ -99,7 +107,7 @@ type evaluator struct {
 // shared are reused; those computed are added to it.
 func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared *objectShared) (samples []sample, errs int, lastErr string) {
 	clear(ev.samples)
-	ev.samples, ev.values = ev.samples[:0], ev.values[:0]
+	ev.samples, ev.values, ev.absent = ev.samples[:0], ev.values[:0], ev.absent[:0]
 	ev.f, ev.obj, ev.lookup, ev.errs, ev.lastErr = f, obj, lookup, 0, ""
 	defer func() { ev.f, ev.obj, ev.lookup = nil, nil, nil }()
 	if f.NoLabelsSeries {
@@ -117,6 +125,8 @@ func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared
 	// Labels that do not read each have one value per object: computed
 	// once, not once per element.
 	ev.labels = slices.Grow(ev.labels[:0], len(f.Labels))[:len(f.Labels)]
+	ev.labelsAbsent = slices.Grow(ev.labelsAbsent[:0], len(f.Labels))[:len(f.Labels)]
+	clear(ev.labelsAbsent)
 	for i, p := range f.Labels {
 		if f.Each != nil && p.UsesEach() {
 			continue
@@ -126,7 +136,7 @@ func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared
 			slot = f.LabelSlots[i]
 		}
 		if slot >= 0 && shared.done[slot] {
-			ev.labels[i] = shared.values[slot]
+			ev.labels[i], ev.labelsAbsent[i] = shared.values[slot], shared.absent[slot]
 			continue
 		}
 		v, err := eval(ev.bind(p), obj, nil, f.Each != nil)
@@ -134,9 +144,9 @@ func (ev *evaluator) evaluate(f *Family, obj any, lookup indexers.Lookup, shared
 			ev.fail(err)
 			return nil, ev.errs, ev.lastErr
 		}
-		ev.labels[i] = labelValue(v)
+		ev.labels[i], ev.labelsAbsent[i] = labelValue(v)
 		if slot >= 0 {
-			shared.values[slot], shared.done[slot] = ev.labels[i], true
+			shared.values[slot], shared.absent[slot], shared.done[slot] = ev.labels[i], ev.labelsAbsent[i], true
 		}
 	}
 	if f.Each == nil {
@@ -199,11 +209,13 @@ func (ev *evaluator) mapExtra(each any, withEach bool) ([]extraLabel, error) {
 // one adds the sample of an element of each (withEach), or of the object.
 func (ev *evaluator) one(each any, withEach bool, extra []extraLabel) {
 	f := ev.f
-	values := ev.labels
+	values, absent := ev.labels, ev.labelsAbsent
 	if withEach {
 		start := len(ev.values)
 		ev.values = append(ev.values, ev.labels...)
+		ev.absent = append(ev.absent, ev.labelsAbsent...)
 		values = ev.values[start:len(ev.values):len(ev.values)]
+		absent = ev.absent[start:len(ev.absent):len(ev.absent)]
 		for i, p := range f.Labels {
 			if !p.UsesEach() {
 				continue
@@ -211,10 +223,14 @@ func (ev *evaluator) one(each any, withEach bool, extra []extraLabel) {
 			v, err := eval(ev.bind(p), ev.obj, each, true)
 			if err != nil {
 				ev.fail(err)
+				ev.values, ev.absent = ev.values[:start], ev.absent[:start]
 				return
 			}
-			values[i] = labelValue(v)
+			values[i], absent[i] = labelValue(v)
 		}
+	}
+	if !slices.Contains(absent, true) {
+		absent = nil
 	}
 	if ev.extraPerElement() {
 		var err error
@@ -249,7 +265,7 @@ func (ev *evaluator) one(each any, withEach bool, extra []extraLabel) {
 		}
 		value = n
 	}
-	ev.samples = append(ev.samples, sample{labels: values, extra: extra, value: value})
+	ev.samples = append(ev.samples, sample{labels: values, absent: absent, extra: extra, value: value})
 }
 
 func eval(p *indexers.Program, obj, each any, withEach bool) (ref.Val, error) {
@@ -260,34 +276,42 @@ func eval(p *indexers.Program, obj, each any, withEach bool) (ref.Val, error) {
 }
 
 // labelValue formats a CEL value as a label value: strings as they are,
-// null as "", numbers and bools as in JSON, lists and maps as compact JSON.
-func labelValue(v ref.Val) string {
+// null as "", numbers and bools as in JSON, lists and maps as compact JSON;
+// an optional as its value. An empty optional (optional.none(), or
+// object.spec.?field for an object without the field) reports absent:
+// the series has no such label.
+func labelValue(v ref.Val) (value string, absent bool) {
 	switch v := v.(type) {
 	case types.String:
-		return string(v)
+		return string(v), false
 	case types.Null:
-		return ""
+		return "", false
 	case types.Bool:
-		return strconv.FormatBool(bool(v))
+		return strconv.FormatBool(bool(v)), false
 	case types.Int:
-		return strconv.FormatInt(int64(v), 10)
+		return strconv.FormatInt(int64(v), 10), false
 	case types.Uint:
-		return strconv.FormatUint(uint64(v), 10)
+		return strconv.FormatUint(uint64(v), 10), false
 	case types.Double:
-		return strconv.FormatFloat(float64(v), 'g', -1, 64)
+		return strconv.FormatFloat(float64(v), 'g', -1, 64), false
+	case *types.Optional:
+		if !v.HasValue() {
+			return "", true
+		}
+		return labelValue(v.GetValue())
 	}
 	native, err := jsonval.ToNative(v)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	if s, ok := native.(string); ok {
-		return s
+		return s, false
 	}
 	b, err := json.Marshal(native)
 	if err != nil {
-		return ""
+		return "", false
 	}
-	return string(b)
+	return string(b), false
 }
 
 // presentValue unwraps an optional value. It reports false for null and

@@ -18,6 +18,9 @@ import (
 // family's LabelNames order) and its value.
 type sample struct {
 	labels []string
+	// absent, when not nil, is true at the labels the series leaves out
+	// (an expression that gave an empty optional); their values are "".
+	absent []bool
 	// extra are the labels of a labelsFrom map, written after the others.
 	extra []extraLabel
 	value float64
@@ -231,7 +234,7 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 	var seen map[string]bool                   // beyond a few series, instead of comparing each pair
 	for _, smp := range samples {
 		start := len(b)
-		b = s.appendLabels(b, smp.labels, smp.extra, false)
+		b = s.appendSeriesLabels(b, smp.labels, smp.absent, smp.extra, false)
 		set := b[start:]
 		if s.duplicateLocked(uid, set, labels, &seen) {
 			s.duplicates++
@@ -268,7 +271,7 @@ func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {
 		b = shareHead(b)
 	}
 	if keep > 0 && s.heads != nil {
-		b = s.elideHead(k, b, samples[0].labels)
+		b = s.elideHead(k, b, samples[0].labels, samples[0].absent)
 	}
 	if keep == 0 {
 		if had {
@@ -490,8 +493,13 @@ func shareHead(b []byte) []byte {
 // them: rendered from values, the labels of one of its samples, and
 // recorded for the object's other families, the first time. It returns the
 // shortened b.
-func (s *familyState) elideHead(k *rowKey, b []byte, values []string) []byte {
+func (s *familyState) elideHead(k *rowKey, b []byte, values []string, absent []bool) []byte {
 	if k.head == nil {
+		for _, o := range s.order[:s.identity] {
+			if absent != nil && absent[o.value] {
+				return b // not the identity labels of the object's other series
+			}
+		}
 		h := s.appendIdentity(nil, values)
 		if len(h) == 0 {
 			return b
@@ -588,8 +596,8 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 	}
 	cs := make([]contribution, 0, len(samples))
 	for _, smp := range samples {
-		n, plain := s.labelsSize(smp.labels, smp.extra)
-		labels := s.appendLabels(make([]byte, 0, n), smp.labels, smp.extra, plain)
+		n, plain := s.seriesLabelsSize(smp.labels, smp.absent, smp.extra)
+		labels := s.appendSeriesLabels(make([]byte, 0, n), smp.labels, smp.absent, smp.extra, plain)
 		key := string(labels)
 		g, ok := s.groups[key]
 		if !ok {
@@ -620,12 +628,19 @@ func (s *familyState) setAggregateLocked(uid string, samples []sample) {
 // values are plain: none needs escaping, which appendLabels then does not
 // look for.
 func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel, plain bool) []byte {
-	if len(s.order) == 0 && len(extra) == 0 {
-		return b
-	}
+	return s.appendSeriesLabels(b, values, nil, extra, plain)
+}
+
+// appendSeriesLabels is appendLabels leaving out the computed labels
+// that absent (nil: none) marks.
+func (s *familyState) appendSeriesLabels(b []byte, values []string, absent []bool, extra []extraLabel, plain bool) []byte {
+	start := len(b)
 	b = append(b, '{')
-	for i, o := range s.order {
-		if i > 0 {
+	for _, o := range s.order {
+		if o.value >= 0 && absent != nil && absent[o.value] {
+			continue
+		}
+		if len(b) > start+1 {
 			b = append(b, ',')
 		}
 		b = append(b, o.name...)
@@ -637,8 +652,8 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 		}
 		b = append(b, '"')
 	}
-	for i, l := range extra {
-		if i > 0 || len(s.order) > 0 {
+	for _, l := range extra {
+		if len(b) > start+1 {
 			b = append(b, ',')
 		}
 		b = append(b, l.name...)
@@ -646,13 +661,18 @@ func (s *familyState) appendLabels(b []byte, values []string, extra []extraLabel
 		b = appendLabelValue(b, l.value, plain)
 		b = append(b, '"')
 	}
+	if len(b) == start+1 {
+		return b[:start] // no label
+	}
 	return append(b, '}')
 }
 
 func (s *familyState) labelsSize(values []string, extra []extraLabel) (n int, plain bool) {
-	if len(s.order) == 0 && len(extra) == 0 {
-		return 0, true
-	}
+	return s.seriesLabelsSize(values, nil, extra)
+}
+
+// seriesLabelsSize is labelsSize leaving out the labels absent marks.
+func (s *familyState) seriesLabelsSize(values []string, absent []bool, extra []extraLabel) (n int, plain bool) {
 	n, plain = 1, true // {
 	add := func(name, v string) {
 		n += len(name) + 2 + len(v) + 2 // name="value",  (the last comma is the closing brace)
@@ -661,15 +681,24 @@ func (s *familyState) labelsSize(values []string, extra []extraLabel) (n int, pl
 			plain = false
 		}
 	}
+	labels := 0
 	for _, o := range s.order {
 		v := o.constant
 		if o.value >= 0 {
+			if absent != nil && absent[o.value] {
+				continue
+			}
 			v = values[o.value]
 		}
 		add(o.name, v)
+		labels++
 	}
 	for _, l := range extra {
 		add(l.name, l.value)
+		labels++
+	}
+	if labels == 0 {
+		return 0, true
 	}
 	return n, plain
 }

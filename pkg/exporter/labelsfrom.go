@@ -170,7 +170,11 @@ func mapLabels(v ref.Val, prefix string, verbatim bool, keys *KeyFilter) ([]extr
 		if _, null := val.(types.Null); null {
 			continue
 		}
-		entries = append(entries, entry{string(key), labelValue(val)})
+		value, absent := labelValue(val)
+		if absent {
+			continue
+		}
+		entries = append(entries, entry{string(key), value})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
 	out := make([]extraLabel, len(entries))

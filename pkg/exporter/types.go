@@ -50,7 +50,8 @@ type MetricConfig struct {
 	Help string `json:"help" yaml:"help"`
 	// Type is gauge, counter or info.
 	Type string `json:"type" yaml:"type"`
-	// Labels are label names with the CEL expression of each value.
+	// Labels are label names with the CEL expression of each value. A
+	// value that is an empty optional leaves the label out of that series.
 	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
 	// Value is a CEL expression yielding a number or a bool; default 1.
 	Value string `json:"value,omitempty" yaml:"value,omitempty"`

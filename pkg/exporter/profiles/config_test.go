@@ -286,31 +286,31 @@ func TestWebhookConfigurations(t *testing.T) {
 	expectWhole(t, renderWith(t, "mutatingwebhookconfigurations", "", "", mutating), `
 # HELP kube_mutatingwebhookconfiguration_info Information about the MutatingWebhookConfiguration.
 # TYPE kube_mutatingwebhookconfiguration_info gauge
-kube_mutatingwebhookconfiguration_info{mutatingwebhookconfiguration="inject"} 1
+kube_mutatingwebhookconfiguration_info{mutatingwebhookconfiguration="inject",namespace=""} 1
 # HELP kube_mutatingwebhookconfiguration_created Unix creation timestamp.
 # TYPE kube_mutatingwebhookconfiguration_created gauge
-kube_mutatingwebhookconfiguration_created{mutatingwebhookconfiguration="inject"} 1.7956008e+09
+kube_mutatingwebhookconfiguration_created{mutatingwebhookconfiguration="inject",namespace=""} 1795600800
 # HELP kube_mutatingwebhookconfiguration_metadata_resource_version Resource version representing a specific version of the MutatingWebhookConfiguration.
 # TYPE kube_mutatingwebhookconfiguration_metadata_resource_version gauge
-kube_mutatingwebhookconfiguration_metadata_resource_version{mutatingwebhookconfiguration="inject"} 300
+kube_mutatingwebhookconfiguration_metadata_resource_version{mutatingwebhookconfiguration="inject",namespace=""} 300
 # HELP kube_mutatingwebhookconfiguration_webhook_clientconfig_service Service used by the apiserver to connect to a mutating webhook.
 # TYPE kube_mutatingwebhookconfiguration_webhook_clientconfig_service gauge
-kube_mutatingwebhookconfiguration_webhook_clientconfig_service{mutatingwebhookconfiguration="inject",webhook_name="inject.example.com",service_name="injector",service_namespace="system"} 1
-kube_mutatingwebhookconfiguration_webhook_clientconfig_service{mutatingwebhookconfiguration="inject",webhook_name="url.example.com"} 1
+kube_mutatingwebhookconfiguration_webhook_clientconfig_service{mutatingwebhookconfiguration="inject",namespace="",service_name="",service_namespace="",webhook_name="url.example.com"} 1
+kube_mutatingwebhookconfiguration_webhook_clientconfig_service{mutatingwebhookconfiguration="inject",namespace="",service_name="injector",service_namespace="system",webhook_name="inject.example.com"} 1
 `)
 	expectWhole(t, renderWith(t, "validatingwebhookconfigurations", "", "", validating), `
 # HELP kube_validatingwebhookconfiguration_info Information about the ValidatingWebhookConfiguration.
 # TYPE kube_validatingwebhookconfiguration_info gauge
-kube_validatingwebhookconfiguration_info{validatingwebhookconfiguration="check"} 1
+kube_validatingwebhookconfiguration_info{namespace="",validatingwebhookconfiguration="check"} 1
 # HELP kube_validatingwebhookconfiguration_created Unix creation timestamp.
 # TYPE kube_validatingwebhookconfiguration_created gauge
-kube_validatingwebhookconfiguration_created{validatingwebhookconfiguration="check"} 1.7956008e+09
+kube_validatingwebhookconfiguration_created{namespace="",validatingwebhookconfiguration="check"} 1795600800
 # HELP kube_validatingwebhookconfiguration_metadata_resource_version Resource version representing a specific version of the ValidatingWebhookConfiguration.
 # TYPE kube_validatingwebhookconfiguration_metadata_resource_version gauge
-kube_validatingwebhookconfiguration_metadata_resource_version{validatingwebhookconfiguration="check"} 301
+kube_validatingwebhookconfiguration_metadata_resource_version{namespace="",validatingwebhookconfiguration="check"} 301
 # HELP kube_validatingwebhookconfiguration_webhook_clientconfig_service Service used by the apiserver to connect to a validating webhook.
 # TYPE kube_validatingwebhookconfiguration_webhook_clientconfig_service gauge
-kube_validatingwebhookconfiguration_webhook_clientconfig_service{validatingwebhookconfiguration="check",webhook_name="check.example.com",service_name="checker",service_namespace="system"} 1
+kube_validatingwebhookconfiguration_webhook_clientconfig_service{namespace="",service_name="checker",service_namespace="system",validatingwebhookconfiguration="check",webhook_name="check.example.com"} 1
 `)
 }
 
@@ -342,38 +342,38 @@ func TestAdmissionPolicies(t *testing.T) {
 	expectWhole(t, renderWith(t, "validatingadmissionpolicies", "", "", vap), `
 # HELP kube_validatingadmissionpolicy_info Information about the ValidatingAdmissionPolicy.
 # TYPE kube_validatingadmissionpolicy_info gauge
-kube_validatingadmissionpolicy_info{validatingadmissionpolicy="replicas",param_api_version="v1",param_kind="ConfigMap",failure_policy="Fail"} 1
+kube_validatingadmissionpolicy_info{failure_policy="Fail",namespace="",param_api_version="v1",param_kind="ConfigMap",validatingadmissionpolicy="replicas"} 1
 # HELP kube_validatingadmissionpolicy_created Unix creation timestamp.
 # TYPE kube_validatingadmissionpolicy_created gauge
-kube_validatingadmissionpolicy_created{validatingadmissionpolicy="replicas"} 1.7956008e+09
+kube_validatingadmissionpolicy_created{namespace="",validatingadmissionpolicy="replicas"} 1795600800
 `)
 	expectWhole(t, renderWith(t, "validatingadmissionpolicybindings", "", "", vapb, bareBinding), `
 # HELP kube_validatingadmissionpolicybinding_info Information about the ValidatingAdmissionPolicyBinding.
 # TYPE kube_validatingadmissionpolicybinding_info gauge
-kube_validatingadmissionpolicybinding_info{validatingadmissionpolicybinding="replicas-prod",policy_name="replicas",param_name="limits",param_namespace="prod",param_not_found_action="Deny"} 1
-kube_validatingadmissionpolicybinding_info{validatingadmissionpolicybinding="bare",policy_name="replicas"} 1
+kube_validatingadmissionpolicybinding_info{namespace="",param_name="",param_namespace="",param_not_found_action="",policy_name="replicas",validatingadmissionpolicybinding="bare"} 1
+kube_validatingadmissionpolicybinding_info{namespace="",param_name="limits",param_namespace="prod",param_not_found_action="Deny",policy_name="replicas",validatingadmissionpolicybinding="replicas-prod"} 1
 # HELP kube_validatingadmissionpolicybinding_created Unix creation timestamp.
 # TYPE kube_validatingadmissionpolicybinding_created gauge
-kube_validatingadmissionpolicybinding_created{validatingadmissionpolicybinding="replicas-prod"} 1.7956008e+09
+kube_validatingadmissionpolicybinding_created{namespace="",validatingadmissionpolicybinding="replicas-prod"} 1795600800
 # HELP kube_validatingadmissionpolicybinding_validation_action Validation actions for the ValidatingAdmissionPolicyBinding.
 # TYPE kube_validatingadmissionpolicybinding_validation_action gauge
-kube_validatingadmissionpolicybinding_validation_action{validatingadmissionpolicybinding="replicas-prod",action="Deny"} 1
-kube_validatingadmissionpolicybinding_validation_action{validatingadmissionpolicybinding="replicas-prod",action="Audit"} 1
+kube_validatingadmissionpolicybinding_validation_action{action="Audit",namespace="",validatingadmissionpolicybinding="replicas-prod"} 1
+kube_validatingadmissionpolicybinding_validation_action{action="Deny",namespace="",validatingadmissionpolicybinding="replicas-prod"} 1
 `)
 	expectWhole(t, renderWith(t, "mutatingadmissionpolicies", "", "", mp), `
 # HELP kube_mutatingadmissionpolicy_info Information about the MutatingAdmissionPolicy.
 # TYPE kube_mutatingadmissionpolicy_info gauge
-kube_mutatingadmissionpolicy_info{mutatingadmissionpolicy="sidecar",failure_policy="Fail",reinvocation_policy="Never"} 1
+kube_mutatingadmissionpolicy_info{failure_policy="Fail",mutatingadmissionpolicy="sidecar",namespace="",param_api_version="",param_kind="",reinvocation_policy="Never"} 1
 # HELP kube_mutatingadmissionpolicy_created Unix creation timestamp.
 # TYPE kube_mutatingadmissionpolicy_created gauge
-kube_mutatingadmissionpolicy_created{mutatingadmissionpolicy="sidecar"} 1.7956008e+09
+kube_mutatingadmissionpolicy_created{mutatingadmissionpolicy="sidecar",namespace=""} 1795600800
 `)
 	expectWhole(t, renderWith(t, "mutatingadmissionpolicybindings", "", "", mpb), `
 # HELP kube_mutatingadmissionpolicybinding_info Information about the MutatingAdmissionPolicyBinding.
 # TYPE kube_mutatingadmissionpolicybinding_info gauge
-kube_mutatingadmissionpolicybinding_info{mutatingadmissionpolicybinding="sidecar-all",policy_name="sidecar",param_name="defaults"} 1
+kube_mutatingadmissionpolicybinding_info{mutatingadmissionpolicybinding="sidecar-all",namespace="",param_name="defaults",param_namespace="",param_not_found_action="",policy_name="sidecar"} 1
 # HELP kube_mutatingadmissionpolicybinding_created Unix creation timestamp.
 # TYPE kube_mutatingadmissionpolicybinding_created gauge
-kube_mutatingadmissionpolicybinding_created{mutatingadmissionpolicybinding="sidecar-all"} 1.7956008e+09
+kube_mutatingadmissionpolicybinding_created{mutatingadmissionpolicybinding="sidecar-all",namespace=""} 1795600800
 `)
 }

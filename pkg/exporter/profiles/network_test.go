@@ -89,13 +89,13 @@ kube_endpointslice_endpoints_hints{endpointslice="web-abc",namespace="shop",addr
 kube_endpointslice_endpoints_hints{endpointslice="web-abc",namespace="shop",address="10.1.0.1",for_zone="z2"} 1
 # HELP kube_endpointslice_endpoints Endpoints attached to the endpointslice.
 # TYPE kube_endpointslice_endpoints gauge
-kube_endpointslice_endpoints{endpointslice="web-abc",namespace="shop",ready="true",serving="true",hostname="web-0",terminating="false",targetref_kind="Pod",targetref_name="web-0",targetref_namespace="shop",endpoint_nodename="n1",endpoint_zone="z1",address="10.1.0.1"} 1
-kube_endpointslice_endpoints{endpointslice="web-abc",namespace="shop",ready="true",serving="true",hostname="web-0",terminating="false",targetref_kind="Pod",targetref_name="web-0",targetref_namespace="shop",endpoint_nodename="n1",endpoint_zone="z1",address="10.1.0.2"} 1
-kube_endpointslice_endpoints{endpointslice="web-abc",namespace="shop",address="10.1.0.3"} 1
+kube_endpointslice_endpoints{address="10.1.0.1",endpoint_nodename="n1",endpoint_zone="z1",endpointslice="web-abc",hostname="web-0",namespace="shop",ready="true",serving="true",targetref_kind="Pod",targetref_name="web-0",targetref_namespace="shop",terminating="false"} 1
+kube_endpointslice_endpoints{address="10.1.0.2",endpoint_nodename="n1",endpoint_zone="z1",endpointslice="web-abc",hostname="web-0",namespace="shop",ready="true",serving="true",targetref_kind="Pod",targetref_name="web-0",targetref_namespace="shop",terminating="false"} 1
+kube_endpointslice_endpoints{address="10.1.0.3",endpoint_nodename="",endpoint_zone="",endpointslice="web-abc",hostname="",namespace="shop",ready="",serving="",targetref_kind="",targetref_name="",targetref_namespace="",terminating=""} 1
 # HELP kube_endpointslice_ports Ports attached to the endpointslice.
 # TYPE kube_endpointslice_ports gauge
-kube_endpointslice_ports{endpointslice="web-abc",namespace="shop",port_name="http",port_protocol="TCP",port_number="8080"} 1
-kube_endpointslice_ports{endpointslice="web-abc",namespace="shop"} 1
+kube_endpointslice_ports{endpointslice="web-abc",namespace="shop",port_name="",port_number="",port_protocol=""} 1
+kube_endpointslice_ports{endpointslice="web-abc",namespace="shop",port_name="http",port_number="8080",port_protocol="TCP"} 1
 # HELP kube_endpointslice_annotations Kubernetes annotations converted to Prometheus labels.
 # TYPE kube_endpointslice_annotations gauge
 kube_endpointslice_annotations{endpointslice="web-abc",namespace="shop",annotation_owner="ops"} 1
@@ -144,9 +144,9 @@ kube_ingress_metadata_resource_version{namespace="shop",ingress="web"} 4711
 kube_ingress_metadata_resource_version{namespace="shop",ingress="bare"} 12
 # HELP kube_ingress_path [STABLE] Ingress host, paths and backend service information.
 # TYPE kube_ingress_path gauge
-kube_ingress_path{namespace="shop",ingress="web",host="shop.example.com",path="/",path_type="Prefix",service_name="web",service_port="80"} 1
-kube_ingress_path{namespace="shop",ingress="web",host="shop.example.com",path="/api",path_type="Exact",service_name="api",service_port="0"} 1
-kube_ingress_path{namespace="shop",ingress="web",host="shop.example.com",path="/static",resource_api_group="storage.example.com",resource_kind="Bucket",resource_name="assets"} 1
+kube_ingress_path{host="shop.example.com",ingress="web",namespace="shop",path="/",path_type="Prefix",service_name="web",service_port="80"} 1
+kube_ingress_path{host="shop.example.com",ingress="web",namespace="shop",path="/api",path_type="Exact",service_name="api",service_port="0"} 1
+kube_ingress_path{host="shop.example.com",ingress="web",namespace="shop",path="/static",path_type="",resource_api_group="storage.example.com",resource_kind="Bucket",resource_name="assets"} 1
 # HELP kube_ingress_tls [STABLE] Ingress TLS host and secret information.
 # TYPE kube_ingress_tls gauge
 kube_ingress_tls{namespace="shop",ingress="web",tls_host="shop.example.com",secret="shop-tls"} 1

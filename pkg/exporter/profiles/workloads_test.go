@@ -262,11 +262,11 @@ kube_job_spec_parallelism{namespace="batch",job_name="nightly-1"} 2
 kube_job_spec_active_deadline_seconds{namespace="batch",job_name="nightly-1"} 600
 # HELP kube_job_status_failed [STABLE] The number of pods which reached Phase Failed and the reason for failure.
 # TYPE kube_job_status_failed gauge
-kube_job_status_failed{namespace="batch",job_name="nightly-1",reason="BackoffLimitExceeded"} 1
-kube_job_status_failed{namespace="batch",job_name="nightly-1",reason="DeadlineExceeded"} 0
-kube_job_status_failed{namespace="batch",job_name="nightly-1",reason="Evicted"} 0
-kube_job_status_failed{namespace="batch",job_name="odd"} 2
-kube_job_status_failed{namespace="batch",job_name="ok"} 0
+kube_job_status_failed{job_name="nightly-1",namespace="batch",reason="BackoffLimitExceeded"} 1
+kube_job_status_failed{job_name="nightly-1",namespace="batch",reason="DeadlineExceeded"} 0
+kube_job_status_failed{job_name="nightly-1",namespace="batch",reason="Evicted"} 0
+kube_job_status_failed{job_name="odd",namespace="batch",reason=""} 2
+kube_job_status_failed{job_name="ok",namespace="batch"} 0
 # HELP kube_job_status_active [STABLE] The number of actively running pods.
 # TYPE kube_job_status_active gauge
 kube_job_status_active{namespace="batch",job_name="nightly-1"} 1
