@@ -249,10 +249,10 @@ func (p *Printer) stoppable(kubectl *printers.GoTemplatePrinter) (printers.Resou
 		return nil, err
 	}
 	t.Funcs(funcs)
-	node := check.Tree.Root.Nodes[0]
+	node := check.Root.Nodes[0]
 	for _, tt := range t.Templates() {
-		if tt.Tree != nil && tt.Tree.Root != nil {
-			withCheck(tt.Tree.Root, node)
+		if tt.Tree != nil && tt.Root != nil {
+			withCheck(tt.Root, node)
 		}
 	}
 	return &stoppableGoTemplate{kubectl: kubectl, p: p}, nil

@@ -433,7 +433,10 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		case err := <-started:
 			if err != nil {
 				stopServing()
-				<-served
+				// The start's error is the one reported.
+				if serveErr := <-served; serveErr != nil {
+					log.Debug("serving stopped", "err", serveErr)
+				}
 				var le *exporter.LoadError
 				if errors.As(err, &le) {
 					return &UsageError{Err: err}

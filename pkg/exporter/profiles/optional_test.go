@@ -53,7 +53,7 @@ var optionalObjects = map[string]struct {
 	"cronjobs":            {proto: &batchv1.CronJob{}, shape: func(o map[string]any) { setAll(o, "spec.schedule", "*/5 * * * *"); setAll(o, "spec.timeZone", "UTC") }},
 	"daemonsets":          {proto: &appsv1.DaemonSet{}},
 	"deployments":         {proto: &appsv1.Deployment{}, shape: func(o map[string]any) { setAll(o, "spec.strategy.type", "RollingUpdate") }},
-	"endpoints":           {proto: &corev1.Endpoints{}},
+	"endpoints":           {proto: &corev1.Endpoints{}}, //nolint:staticcheck // SA1019: kube-state-metrics still reports v1 Endpoints
 	"endpointslices":      {proto: &discoveryv1.EndpointSlice{}},
 	"horizontalpodautoscalers": {proto: &autoscalingv2.HorizontalPodAutoscaler{}, shape: func(o map[string]any) {
 		setAll(o, "spec.metrics.0.type", "Resource")
