@@ -189,6 +189,8 @@ func testResolver() *factory.Resolver {
 // than maxCachedNames are, however many resolve.
 func TestNameCacheBounded(t *testing.T) {
 	c := newNameCache(testResolver())
+	fulls := 0
+	c.full = func() { fulls++ }
 	for i := range 2000 {
 		res, err := c.resolve("pods" + strings.Repeat(",", i) + " ")
 		if err != nil || len(res) != 1 || res[0].GVR.Resource != "pods" {
@@ -224,6 +226,10 @@ func TestNameCacheBounded(t *testing.T) {
 	}
 	if n := c.len(); n != maxCachedNames {
 		t.Errorf("%d names kept once full, want %d", n, maxCachedNames)
+	}
+	// "nodes" took the last room; "Node" found none, twice: told once.
+	if fulls != 1 {
+		t.Errorf("the full cache was told %d times, want once", fulls)
 	}
 }
 

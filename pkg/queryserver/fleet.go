@@ -210,6 +210,18 @@ func (f *Fleet) KeepAnswers(c *AnswerCache) error {
 	return nil
 }
 
+// OnNameCacheFull has full called once per served cluster, the first
+// time its cache of resource type names has no room for a name that
+// resolves (it keeps 1,024 of them); such names are then resolved on each
+// request. Call it before the first answer.
+func (f *Fleet) OnNameCacheFull(full func()) {
+	for _, name := range f.names {
+		if s := f.served[name]; s != nil {
+			s.names.full = full
+		}
+	}
+}
+
 // Resources returns the resources served, in any cluster: in the order
 // of the clusters, then of each one's resources.
 func (f *Fleet) Resources() []factory.Resource {

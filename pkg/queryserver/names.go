@@ -22,6 +22,10 @@ const maxCachedNames = 1024
 // read, so that the spellings of one list of types are not kept apart.
 type nameCache struct {
 	resolver factory.NameResolver
+	// full, when not nil, is called once, the first time a name that
+	// resolves finds no room; set before the cache is used.
+	full     func()
+	fullOnce sync.Once
 	// mu guards byName.
 	mu     sync.Mutex
 	byName map[string][]factory.Resource
@@ -73,10 +77,14 @@ func (c *nameCache) resolveName(name string) ([]factory.Resource, error) {
 	}
 	if len(name) <= MaxNameLength {
 		c.mu.Lock()
-		if len(c.byName) < maxCachedNames {
+		kept := len(c.byName) < maxCachedNames
+		if kept {
 			c.byName[name] = res
 		}
 		c.mu.Unlock()
+		if !kept && c.full != nil {
+			c.fullOnce.Do(c.full)
+		}
 	}
 	return res, nil
 }

@@ -435,6 +435,10 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 			registry.MustRegister(c)
 		}
 	}
+	fleet.OnNameCacheFull(func() {
+		log.Warn("the cache of resource type names is full: names beyond it are resolved on each request; " +
+			"so many spellings of the served types come from a client that makes them up: the query log names its user")
+	})
 	bound := queryserver.NewMemoryBound(o.memoryHeadroom)
 	if bound != nil {
 		go bound.Run(ctx, time.Second)
