@@ -75,10 +75,7 @@ func (x *Exporter) loadFirst(ctx context.Context) error {
 	if delay <= 0 {
 		delay = DefaultContactBackoff
 	}
-	limit := x.opts.MaxContactBackoff
-	if limit <= 0 {
-		limit = DefaultMaxContactBackoff
-	}
+	limit := x.maxContactBackoff()
 	delay = min(delay, limit)
 	var logged string // the cause logged last
 	for attempt := 1; ; attempt++ {

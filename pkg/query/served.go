@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/getprint"
 )
 
 // Printing for others (PrintOptions.ServerSide, PrintOptions.Context): a
@@ -116,27 +116,19 @@ func InlineTemplate(output, template string, noHeaders bool, readFile func(strin
 }
 
 // columnsSpec returns the -o custom-columns spec (HEADER:PATH,...) of the
-// text of a custom-columns file: a line of headers, then a line of paths,
-// separated by blanks.
+// text of a custom-columns file, read as kubectl reads one: a line of
+// headers, then a line of paths, separated by blanks.
 func columnsSpec(text string) (string, error) {
-	sc := bufio.NewScanner(strings.NewReader(text))
-	var lines [2][]string
-	for i := range lines {
-		if !sc.Scan() {
-			return "", errors.New("want a line of headers, then a line of column paths, separated by blanks")
-		}
-		lines[i] = strings.Fields(sc.Text())
+	file, err := getprint.NewCustomColumnsPrinterFromTemplate(strings.NewReader(text), nil)
+	if err != nil {
+		return "", err
 	}
-	headers, paths := lines[0], lines[1]
-	if len(headers) != len(paths) {
-		return "", fmt.Errorf("number of headers (%d) and field specifications (%d) don't match", len(headers), len(paths))
-	}
-	cols := make([]string, len(headers))
-	for i := range headers {
-		if strings.ContainsAny(headers[i], ",:") || strings.Contains(paths[i], ",") {
-			return "", fmt.Errorf("column %q: a header with ',' or ':', or a path with ',', cannot be sent as -o custom-columns: query without --server", headers[i])
+	cols := make([]string, len(file.Columns))
+	for i, c := range file.Columns {
+		if strings.ContainsAny(c.Header, ",:") || strings.Contains(c.FieldSpec, ",") {
+			return "", fmt.Errorf("column %q: a header with ',' or ':', or a path with ',', cannot be sent as -o custom-columns: query without --server", c.Header)
 		}
-		cols[i] = headers[i] + ":" + paths[i]
+		cols[i] = c.Header + ":" + c.FieldSpec
 	}
 	return strings.Join(cols, ","), nil
 }

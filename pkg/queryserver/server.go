@@ -144,7 +144,7 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler returns the server's handler: POST /v1/query, GET /metrics
-// with Options.Metrics, and /healthz and /readyz, which need no
+// (Options.Registry, for callers allowed to get it), and /healthz and /readyz, which need no
 // authentication and say only "ok" or what is not ready.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
