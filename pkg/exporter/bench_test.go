@@ -133,7 +133,8 @@ func BenchmarkEngineKSMPodUpdates(b *testing.B) {
 	if err := e.WriteFamilies(&out, false); err != nil {
 		b.Fatal(err)
 	}
-	want := fmt.Sprintf(`container=%q,namespace=%q,pod=%q,uid=%q} %d`, q.Status.ContainerStatuses[0].Name, q.Namespace, q.Name, q.UID, q.Status.ContainerStatuses[0].RestartCount)
+	// The labels in the config's order.
+	want := fmt.Sprintf(`{namespace=%q,pod=%q,uid=%q,container=%q} %d`, q.Namespace, q.Name, q.UID, q.Status.ContainerStatuses[0].Name, q.Status.ContainerStatuses[0].RestartCount)
 	if !bytes.Contains(out.Bytes(), []byte(want)) {
 		b.Fatalf("no series %s after the update", want)
 	}
