@@ -77,7 +77,38 @@ type Options struct {
 	// doubles after each failure up to MaxContactBackoff. Defaults 1s and
 	// 30s.
 	ContactBackoff, MaxContactBackoff time.Duration
+
+	// KubeStateMetrics makes the exporter speak as kube-state-metrics
+	// (its drop-in mode): the telemetry registry gains kube-state-metrics'
+	// own metrics with their names, types, labels and meanings
+	// (kube_state_metrics_list_total, _watch_total, _shard_ordinal,
+	// _total_shards, _build_info...), and /metrics takes its ?resources=
+	// and ?exclude_resources= parameters. The plugin's own telemetry
+	// (kubectl_informer_*) stays beside them.
+	KubeStateMetrics bool
+	// Node, when set, watches only the pods of that node (the field
+	// selector spec.nodeName=Node), as kube-state-metrics' --node does for
+	// a DaemonSet. UnscheduledPods, with Node empty, watches only the pods
+	// of no node (spec.nodeName=), as its --track-unscheduled-pods.
+	Node            string
+	UnscheduledPods bool
+	// UseAPIServerCache lists with resourceVersion=0, served from the API
+	// server's watch cache, instead of a quorum read from etcd, as
+	// kube-state-metrics' --use-apiserver-cache.
+	UseAPIServerCache bool
+	// ObjectLimit, when positive, is the number of objects listed of each
+	// resource, as kube-state-metrics' --object-limit.
+	ObjectLimit int64
+	// AutoShard, when its Pod is set, takes the shard from the StatefulSet
+	// that controls that pod, as kube-state-metrics' --pod and
+	// --pod-namespace do: the ordinal of the pod's name is the shard, the
+	// StatefulSet's replicas the total, and a change of its replicas
+	// shards again. It has precedence over Shard.
+	AutoShard AutoShard
 }
+
+// AutoShard names the pod whose StatefulSet decides the shard.
+type AutoShard struct{ Pod, Namespace string }
 
 // LoadError is a config file that could not be loaded: unreadable,
 // invalid, or with an invalid expression (as opposed to a cluster that

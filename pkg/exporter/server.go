@@ -196,6 +196,27 @@ type ServeConfig struct {
 	ListenAddresses []string
 	// WebConfigFile configures TLS and basic auth (--web.config.file).
 	WebConfigFile string
+	// TelemetryAddresses, when set, are the addresses of a second
+	// listener, as kube-state-metrics' --telemetry-host and
+	// --telemetry-port: it serves the exporter's own metrics on /metrics,
+	// and /readyz, /healthz and /livez.
+	TelemetryAddresses []string
+	// Timeouts are the server's; zero fields take the defaults.
+	Timeouts ServerTimeouts
+	// NoGzip serves /metrics uncompressed whatever the client accepts, as
+	// kube-state-metrics does without --enable-gzip-encoding.
+	NoGzip bool
+	// AuthFilter requires every request to the metrics endpoints to carry
+	// a bearer token that the API server authenticates (TokenReview) and
+	// authorizes (SubjectAccessReview) for get on the path requested, as
+	// kube-state-metrics' --auth-filter.
+	AuthFilter bool
+}
+
+// ServerTimeouts are the timeouts of the exporter's HTTP servers, as
+// kube-state-metrics' --server-*-timeout flags.
+type ServerTimeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
 }
 
 // Serve serves Handler until ctx ends.
