@@ -80,6 +80,9 @@ func (x *Exporter) loadFirst(ctx context.Context) error {
 	var logged string // the cause logged last
 	for attempt := 1; ; attempt++ {
 		err := x.probe(ctx)
+		if err == nil && x.opts.AutoShard.Pod != "" && x.shardSource == "" {
+			x.shardSource, err = x.detectShard(ctx, x.kube)
+		}
 		if err == nil {
 			err = x.Reload(ctx)
 		}

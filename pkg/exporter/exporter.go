@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -147,6 +148,18 @@ type Exporter struct {
 	// contact is how the attempts to reach the API server to load the
 	// first config fare (see Start); guarded by mu.
 	contact contactState
+	// kube is a clientset for what the exporter reads outside its
+	// configs' informers: the pod and StatefulSet of AutoShard.
+	kube kubernetes.Interface
+	// shardMu guards shard.
+	shardMu sync.RWMutex
+	// shard is the shard in force: Options.Shard, or AutoShard's (see
+	// currentShard); each config loaded takes the one in force then.
+	shard Shard
+	// shardSource is the name of the StatefulSet AutoShard takes the
+	// shard from, once found; set before the first config loads, read
+	// only after.
+	shardSource string
 }
 
 // activeConfig is a running config: its engine, the informers it reads and
@@ -219,12 +232,17 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 	if err != nil {
 		return nil, err
 	}
-	f, err := factory.New(restConfig, factory.Config{KeepLastApplied: admitsLastApplied(opts.AnnotationsAllowlist)})
+	f, err := factory.New(restConfig, factory.Config{KeepLastApplied: admitsLastApplied(opts.AnnotationsAllowlist),
+		UseAPIServerCache: opts.UseAPIServerCache, ObjectLimit: opts.ObjectLimit})
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return nil, err
 	}
 	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger, indexExprs: map[*factory.Informer]map[string]string{},
-		unavailableLogged: map[string]bool{}}
+		unavailableLogged: map[string]bool{}, kube: kube, shard: opts.Shard}
 	if x.opts.Profile != "" && x.opts.Available == nil {
 		x.opts.Available = func(resource string) bool {
 			_, err := resolver.ResolveOne(resource)
@@ -262,6 +280,11 @@ func (x *Exporter) Start(ctx context.Context) error {
 			debug.SetGCPercent(gcPercent)
 		}
 		return err
+	}
+	if x.shardSource != "" {
+		if err := x.watchShard(ctx, x.kube, x.shardSource); err != nil {
+			return err
+		}
 	}
 	interval := x.opts.ErrorLogInterval
 	if interval <= 0 {
@@ -435,7 +458,7 @@ func ExcludeNamespaces(c *Compiled, namespaces ...string) {
 
 func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 	next := &activeConfig{engine: NewEngine(c, EngineOptions{
-		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.opts.Shard,
+		MaxSeriesPerMetric: x.opts.MaxSeriesPerMetric, Shard: x.currentShard(),
 		Now:      func() int64 { return time.Now().Unix() },
 		Computed: func(d time.Duration) { x.tel.computed.Observe(d.Seconds()) },
 	}), lookups: map[string][]*factory.Informer{}, counts: map[*factory.Informer]*cacheCount{}}
@@ -487,6 +510,7 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 			readers = 0
 		}
 		for _, scope := range scopes(r, resolved[i]) {
+			scope.FieldSelector = x.podNodeSelector(resolved[i], scope.FieldSelector)
 			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes, readers)
 			entryKeys[i] = append(entryKeys[i], k)
 		}
@@ -600,6 +624,30 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 		x.stopUnused(prev, next)
 	}
 	return nil
+}
+
+// podNodeSelector returns the field selector sel of an entry of res with
+// the node's selector of Options.Node (spec.nodeName=NODE) or
+// Options.UnscheduledPods (spec.nodeName=) added when res is core/v1
+// pods, as kube-state-metrics selects the pods of a node: every other
+// resource keeps sel.
+func (x *Exporter) podNodeSelector(res factory.Resource, sel string) string {
+	if res.GVR.Group != "" || res.GVR.Resource != "pods" {
+		return sel
+	}
+	var node string
+	switch {
+	case x.opts.UnscheduledPods:
+		node = "spec.nodeName="
+	case x.opts.Node != "":
+		node = "spec.nodeName=" + x.opts.Node
+	default:
+		return sel
+	}
+	if sel == "" {
+		return node
+	}
+	return sel + "," + node
 }
 
 // pathOf returns the path of the config file of c's i-th resource: that

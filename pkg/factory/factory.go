@@ -53,6 +53,21 @@ type Config struct {
 	// messages carry, so that they ask about the same cluster and user:
 	// --kubeconfig, --context, --as... Default: none.
 	KubectlFlags []string
+	// UseAPIServerCache lists with resourceVersion=0, which the API
+	// server answers from its watch cache instead of a quorum read from
+	// etcd, as kube-state-metrics' --use-apiserver-cache: every list
+	// request but the pages after the first (a continued list takes no
+	// resource version). It changes nothing of lists streamed as a watch's
+	// initial events (WatchList), which come from the watch cache anyway.
+	UseAPIServerCache bool
+	// ObjectLimit, when positive, is the number of objects each informer
+	// lists, as kube-state-metrics' --object-limit: lists ask for that
+	// many (limit=ObjectLimit), keep the first ObjectLimit objects of the
+	// answer and ask for no further page, and the informers list instead
+	// of streaming their initial list as a watch (WatchList, which takes
+	// no limit). Objects created later arrive by the watch as usual.
+	// Default 0: no limit.
+	ObjectLimit int64
 }
 
 // LastAppliedAnnotation is dropped from cached objects unless
@@ -459,11 +474,16 @@ func (f *Factory) startLocked(inf *Informer) error {
 		// then kept whole, which costs memory but changes no answer.
 		prepare = prepareFunc(nil, trim, !f.cfg.KeepLastApplied)
 	}
-	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, inf.count, prepare, wire, &inf.Requests, &inf.lists)
+	lw, example, err := f.clients.listWatchLocked(inf.Resource, inf.Mode, inf.Scope, f.listing(), inf.count, prepare, wire, &inf.Requests, &inf.lists)
 	if err != nil {
 		return err
 	}
-	si := cache.NewSharedIndexInformerWithOptions(newHealthTracking(lw, inf), example, cache.SharedIndexInformerOptions{
+	tracked := newHealthTracking(lw, inf)
+	if f.cfg.ObjectLimit > 0 {
+		// A streamed initial list takes no limit.
+		tracked.watchListUnsupported = true
+	}
+	si := cache.NewSharedIndexInformerWithOptions(tracked, example, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.cfg.ResyncPeriod,
 		Indexers:          inf.indexers,
 		ObjectDescription: inf.Resource.String(),
@@ -487,6 +507,12 @@ func (f *Factory) startLocked(inf *Informer) error {
 	inf.cancel = cancel
 	f.running.Go(func() { si.RunWithContext(ctx) })
 	return nil
+}
+
+// listing is how the informers' list requests are shaped (see
+// Config.UseAPIServerCache and Config.ObjectLimit).
+func (f *Factory) listing() listing {
+	return listing{apiServerCache: f.cfg.UseAPIServerCache, limit: f.cfg.ObjectLimit}
 }
 
 // Shutdown stops every informer the factory started, those Detach or Stop

@@ -265,7 +265,7 @@ func listed(obj runtime.Object) (Listed, bool) {
 // objects decoded from encodings pruned by wire (when not nil); requests
 // are counted in reqs and completed lists reported to ls.
 // The caller holds the Factory's lock.
-func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *counter, prepare func(runtime.Object), wire *wirePruner, reqs *RequestCounts, ls *lists) (cache.ListerWatcher, runtime.Object, error) {
+func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, shape listing, cnt *counter, prepare func(runtime.Object), wire *wirePruner, reqs *RequestCounts, ls *lists) (cache.ListerWatcher, runtime.Object, error) {
 	ns := ""
 	if res.Namespaced {
 		ns = scope.Namespace
@@ -323,9 +323,14 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
+			shape.options(&o)
 			reqs.Lists.Add(1)
 			obj, err := list(ctx, o)
 			if err != nil {
+				reqs.ListErrors.Add(1)
+				return nil, err
+			}
+			if err := shape.truncate(obj); err != nil {
 				reqs.ListErrors.Add(1)
 				return nil, err
 			}
@@ -367,6 +372,47 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, cnt *cou
 		},
 	}
 	return lw, example, nil
+}
+
+// listing shapes an informer's list requests: resourceVersion=0 (the API
+// server's watch cache) and a limit on the objects listed (see
+// Config.UseAPIServerCache and Config.ObjectLimit).
+type listing struct {
+	apiServerCache bool
+	limit          int64
+}
+
+// options sets the resource version and limit of a list request.
+func (l listing) options(o *metav1.ListOptions) {
+	if l.apiServerCache && o.Continue == "" {
+		o.ResourceVersion = "0"
+		o.ResourceVersionMatch = ""
+	}
+	if l.limit > 0 {
+		o.Limit = l.limit
+	}
+}
+
+// truncate keeps the first limit objects of a list and ends it there: a
+// page's continue token would make the pager ask for more.
+func (l listing) truncate(obj runtime.Object) error {
+	if l.limit <= 0 {
+		return nil
+	}
+	items, err := meta.ExtractList(obj)
+	if err != nil {
+		return err
+	}
+	if int64(len(items)) > l.limit {
+		if err := meta.SetList(obj, items[:l.limit]); err != nil {
+			return err
+		}
+	}
+	if lm, err := meta.ListAccessor(obj); err == nil {
+		lm.SetContinue("")
+		lm.SetRemainingItemCount(nil)
+	}
+	return nil
 }
 
 // streamedList follows a list streamed as the initial events of a watch
