@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	// The IANA time zone database, embedded: CronJobs' spec.timeZone (and
 	// CRON_TZ in a schedule) resolves where the host has no
 	// /usr/share/zoneinfo, as in a minimal container image. Go reads the
@@ -18,5 +19,5 @@ import (
 
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	os.Exit(app.Execute(app.NewRootCommand(streams), streams))
+	os.Exit(app.Execute(app.NewCommandFor(filepath.Base(os.Args[0]), streams), streams))
 }

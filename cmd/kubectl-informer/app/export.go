@@ -72,6 +72,9 @@ type ExportOptions struct {
 	// rbacNaming are the flags naming the objects of --print-rbac that
 	// were given.
 	rbacNaming []string
+	// dropIn, when set, are the settings of kube-state-metrics' command
+	// line that export has no flags of (see NewKubeStateMetricsCommand).
+	dropIn *dropInSettings
 }
 
 // defaultListenAddress is where the exporter listens unless
@@ -396,7 +399,14 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
 		log := o.logger()
 		startupGC, steadyGC := gcPacing()
-		x, err := exporter.New(conn.Config, conn.Resolver, exporter.Options{
+		if o.dropIn != nil {
+			log = o.dropIn.logger
+			if o.dropIn.memoryLimitSet {
+				// --auto-gomemlimit set the limit, as GOMEMLIMIT would.
+				startupGC, steadyGC = factory.FillPacing{}, 0
+			}
+		}
+		opts := exporter.Options{
 			Sources:            o.sources(),
 			Namespaces:         o.Namespaces,
 			NamespacesDenylist: o.NamespacesDenylist,
@@ -408,7 +418,10 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 			SteadyGCPercent:    steadyGC,
 			Namespace:          o.namespace(),
 			EnvOptions:         o.envOptions(),
-		})
+		}
+		serve := exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}
+		o.dropIn.apply(&opts, &serve)
+		x, err := exporter.New(conn.Config, conn.Resolver, opts)
 		if err != nil {
 			return err
 		}
@@ -416,7 +429,7 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		defer stopServing()
 		served := make(chan error, 1)
 		go func() {
-			served <- x.Serve(serveCtx, exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}, log)
+			served <- x.Serve(serveCtx, serve, log)
 		}()
 		startCtx, stopStarting := context.WithCancel(ctx)
 		defer stopStarting()
