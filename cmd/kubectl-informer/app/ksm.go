@@ -212,6 +212,11 @@ type KubeStateMetricsOptions struct {
 // names, defaults and meanings, its version and completion subcommands
 // and klog's flags.
 func NewKubeStateMetricsCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd, _ := newKubeStateMetricsCommand(streams)
+	return cmd
+}
+
+func newKubeStateMetricsCommand(streams genericiooptions.IOStreams) (*cobra.Command, *KubeStateMetricsOptions) {
 	o := &KubeStateMetricsOptions{IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   KubeStateMetricsName,
@@ -243,7 +248,7 @@ docs/kube-state-metrics-cli.md for each flag.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	o.addFlags(cmd.Flags())
 	cmd.AddCommand(newKSMVersionCommand(streams), newKSMCompletionCommand(streams))
-	return cmd
+	return cmd, o
 }
 
 // The defaults of kube-state-metrics' flags that are not zero.
