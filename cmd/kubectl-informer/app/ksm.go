@@ -395,7 +395,7 @@ func (s *ksmSettings) customResourceState() ([]byte, string, error) {
 	if path == "" {
 		return nil, "", nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(path) //nolint:gosec // G304: the file the user names
 	switch {
 	case errors.Is(err, os.ErrNotExist) && s.ContinueWithoutCRSFile:
 		return nil, "", nil
@@ -454,6 +454,9 @@ func (s *ksmSettings) validate() []error {
 		if t.d < 0 {
 			errs = append(errs, fmt.Errorf("--%s %s: want 0 (no timeout) or more", t.name, t.d))
 		}
+	}
+	if len(s.Namespaces) > 0 && len(s.namespaces()) == 0 {
+		errs = append(errs, fmt.Errorf("--namespaces-denylist leaves out every namespace of --namespaces (%s): nothing would be watched", strings.Join(s.Namespaces, ",")))
 	}
 	if s.CustomResourcesOnly && s.CustomResourceConfig == "" && s.crsFile() == "" {
 		errs = append(errs, errors.New("--custom-resource-state-only needs --custom-resource-state-config-file or --custom-resource-state-config"))
@@ -515,7 +518,7 @@ func (o *KubeStateMetricsOptions) exportOptions(log *slog.Logger) *ExportOptions
 		MetricOptInList:      s.MetricOptInList,
 		LabelsAllowlist:      string(s.LabelsAllowList),
 		AnnotationsAllowlist: string(s.AnnotationsAllowList),
-		Namespaces:           s.Namespaces,
+		Namespaces:           s.namespaces(),
 		NamespacesDenylist:   s.NamespacesDenylist,
 		ListenAddresses:      []string{net.JoinHostPort(s.Host, strconv.Itoa(s.Port))},
 		WebConfigFile:        s.TLSConfig,
@@ -542,6 +545,12 @@ func (o *KubeStateMetricsOptions) exportOptions(log *slog.Logger) *ExportOptions
 		e.dropIn.autoShard = exporter.AutoShard{Pod: s.Pod, Namespace: s.PodNamespace}
 	}
 	return e
+}
+
+// namespaces are those of --namespaces without those of
+// --namespaces-denylist, as kube-state-metrics watches them.
+func (s *ksmSettings) namespaces() []string {
+	return slices.DeleteFunc(slices.Clone(s.Namespaces), func(ns string) bool { return slices.Contains(s.NamespacesDenylist, ns) })
 }
 
 // notesOf are what the settings in force mean here that a reader of

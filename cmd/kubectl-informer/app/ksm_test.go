@@ -87,7 +87,7 @@ func TestKubeStateMetricsFlags(t *testing.T) {
 			t.Errorf("--%s is missing", f.name)
 			continue
 		}
-		if fl.DefValue != f.def && !(f.def == "" && fl.DefValue == "[]") {
+		if fl.DefValue != f.def {
 			t.Errorf("--%s defaults to %q, want %q", f.name, fl.DefValue, f.def)
 		}
 		if fl.Shorthand != f.short {
@@ -116,7 +116,7 @@ func TestKubeStateMetricsFlags(t *testing.T) {
 func TestKubeStateMetricsSettings(t *testing.T) {
 	o := completeKSM(t, "--port=9000", "--host=127.0.0.1", "--telemetry-port=0", "--telemetry-host=127.0.0.2",
 		"--resources=pods,deployments", "--metric-denylist=kube_pod_info,kube_deployment_.*",
-		"--metric-labels-allowlist=pods=[app]", "--namespaces=a,b", "--namespaces-denylist=c",
+		"--metric-labels-allowlist=pods=[app]", "--namespaces=a,b,c", "--namespaces-denylist=c",
 		"--node=n1", "--resources=pods", "--use-apiserver-cache", "--object-limit=7", "--pod=ksm-1", "--pod-namespace=monitoring",
 		"--enable-gzip-encoding", "--auth-filter", "--server-read-timeout=2m", "--tls-config=web.yaml", "--shard=1", "--total-shards=3")
 	e := o.exportOptions(nil)
@@ -266,6 +266,7 @@ func TestKubeStateMetricsBadValues(t *testing.T) {
 		{[]string{"--resources=pods,nosuchthings"}, "nosuchthings"},
 		{[]string{"--namespaces=Bad_NS"}, `--namespaces "Bad_NS"`},
 		{[]string{"--custom-resource-state-only"}, "--custom-resource-state-only needs"},
+		{[]string{"--namespaces=a", "--namespaces-denylist=a"}, "leaves out every namespace"},
 		{[]string{"--custom-resource-state-config-file", filepath.Join(dir, "nope.yaml")}, "--continue-without-custom-resource-state-config-file"},
 		{[]string{"--config", badFile}, badFile},
 		{[]string{"--v=loud"}, `"-v, --v"`},
