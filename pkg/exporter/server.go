@@ -347,8 +347,12 @@ func (x *Exporter) servers(ctx context.Context, cfg ServeConfig) (main, telemetr
 
 // Serve serves Handlers on cfg's listeners, each with the web config
 // (TLS, basic auth) of cfg.WebConfigFile, until ctx ends or one of them
-// fails, which stops the other.
+// fails, which stops the other. logger receives the listeners' logs; nil:
+// Options.Logger.
 func (x *Exporter) Serve(ctx context.Context, cfg ServeConfig, logger *slog.Logger) error {
+	if logger == nil {
+		logger = x.log
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	main, telemetry, err := x.servers(ctx, cfg)
