@@ -66,8 +66,11 @@ func (r requestTotals) add(o requestTotals) requestTotals {
 	return requestTotals{r.lists + o.lists, r.listErrors + o.listErrors, r.watches + o.watches, r.watchErrors + o.watchErrors}
 }
 
+// totalsOf reads inf's counts, the failures first: a request is counted
+// before its failure, so the requests read after them are never fewer.
 func totalsOf(inf *factory.Informer) requestTotals {
-	return requestTotals{inf.Requests.Lists.Load(), inf.Requests.ListErrors.Load(), inf.Requests.Watches.Load(), inf.Requests.WatchErrors.Load()}
+	listErrors, watchErrors := inf.Requests.ListErrors.Load(), inf.Requests.WatchErrors.Load()
+	return requestTotals{inf.Requests.Lists.Load(), listErrors, inf.Requests.Watches.Load(), watchErrors}
 }
 
 // configFileState is what the last load saw of a config file.
