@@ -512,19 +512,25 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
+	e.writeFamiliesOf(bw, openMetrics, nil)
+	if !ok {
+		return bw.Flush()
+	}
+	return nil
+}
+
+// writeFamiliesOf writes as WriteFamilies does the families of the
+// resources keep accepts, by their index in the config (nil: all).
+func (e *Engine) writeFamiliesOf(bw *bufio.Writer, openMetrics bool, keep func(i int) bool) {
 	var sc writeScratch
 	for i, rs := range e.resources {
-		if !e.serves(i) {
+		if keep != nil && !keep(i) || !e.serves(i) {
 			continue
 		}
 		for _, fs := range rs.families {
 			fs.write(bw, openMetrics, &sc)
 		}
 	}
-	if !ok {
-		return bw.Flush()
-	}
-	return nil
 }
 
 // SetGate makes the families of resource i wait, before they are written

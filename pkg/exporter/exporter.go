@@ -85,8 +85,13 @@ type Options struct {
 	// (kube_state_metrics_list_total, _watch_total, _shard_ordinal,
 	// _total_shards, _build_info...), and /metrics takes its ?resources=
 	// and ?exclude_resources= parameters. The plugin's own telemetry
-	// (kubectl_informer_*) stays beside them.
+	// (kubectl_informer_*) stays beside them. See
+	// docs/kube-state-metrics-telemetry.md.
 	KubeStateMetrics bool
+	// KubeStateMetricsConfigFiles, with KubeStateMetrics, are the files
+	// kube_state_metrics_config_hash and _last_config_reload_* report,
+	// read again at each load of the config.
+	KubeStateMetricsConfigFiles []KubeStateMetricsConfigFile
 	// Node, when set, watches only the pods of that node (the field
 	// selector spec.nodeName=Node), as kube-state-metrics' --node does for
 	// a DaemonSet. UnscheduledPods, with Node empty, watches only the pods
@@ -128,6 +133,11 @@ type Exporter struct {
 	resolver *factory.Resolver
 	log      *slog.Logger
 	tel      *telemetry
+	// ksm is kube-state-metrics' telemetry, with Options.KubeStateMetrics;
+	// nil without.
+	ksm *ksmTelemetry
+	// restConfig reaches the API server, for /livez and the auth filter.
+	restConfig *rest.Config
 
 	// reloadMu serialises reloads and guards indexExprs.
 	reloadMu sync.Mutex
@@ -242,7 +252,7 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 		return nil, err
 	}
 	x := &Exporter{opts: opts, env: env, factory: f, resolver: resolver, log: opts.Logger, indexExprs: map[*factory.Informer]map[string]string{},
-		unavailableLogged: map[string]bool{}, kube: kube, shard: opts.Shard}
+		unavailableLogged: map[string]bool{}, kube: kube, shard: opts.Shard, restConfig: restConfig}
 	if x.opts.Profile != "" && x.opts.Available == nil {
 		x.opts.Available = func(resource string) bool {
 			_, err := resolver.ResolveOne(resource)
@@ -250,6 +260,9 @@ func New(restConfig *rest.Config, resolver *factory.Resolver, opts Options) (*Ex
 		}
 	}
 	x.tel = newTelemetry(x)
+	if opts.KubeStateMetrics {
+		x.ksm = newKSMTelemetry(x)
+	}
 	return x, nil
 }
 

@@ -3,6 +3,7 @@ package exporter
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,39 +14,101 @@ import (
 
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/exporter-toolkit/web"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/delegatedauth"
 	"github.com/kubectl-informer/kubectl-informer/internal/serving"
 	"github.com/kubectl-informer/kubectl-informer/pkg/version"
 )
 
 // Handler returns the exporter's HTTP handler: /metrics, /healthz, /readyz,
-// /debug/pprof/ when Options.Pprof is set, and a landing page at /.
+// /livez, /debug/pprof/ when Options.Pprof is set, and a landing page at
+// /; as Handlers' main handler for a ServeConfig without a telemetry
+// listener, gzip off or auth filter.
 func (x *Exporter) Handler() (http.Handler, error) {
+	main, _, err := x.Handlers(context.Background(), ServeConfig{})
+	return main, err
+}
+
+// Handlers returns the handlers of the main listener and, with
+// cfg.TelemetryAddresses, of the telemetry listener (nil without), as
+// cfg configures them (see ServeConfig). ctx bounds what the auth filter
+// runs in the background.
+//
+// The main handler serves /metrics (the configured families and the
+// exporter's own metrics; kube-state-metrics' own are on the telemetry
+// listener when there is one), /healthz, /readyz, /livez, /debug/pprof/
+// with Options.Pprof, and a landing page. The telemetry handler serves the
+// exporter's own metrics on /metrics, the same /healthz, /readyz and
+// /livez, and /debug/pprof/ with Options.Pprof. With cfg.AuthFilter, the
+// metrics and profiles of both need a caller allowed to get their path;
+// the probes and landing pages stay open, as kube-state-metrics leaves
+// them.
+func (x *Exporter) Handlers(ctx context.Context, cfg ServeConfig) (main, telemetry http.Handler, err error) {
+	livez, err := x.livez()
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := func(h http.Handler) http.Handler { return h }
+	if cfg.AuthFilter {
+		if guard, err = x.authFilter(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	metrics := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x.serveMetrics(w, r, len(cfg.TelemetryAddresses) > 0)
+	}))
+	if !cfg.NoGzip {
+		metrics = compressed(metrics)
+	}
+	if x.ksm != nil {
+		metrics = promhttp.InstrumentHandlerDuration(x.ksm.durations, metrics)
+	}
+	links := []web.LandingLinks{
+		{Address: "metrics", Text: "Metrics"},
+		{Address: "readyz", Text: "Readiness"},
+		{Address: "healthz", Text: "Health"},
+		{Address: "livez", Text: "Liveness"},
+	}
+	main, err = x.mux(guard(metrics), guard, livez, "Prometheus metrics computed by CEL from Kubernetes informer caches", links)
+	if err != nil || len(cfg.TelemetryAddresses) == 0 {
+		return main, nil, err
+	}
+	// The telemetry listener compresses whatever NoGzip says, as
+	// kube-state-metrics' does.
+	telemetry, err = x.mux(guard(compressed(http.HandlerFunc(x.serveTelemetry))), guard, livez, "The exporter's own metrics", links)
+	return main, telemetry, err
+}
+
+// mux returns a handler serving metrics on /metrics, the probes, the
+// profiles with Options.Pprof (behind guard), livez on /livez and a
+// landing page.
+func (x *Exporter) mux(metrics http.Handler, guard func(http.Handler) http.Handler, livez http.HandlerFunc, description string, links []web.LandingLinks) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", compressed(http.HandlerFunc(x.serveMetrics)))
+	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", x.serveReadyz)
+	mux.HandleFunc("/livez", livez)
 	if x.opts.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.Handle("/debug/pprof/", guard(http.HandlerFunc(pprof.Index)))
+		mux.Handle("/debug/pprof/cmdline", guard(http.HandlerFunc(pprof.Cmdline)))
+		mux.Handle("/debug/pprof/profile", guard(http.HandlerFunc(pprof.Profile)))
+		mux.Handle("/debug/pprof/symbol", guard(http.HandlerFunc(pprof.Symbol)))
+		mux.Handle("/debug/pprof/trace", guard(http.HandlerFunc(pprof.Trace)))
 	}
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "kubectl-informer exporter",
-		Description: "Prometheus metrics computed by CEL from Kubernetes informer caches",
+		Description: description,
 		Version:     version.Get().String(),
-		Links: []web.LandingLinks{
-			{Address: "metrics", Text: "Metrics"},
-			{Address: "readyz", Text: "Readiness"},
-			{Address: "healthz", Text: "Health"},
-		},
+		Links:       links,
 	})
 	if err != nil {
 		return nil, err
@@ -148,14 +211,46 @@ var compressed = func() func(http.Handler) http.HandlerFunc {
 // serveMetrics writes the configured families, already rendered, and the
 // exporter's own metrics, in the text format or OpenMetrics as negotiated;
 // the handler of /metrics compresses it (see compressed).
-func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
+//
+// With Options.KubeStateMetrics, the ?resources= and ?exclude_resources=
+// parameters choose the families written by their resource (see
+// resourceFilter), and kube-state-metrics' own metrics are written unless
+// a telemetry listener serves them (telemetryListener).
+func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request, telemetryListener bool) {
+	var keep func(string) bool
+	if x.ksm != nil {
+		keep = resourceFilter(r.URL.Query())
+	}
+	gatherers := prometheus.Gatherers{x.tel.registry}
+	if x.ksm != nil && !telemetryListener {
+		gatherers = append(gatherers, x.ksm.registry)
+	}
+	x.writeMetrics(w, r, true, keep, gatherers)
+}
+
+// serveTelemetry writes the exporter's own metrics, kube-state-metrics'
+// with Options.KubeStateMetrics, and the telemetry of each configured
+// metric: what the telemetry listener serves on /metrics.
+func (x *Exporter) serveTelemetry(w http.ResponseWriter, r *http.Request) {
+	gatherers := prometheus.Gatherers{x.tel.registry}
+	if x.ksm != nil {
+		gatherers = append(gatherers, x.ksm.registry)
+	}
+	x.writeMetrics(w, r, false, nil, gatherers)
+}
+
+// writeMetrics writes, in the text format or OpenMetrics as negotiated,
+// the configured families when families is set (those of the resources
+// keep accepts; nil: all), the telemetry of each configured metric, and
+// what gatherers gather.
+func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families bool, keep func(resource string) bool, gatherers prometheus.Gatherers) {
 	start := time.Now()
 	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 	if !openMetrics {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
-	mfs, err := x.tel.registry.Gather()
+	mfs, err := gatherers.Gather()
 	if err != nil {
 		x.log.Warn("gathering the exporter's own metrics", "err", err)
 	}
@@ -169,9 +264,11 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	defer responseWriters.Put(bw)
 	bw.Reset(w)
 	defer bw.Reset(nil)
-	if e := x.engine(); e != nil {
-		_ = e.WriteFamilies(bw, openMetrics)
-		writeFamilyStats(bw, openMetrics, e.familyStats())
+	if a := x.current(); a != nil {
+		if families {
+			a.engine.writeFamiliesOf(bw, openMetrics, a.keeping(keep))
+		}
+		writeFamilyStats(bw, openMetrics, a.engine.familyStats())
 	}
 	enc := expfmt.NewEncoder(bw, format)
 	for _, mf := range mfs {
@@ -186,7 +283,9 @@ func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if err := bw.Flush(); err != nil {
 		x.log.Debug("writing /metrics", "err", err)
 	}
-	x.tel.scrape.Observe(time.Since(start).Seconds())
+	if families {
+		x.tel.scrape.Observe(time.Since(start).Seconds())
+	}
 }
 
 // ServeConfig is where and how the exporter listens: the flags of
@@ -219,14 +318,116 @@ type ServerTimeouts struct {
 	ReadHeader, Read, Write, Idle time.Duration
 }
 
-// Serve serves Handler until ctx ends.
+// Defaults of ServerTimeouts: a header must arrive within
+// DefaultReadHeaderTimeout; the other timeouts are off.
+const DefaultReadHeaderTimeout = 10 * time.Second
+
+// server returns an http.Server of h with the timeouts of t.
+func (t ServerTimeouts) server(h http.Handler) *http.Server {
+	readHeader := t.ReadHeader
+	if readHeader <= 0 {
+		readHeader = DefaultReadHeaderTimeout
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeader, ReadTimeout: t.Read, WriteTimeout: t.Write, IdleTimeout: t.Idle}
+}
+
+// servers returns the main server and, with cfg.TelemetryAddresses, the
+// telemetry one (nil without), of Handlers, with cfg's timeouts.
+func (x *Exporter) servers(ctx context.Context, cfg ServeConfig) (main, telemetry *http.Server, err error) {
+	mh, th, err := x.Handlers(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	main = cfg.Timeouts.server(mh)
+	if th != nil {
+		telemetry = cfg.Timeouts.server(th)
+	}
+	return main, telemetry, nil
+}
+
+// Serve serves Handlers on cfg's listeners, each with the web config
+// (TLS, basic auth) of cfg.WebConfigFile, until ctx ends or one of them
+// fails, which stops the other. logger receives the listeners' logs; nil:
+// Options.Logger.
 func (x *Exporter) Serve(ctx context.Context, cfg ServeConfig, logger *slog.Logger) error {
-	h, err := x.Handler()
+	if logger == nil {
+		logger = x.log
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	main, telemetry, err := x.servers(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	systemd := false
-	flags := &web.FlagConfig{WebListenAddresses: &cfg.ListenAddresses, WebSystemdSocket: &systemd, WebConfigFile: &cfg.WebConfigFile}
-	return serving.Until(ctx, srv, func() error { return web.ListenAndServe(srv, flags, logger) })
+	listen := func(srv *http.Server, addresses []string) error {
+		systemd := false
+		flags := &web.FlagConfig{WebListenAddresses: &addresses, WebSystemdSocket: &systemd, WebConfigFile: &cfg.WebConfigFile}
+		err := serving.Until(ctx, srv, func() error { return web.ListenAndServe(srv, flags, logger) })
+		cancel()
+		return err
+	}
+	if telemetry == nil {
+		return listen(main, cfg.ListenAddresses)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- listen(telemetry, cfg.TelemetryAddresses) }()
+	err = listen(main, cfg.ListenAddresses)
+	if terr := <-errc; err == nil {
+		err = terr
+	}
+	return err
+}
+
+// AuthFilterCacheTTLs are how long the auth filter reuses a TokenReview's
+// answer, a SubjectAccessReview that allowed and one that did not: those
+// of kube-state-metrics' --auth-filter.
+var AuthFilterCacheTTLs = struct{ Token, Allow, Deny time.Duration }{time.Minute, 5 * time.Minute, 30 * time.Second}
+
+// authFilter returns what ServeConfig.AuthFilter wraps the metrics and
+// profiles in: bearer tokens only, reviewed by the API server the
+// exporter reaches, with the answers cached for AuthFilterCacheTTLs.
+func (x *Exporter) authFilter(ctx context.Context) (func(http.Handler) http.Handler, error) {
+	if x.restConfig == nil {
+		return nil, errors.New("the auth filter needs an API server to review tokens")
+	}
+	client, err := kubernetes.NewForConfig(x.restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("the auth filter's client: %w", err)
+	}
+	an, az, err := delegatedauth.New(ctx, client, delegatedauth.Options{
+		NoClientCertificates: true,
+		TokenCacheTTL:        AuthFilterCacheTTLs.Token, AllowCacheTTL: AuthFilterCacheTTLs.Allow, DenyCacheTTL: AuthFilterCacheTTLs.Deny,
+	}, x.log)
+	if err != nil {
+		return nil, fmt.Errorf("the auth filter: %w", err)
+	}
+	return func(h http.Handler) http.Handler { return delegatedauth.Filter(an, az, h) }, nil
+}
+
+// livez returns the handler of /livez, which answers as
+// kube-state-metrics' does: 200 when the API server's own /livez does,
+// else 503. The request to the API server ends with the probe's.
+func (x *Exporter) livez() (http.HandlerFunc, error) {
+	var client rest.Interface
+	if x.restConfig != nil {
+		cs, err := kubernetes.NewForConfig(x.restConfig)
+		if err != nil {
+			return nil, fmt.Errorf("the client of /livez: %w", err)
+		}
+		client = cs.CoreV1().RESTClient()
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		err := errors.New("no API server to ask")
+		if client != nil {
+			err = client.Get().AbsPath("/livez").Do(r.Context()).Error()
+		}
+		if err != nil {
+			x.log.Warn("the API server's /livez failed", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "the API server's /livez failed: %v\n", err)
+			return
+		}
+		_, _ = fmt.Fprintln(w, "ok")
+	}, nil
 }

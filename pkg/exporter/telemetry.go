@@ -65,6 +65,9 @@ func newTelemetry(x *Exporter) *telemetry {
 }
 
 func (t *telemetry) reloaded(c *Compiled, err error) {
+	if t.x.ksm != nil {
+		t.x.ksm.loaded(err)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {

@@ -2,54 +2,25 @@ package queryserver
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-informer/kubectl-informer/internal/delegatedauth"
 )
 
 // AuthOptions configures the delegated authentication and authorization
-// of NewDelegated.
-type AuthOptions struct {
-	// ClientCAFile, when set, is the CA bundle client certificates are
-	// verified with (reloaded when it changes). Default: the cluster's
-	// client CA, read from the ConfigMap
-	// kube-system/extension-apiserver-authentication as aggregated API
-	// servers read it (and followed); when it cannot be read, client
-	// certificates are not accepted and a warning is logged.
-	ClientCAFile string
-	// Anonymous accepts requests without credentials as the user
-	// system:anonymous (which the authorizer then judges). Default false:
-	// they get 401.
-	Anonymous bool
-	// TokenCacheTTL is how long a TokenReview's answer is reused
-	// (default 10s); AllowCacheTTL how long a SubjectAccessReview that
-	// allowed (default DefaultAllowCacheTTL), DenyCacheTTL one that did
-	// not (default 10s). Decisions are cached as k8s.io/apiserver's
-	// webhook authorizer caches them: the last 8192 kept.
-	TokenCacheTTL, AllowCacheTTL, DenyCacheTTL time.Duration
-}
-
-// defaultCacheTTL is the default of the AuthOptions TTLs but
-// AllowCacheTTL: short, so that a revoked token or a permission granted
-// takes effect quickly.
-const defaultCacheTTL = 10 * time.Second
+// of NewDelegated (see delegatedauth.Options).
+type AuthOptions = delegatedauth.Options
 
 // DefaultAllowCacheTTL is the default of AuthOptions.AllowCacheTTL: a
 // query across namespaces asks one decision per namespace, answered from
 // the cache when it is asked again within it.
-const DefaultAllowCacheTTL = time.Minute
+const DefaultAllowCacheTTL = delegatedauth.DefaultAllowCacheTTL
 
 // ReviewClientConfig returns a copy of cfg for the client that sends
 // NewDelegated's TokenReviews and SubjectAccessReviews: at most qps of
@@ -70,10 +41,6 @@ func ReviewClientConfig(cfg *rest.Config, qps float32, counter *ReviewCounter) *
 	return c
 }
 
-// webhookBackoff is k8s.io/apiserver's default retry backoff for
-// TokenReviews and SubjectAccessReviews.
-var webhookBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
-
 // NewDelegated returns the authenticator and the authorizer of a query
 // server that delegates both to the API server client talks to, with
 // k8s.io/apiserver's delegating implementations: bearer tokens are checked
@@ -81,99 +48,5 @@ var webhookBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5,
 // decision with a SubjectAccessReview; answers are cached for the TTLs.
 // The client CA, when read from the cluster, is followed until ctx ends.
 func NewDelegated(ctx context.Context, client kubernetes.Interface, o AuthOptions, log *slog.Logger) (authenticator.Request, authorizer.Authorizer, error) {
-	ttlOr := func(d, def time.Duration) time.Duration {
-		if d <= 0 {
-			return def
-		}
-		return d
-	}
-	ttl := func(d time.Duration) time.Duration { return ttlOr(d, defaultCacheTTL) }
-	ca, err := clientCA(ctx, client, o.ClientCAFile, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	backoff := webhookBackoff
-	authn := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: o.Anonymous},
-		TokenAccessReviewClient:            client.AuthenticationV1(),
-		TokenAccessReviewTimeout:           10 * time.Second,
-		WebhookRetryBackoff:                &backoff,
-		CacheTTL:                           ttl(o.TokenCacheTTL),
-		ClientCertificateCAContentProvider: ca,
-	}
-	an, _, err := authn.New()
-	if err != nil {
-		return nil, nil, fmt.Errorf("building the authenticator: %w", err)
-	}
-	authz := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: client.AuthorizationV1(),
-		AllowCacheTTL:             ttlOr(o.AllowCacheTTL, DefaultAllowCacheTTL),
-		DenyCacheTTL:              ttl(o.DenyCacheTTL),
-		WebhookRetryBackoff:       &backoff,
-	}
-	az, err := authz.New()
-	if err != nil {
-		return nil, nil, fmt.Errorf("building the authorizer: %w", err)
-	}
-	return an, az, nil
-}
-
-// clientCA returns the provider of the CA bundle client certificates are
-// verified with, or nil when there is none.
-func clientCA(ctx context.Context, client kubernetes.Interface, file string, log *slog.Logger) (dynamiccertificates.CAContentProvider, error) {
-	if file != "" {
-		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", file)
-		if err != nil {
-			return nil, fmt.Errorf("client CA file: %w", err)
-		}
-		go ca.Run(ctx, 1)
-		return ca, nil
-	}
-	const ns, name, key = "kube-system", "extension-apiserver-authentication", "client-ca-file"
-	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("client-ca", ns, name, key, client)
-	if err == nil {
-		err = followConfigMapCA(ctx, client, ca, ns, name, key)
-	}
-	if err != nil {
-		log.Warn("client certificates are not accepted: the cluster's client CA could not be read; give it with --client-ca-file",
-			"configmap", ns+"/"+name, "error", err)
-		return nil, nil
-	}
-	return ca, nil
-}
-
-// configMapCATimeout bounds the wait for the first read of the client CA
-// from its ConfigMap.
-const configMapCATimeout = 10 * time.Second
-
-// followConfigMapCA runs ca, which follows the ConfigMap ns/name until ctx
-// ends, and returns once it holds the bundle under key. ca reads the
-// ConfigMap from an informer that only its Run starts (its RunOnce reads
-// that informer's empty cache), so Run must come first. The ConfigMap is
-// read once directly beforehand, so that a missing ConfigMap or key, or a
-// get that is forbidden, is reported at once.
-func followConfigMapCA(ctx context.Context, client kubernetes.Interface, ca *dynamiccertificates.ConfigMapCAController, ns, name, key string) error {
-	cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if cm.Data[key] == "" {
-		return fmt.Errorf("it has no %s", key)
-	}
-	run, stop := context.WithCancel(ctx)
-	loaded := false
-	defer func() {
-		if !loaded {
-			stop()
-		}
-	}()
-	go ca.Run(run, 1)
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, configMapCATimeout, true, func(context.Context) (bool, error) {
-		return len(ca.CurrentCABundleContent()) > 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("its %s was not loaded within %s (list and watch on it are needed too): %w", key, configMapCATimeout, err)
-	}
-	loaded = true
-	return nil
+	return delegatedauth.New(ctx, client, o, log)
 }

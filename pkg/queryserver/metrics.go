@@ -1,13 +1,13 @@
 package queryserver
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/kubectl-informer/kubectl-informer/internal/delegatedauth"
 )
 
 // MetricsPath is the path of the server's own metrics (Options.Registry).
@@ -37,21 +37,12 @@ func AnswerCacheCollectors(c *AnswerCache) []prometheus.Collector {
 // serveMetrics serves Options.Registry to a caller the authorizer allows
 // to get the non-resource URL /metrics, as the API server serves its own.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	resp, ok, err := s.o.Authenticator.AuthenticateRequest(r)
-	if err != nil || !ok {
-		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized,
-			"Unauthorized: the request has no valid credentials (a bearer token or a client certificate the cluster accepts)")
-		return
-	}
-	decision, _, err := s.o.Authorizer.Authorize(r.Context(), authorizer.AttributesRecord{
-		User: resp.User, Verb: "get", Path: MetricsPath, ResourceRequest: false,
-	})
-	if decision != authorizer.DecisionAllow {
-		msg := fmt.Sprintf("User %q cannot get path %q", resp.User.GetName(), MetricsPath)
-		if err != nil {
-			msg += ": " + err.Error()
+	if refused := delegatedauth.NonResource(r, s.o.Authenticator, s.o.Authorizer, "get", MetricsPath); refused != nil {
+		reason := metav1.StatusReasonForbidden
+		if refused.Code == http.StatusUnauthorized {
+			reason = metav1.StatusReasonUnauthorized
 		}
-		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, msg)
+		writeStatus(w, refused.Code, reason, refused.Message)
 		return
 	}
 	promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/delegatedauth"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
@@ -176,7 +177,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, ok, err := s.o.Authenticator.AuthenticateRequest(r)
 	if err != nil || !ok {
-		msg := "Unauthorized: the request has no valid credentials (a bearer token or a client certificate the cluster accepts)"
+		msg := delegatedauth.Unauthorized
 		if err != nil {
 			log.Info("authentication failed", "error", err)
 		}
