@@ -3,6 +3,7 @@ package exporter_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,7 +42,7 @@ func serveKSM(t *testing.T, cfg *rest.Config, opts exporter.Options, scfg export
 	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
 	scfg.ListenAddresses, scfg.TelemetryAddresses = []string{mainAddr}, []string{telemetryAddr}
 	served := make(chan error, 1)
-	go func() { served <- x.Serve(ctx, scfg, nil) }()
+	go func() { served <- x.Serve(ctx, scfg, slog.New(slog.DiscardHandler)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {
