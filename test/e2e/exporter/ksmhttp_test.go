@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -354,5 +356,51 @@ func TestLivezFollowsTheAPIServer(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("/livez with the API server unreachable: %d %s, want 503", rec.Code, rec.Body.String())
+	}
+}
+
+// TestTelemetryListenerTLS: the telemetry listener takes the main one's
+// web config: with TLS, both serve HTTPS only, with the certificate given.
+func TestTelemetryListenerTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, "kubectl-informer test CA")
+	ca.writeServerCert(t, filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"))
+	web := filepath.Join(dir, "web.yaml")
+	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := exporter.New(cluster.Config, cluster.Resolver(t), exporter.Options{Sources: ksmProfile(), KubeStateMetrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
+	served := make(chan error, 1)
+	go func() {
+		served <- x.Serve(ctx, exporter.ServeConfig{ListenAddresses: []string{mainAddr}, TelemetryAddresses: []string{telemetryAddr}, WebConfigFile: web},
+			slog.New(slog.DiscardHandler))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serving: %v", err)
+		}
+	})
+	if err := x.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	trusted := ca.client()
+	for _, addr := range []string{mainAddr, telemetryAddr} {
+		framework.Eventually(t, "https://"+addr+"/readyz answers 200", func() bool {
+			r := request(trusted, "https://"+addr+"/readyz", "", "")
+			return r.err == nil && r.code == http.StatusOK
+		})
+		r := request(&http.Client{Timeout: framework.HangTimeout}, "http://"+addr+"/healthz", "", "")
+		if r.err != nil || r.code != http.StatusBadRequest {
+			t.Errorf("GET http://%s/healthz: %d %q %v; want 400", addr, r.code, r.body, r.err)
+		}
+	}
+	if r := request(trusted, "https://"+telemetryAddr+"/metrics", "", ""); r.err != nil || r.code != http.StatusOK || !strings.Contains(r.body, "kube_state_metrics_build_info") {
+		t.Errorf("telemetry /metrics over HTTPS: %d %v\n%.300s", r.code, r.err, r.body)
 	}
 }
