@@ -160,6 +160,8 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 		}
 		return true
 	})
+	t.Logf("requests counted:\n%s", strings.Join(framework.SeriesLines(map[string]*dto.MetricFamily{
+		"kube_state_metrics_list_total": mfs["kube_state_metrics_list_total"], "kube_state_metrics_watch_total": mfs["kube_state_metrics_watch_total"]}, nil), "\n"))
 	for _, name := range []string{"kube_state_metrics_list_total", "kube_state_metrics_watch_total"} {
 		mf := mfs[name]
 		if mf.GetType() != dto.MetricType_COUNTER {
