@@ -88,6 +88,10 @@ func newKSMTelemetry(x *Exporter) *ksmTelemetry {
 		retired: map[string]requestTotals{}, typeNames: map[string]string{}}
 	for _, f := range x.opts.KubeStateMetricsConfigFiles {
 		k.configs = append(k.configs, configFileState{KubeStateMetricsConfigFile: KubeStateMetricsConfigFile{Type: f.Type, Path: filepath.Clean(f.Path)}})
+		if f.Type == customResourceConfigType {
+			x.log.Info("kube_state_metrics_custom_resource_state_* are not reported: the custom resources are resolved when the config loads, by no informer of CustomResourceDefinitions whose events they would count",
+				"file", f.Path)
+		}
 	}
 	k.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:        "http_request_duration_seconds",
