@@ -216,12 +216,14 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 	}
 }
 
-// TestKubeStateMetricsListErrors runs the exporter as a user that may list
-// pods and not deployments: kube_state_metrics_list_total counts the
+// TestKubeStateMetricsListErrors runs the exporter with the token of a
+// ServiceAccount that may list pods and not deployments: kube_state_metrics_list_total counts the
 // failed lists of deployments as errors, and grows as they are retried,
 // while the pods' succeed.
 func TestKubeStateMetricsListErrors(t *testing.T) {
-	_, cfg := cluster.AddUserAllowed(t, "e2e-ksm-pods-only",
+	ns := cluster.NewNamespace(t, "ksm-list-errors")
+	cfg := rest.AnonymousClientConfig(cluster.Config)
+	cfg.BearerToken = cluster.ServiceAccountToken(t, ns, "exporter",
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}})
 	s := serveKSM(t, cfg, exporter.Options{Sources: ksmProfile(), KubeStateMetrics: true}, exporter.ServeConfig{})
 	errorsOf := func() float64 {
@@ -240,7 +242,7 @@ func TestKubeStateMetricsListErrors(t *testing.T) {
 	_, body := getWith(t, s.telemetry+"/metrics", "")
 	mfs := framework.ParseText(t, body)
 	if _, ok := sample(mfs, "kube_state_metrics_list_total", map[string]string{"resource": "*v1.Pod", "result": "error"}); ok {
-		t.Error("failed lists of pods counted, which the user may list")
+		t.Error("failed lists of pods counted, which the ServiceAccount may list")
 	}
 }
 
