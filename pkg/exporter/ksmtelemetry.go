@@ -88,6 +88,10 @@ func newKSMTelemetry(x *Exporter) *ksmTelemetry {
 		retired: map[string]requestTotals{}, typeNames: map[string]string{}}
 	for _, f := range x.opts.KubeStateMetricsConfigFiles {
 		k.configs = append(k.configs, configFileState{KubeStateMetricsConfigFile: KubeStateMetricsConfigFile{Type: f.Type, Path: filepath.Clean(f.Path)}})
+		if f.Type == customResourceConfigType {
+			x.log.Info("kube_state_metrics_custom_resource_state_* are not reported: the custom resources are resolved when the config loads, by no informer of CustomResourceDefinitions whose events they would count",
+				"file", f.Path)
+		}
 	}
 	k.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:        "http_request_duration_seconds",
@@ -186,9 +190,9 @@ func (k *ksmTelemetry) Collect(ch chan<- prometheus.Metric) {
 		// informer and reports its counters at zero. With one, the
 		// resources are resolved when the config loads, by no CRD
 		// informer, and these are not reported.
-		for _, d := range []*prometheus.Desc{descKSMCRDAdds, descKSMCRDUpdates, descKSMCRDDeletes} {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, 0)
-		}
+		ch <- prometheus.MustNewConstMetric(descKSMCRDAdds, prometheus.CounterValue, 0)
+		ch <- prometheus.MustNewConstMetric(descKSMCRDUpdates, prometheus.CounterValue, 0)
+		ch <- prometheus.MustNewConstMetric(descKSMCRDDeletes, prometheus.CounterValue, 0)
 		ch <- prometheus.MustNewConstMetric(descKSMCRDCache, prometheus.GaugeValue, 0)
 	}
 
@@ -223,15 +227,19 @@ func (k *ksmTelemetry) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for label, r := range totals {
-		counter := func(d *prometheus.Desc, n uint64, result string) {
-			if n > 0 {
-				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(n), result, label)
+		for _, c := range []struct {
+			lists  bool
+			n      uint64
+			result string
+		}{{true, r.lists - r.listErrors, "success"}, {true, r.listErrors, "error"}, {false, r.watches - r.watchErrors, "success"}, {false, r.watchErrors, "error"}} {
+			switch {
+			case c.n == 0:
+			case c.lists:
+				ch <- prometheus.MustNewConstMetric(descKSMLists, prometheus.CounterValue, float64(c.n), c.result, label)
+			default:
+				ch <- prometheus.MustNewConstMetric(descKSMWatches, prometheus.CounterValue, float64(c.n), c.result, label)
 			}
 		}
-		counter(descKSMLists, r.lists-r.listErrors, "success")
-		counter(descKSMLists, r.listErrors, "error")
-		counter(descKSMWatches, r.watches-r.watchErrors, "success")
-		counter(descKSMWatches, r.watchErrors, "error")
 	}
 	if limit := k.x.opts.ObjectLimit; limit > 0 {
 		for label, n := range objects {

@@ -318,8 +318,9 @@ type ServerTimeouts struct {
 	ReadHeader, Read, Write, Idle time.Duration
 }
 
-// Defaults of ServerTimeouts: a header must arrive within
-// DefaultReadHeaderTimeout; the other timeouts are off.
+// DefaultReadHeaderTimeout is the default of ServerTimeouts.ReadHeader:
+// the time a request's headers must arrive within. The other timeouts are
+// off by default.
 const DefaultReadHeaderTimeout = 10 * time.Second
 
 // server returns an http.Server of h with the timeouts of t.

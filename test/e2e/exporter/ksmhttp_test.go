@@ -2,15 +2,15 @@ package exporter_test
 
 import (
 	"context"
-	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 
@@ -25,10 +25,11 @@ type servedKSM struct {
 	main, telemetry string // base URLs
 }
 
-// serveKSM starts an exporter with opts as cfg (nil: the admin) and serves
-// it with scfg on two loopback ports, main and telemetry, until the test
-// ends; it returns once both answer /healthz.
-func serveKSM(t *testing.T, cfg *rest.Config, opts exporter.Options, scfg exporter.ServeConfig) servedKSM {
+// startKSM starts an exporter with opts as cfg (nil: the admin) and
+// serves it with scfg until the test ends, on two loopback ports, main
+// and telemetry, unless scfg names its own; it returns without waiting
+// for them to answer.
+func startKSM(t *testing.T, cfg *rest.Config, opts exporter.Options, scfg exporter.ServeConfig) servedKSM {
 	t.Helper()
 	if cfg == nil {
 		cfg = cluster.Config
@@ -38,10 +39,11 @@ func serveKSM(t *testing.T, cfg *rest.Config, opts exporter.Options, scfg export
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
-	scfg.ListenAddresses, scfg.TelemetryAddresses = []string{mainAddr}, []string{telemetryAddr}
+	if scfg.ListenAddresses == nil {
+		scfg.ListenAddresses, scfg.TelemetryAddresses = []string{framework.ClosedPort(t)}, []string{framework.ClosedPort(t)}
+	}
 	served := make(chan error, 1)
-	go func() { served <- x.Serve(ctx, scfg, nil) }()
+	go func() { served <- x.Serve(ctx, scfg, slog.New(slog.DiscardHandler)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {
@@ -51,7 +53,13 @@ func serveKSM(t *testing.T, cfg *rest.Config, opts exporter.Options, scfg export
 	if err := x.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := servedKSM{x: x, main: "http://" + mainAddr, telemetry: "http://" + telemetryAddr}
+	return servedKSM{x: x, main: "http://" + scfg.ListenAddresses[0], telemetry: "http://" + scfg.TelemetryAddresses[0]}
+}
+
+// serveKSM is startKSM, returning once both listeners answer /healthz.
+func serveKSM(t *testing.T, cfg *rest.Config, opts exporter.Options, scfg exporter.ServeConfig) servedKSM {
+	t.Helper()
+	s := startKSM(t, cfg, opts, scfg)
 	for _, base := range []string{s.main, s.telemetry} {
 		framework.Eventually(t, base+"/healthz answers", func() bool {
 			resp, err := http.Get(base + "/healthz")
@@ -76,27 +84,7 @@ func getWith(t *testing.T, url, token string) (int, string) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
-// parse parses an exposition in the text format.
-func parse(t *testing.T, body string) map[string]*dto.MetricFamily {
-	t.Helper()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("the exposition does not parse: %v\n%.500s", err, body)
-	}
-	return mfs
+	return framework.Do(t, req)
 }
 
 // sample is the value of the series of name in mfs with exactly labels,
@@ -147,7 +135,7 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 		if code != http.StatusOK {
 			return false
 		}
-		mfs = parse(t, body)
+		mfs = framework.ParseText(t, body)
 		for _, res := range []string{"*v1.Pod", "*v1.Deployment"} {
 			lists, _ := sample(mfs, "kube_state_metrics_list_total", map[string]string{"resource": res, "result": "success"})
 			watches, _ := sample(mfs, "kube_state_metrics_watch_total", map[string]string{"resource": res, "result": "success"})
@@ -157,9 +145,12 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 		}
 		return true
 	})
+	t.Logf("requests counted:\n%s", strings.Join(framework.SeriesLines(map[string]*dto.MetricFamily{
+		"kube_state_metrics_list_total": mfs["kube_state_metrics_list_total"], "kube_state_metrics_watch_total": mfs["kube_state_metrics_watch_total"]}, nil), "\n"))
 	for _, name := range []string{"kube_state_metrics_list_total", "kube_state_metrics_watch_total"} {
-		mf := mfs[name]
-		if mf.GetType() != dto.MetricType_COUNTER {
+		// Lists streamed by watches, none may have been a list request.
+		mf, ok := mfs[name]
+		if ok && mf.GetType() != dto.MetricType_COUNTER {
 			t.Errorf("%s is a %v, want a counter", name, mf.GetType())
 		}
 		for _, m := range mf.GetMetric() {
@@ -196,7 +187,7 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("main /metrics: %d", code)
 	}
-	main := parse(t, body)
+	main := framework.ParseText(t, body)
 	for _, name := range []string{"kube_pod_info", "kube_deployment_created"} {
 		if _, ok := main[name]; !ok {
 			t.Errorf("the main listener has no %s", name)
@@ -209,7 +200,7 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 	}
 	framework.Eventually(t, "the main scrape observed on the telemetry listener", func() bool {
 		_, body := getWith(t, s.telemetry+"/metrics", "")
-		for _, m := range parse(t, body)["http_request_duration_seconds"].GetMetric() {
+		for _, m := range framework.ParseText(t, body)["http_request_duration_seconds"].GetMetric() {
 			if m.GetHistogram().GetSampleCount() > 0 {
 				return true
 			}
@@ -226,17 +217,19 @@ func TestKubeStateMetricsTelemetryListener(t *testing.T) {
 	}
 }
 
-// TestKubeStateMetricsListErrors runs the exporter as a user that may list
-// pods and not deployments: kube_state_metrics_list_total counts the
+// TestKubeStateMetricsListErrors runs the exporter with the token of a
+// ServiceAccount that may list pods and not deployments: kube_state_metrics_list_total counts the
 // failed lists of deployments as errors, and grows as they are retried,
 // while the pods' succeed.
 func TestKubeStateMetricsListErrors(t *testing.T) {
-	_, cfg := cluster.AddUserAllowed(t, "e2e-ksm-pods-only",
+	ns := cluster.NewNamespace(t, "ksm-list-errors")
+	cfg := rest.AnonymousClientConfig(cluster.Config)
+	cfg.BearerToken = cluster.ServiceAccountToken(t, ns, "exporter",
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}})
 	s := serveKSM(t, cfg, exporter.Options{Sources: ksmProfile(), KubeStateMetrics: true}, exporter.ServeConfig{})
 	errorsOf := func() float64 {
 		_, body := getWith(t, s.telemetry+"/metrics", "")
-		v, _ := sample(parse(t, body), "kube_state_metrics_list_total", map[string]string{"resource": "*v1.Deployment", "result": "error"})
+		v, _ := sample(framework.ParseText(t, body), "kube_state_metrics_list_total", map[string]string{"resource": "*v1.Deployment", "result": "error"})
 		return v
 	}
 	var first float64
@@ -248,9 +241,9 @@ func TestKubeStateMetricsListErrors(t *testing.T) {
 	_, readyz := getWith(t, s.telemetry+"/readyz", "")
 	t.Logf("/readyz with deployments forbidden:\n%s", readyz)
 	_, body := getWith(t, s.telemetry+"/metrics", "")
-	mfs := parse(t, body)
+	mfs := framework.ParseText(t, body)
 	if _, ok := sample(mfs, "kube_state_metrics_list_total", map[string]string{"resource": "*v1.Pod", "result": "error"}); ok {
-		t.Error("failed lists of pods counted, which the user may list")
+		t.Error("failed lists of pods counted, which the ServiceAccount may list")
 	}
 }
 
@@ -301,7 +294,7 @@ func TestKubeStateMetricsResourcesParameter(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("/metrics%s: %d", query, code)
 		}
-		for name := range parse(t, body) {
+		for name := range framework.ParseText(t, body) {
 			pods = pods || strings.HasPrefix(name, "kube_pod_")
 			deployments = deployments || strings.HasPrefix(name, "kube_deployment_")
 		}
@@ -331,7 +324,7 @@ func TestKubeStateMetricsResourcesParameter(t *testing.T) {
 	plain := serveKSM(t, nil, exporter.Options{Sources: ksmProfile()}, exporter.ServeConfig{})
 	framework.WaitReady(t, plain.main)
 	_, body := getWith(t, plain.main+"/metrics?resources=pods", "")
-	if _, ok := parse(t, body)["kube_deployment_created"]; !ok {
+	if _, ok := framework.ParseText(t, body)["kube_deployment_created"]; !ok {
 		t.Error("without KubeStateMetrics, ?resources=pods left out the deployments' families")
 	}
 }
@@ -353,5 +346,34 @@ func TestLivezFollowsTheAPIServer(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("/livez with the API server unreachable: %d %s, want 503", rec.Code, rec.Body.String())
+	}
+}
+
+// TestTelemetryListenerTLS: the telemetry listener takes the main one's
+// web config: with TLS, both serve HTTPS only, with the certificate given.
+func TestTelemetryListenerTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, "kubectl-informer test CA")
+	ca.writeServerCert(t, filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"))
+	web := filepath.Join(dir, "web.yaml")
+	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
+	startKSM(t, nil, exporter.Options{Sources: ksmProfile(), KubeStateMetrics: true},
+		exporter.ServeConfig{ListenAddresses: []string{mainAddr}, TelemetryAddresses: []string{telemetryAddr}, WebConfigFile: web})
+	trusted := ca.client()
+	for _, addr := range []string{mainAddr, telemetryAddr} {
+		framework.Eventually(t, "https://"+addr+"/readyz answers 200", func() bool {
+			r := request(trusted, "https://"+addr+"/readyz", "", "")
+			return r.err == nil && r.code == http.StatusOK
+		})
+		r := request(&http.Client{Timeout: framework.HangTimeout}, "http://"+addr+"/healthz", "", "")
+		if r.err != nil || r.code != http.StatusBadRequest {
+			t.Errorf("GET http://%s/healthz: %d %q %v; want 400", addr, r.code, r.body, r.err)
+		}
+	}
+	if r := request(trusted, "https://"+telemetryAddr+"/metrics", "", ""); r.err != nil || r.code != http.StatusOK || !strings.Contains(r.body, "kube_state_metrics_build_info") {
+		t.Errorf("telemetry /metrics over HTTPS: %d %v\n%.300s", r.code, r.err, r.body)
 	}
 }

@@ -64,7 +64,17 @@ func (c *Cluster) ServeExporter(t testing.TB, cfg *rest.Config, opts exporter.Op
 // Get fetches url and returns its status code and body.
 func Get(t testing.TB, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Do(t, req)
+}
+
+// Do sends req and returns the status code and body of its response.
+func Do(t testing.TB, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req) //nolint:gosec // G704: a test asks the servers it started
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +105,13 @@ func WaitReady(t testing.TB, url string) {
 func Scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 	t.Helper()
 	_, body := Get(t, url+"/metrics")
+	return ParseText(t, body)
+}
+
+// ParseText parses an exposition in the text format; one that does not
+// parse fails the test.
+func ParseText(t testing.TB, body string) map[string]*dto.MetricFamily {
+	t.Helper()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {

@@ -21,6 +21,14 @@ func (c *Cluster) AddUserAllowed(t testing.TB, name string, rules ...rbacv1.Poli
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.bindClusterRole(t, name, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}, rules)
+	return kubeconfig, cfg
+}
+
+// bindClusterRole creates a ClusterRole of rules and a ClusterRoleBinding
+// of it to subject, both named name, deleted when the test ends.
+func (c *Cluster) bindClusterRole(t testing.TB, name string, subject rbacv1.Subject, rules []rbacv1.PolicyRule) {
+	t.Helper()
 	ctx := context.Background()
 	rbac := c.Client.RbacV1()
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
@@ -30,7 +38,7 @@ func (c *Cluster) AddUserAllowed(t testing.TB, name string, rules ...rbacv1.Poli
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}},
+		Subjects:   []rbacv1.Subject{subject},
 	}
 	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -39,7 +47,6 @@ func (c *Cluster) AddUserAllowed(t testing.TB, name string, rules ...rbacv1.Poli
 		_ = rbac.ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
 		_ = rbac.ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
 	})
-	return kubeconfig, cfg
 }
 
 // ServiceAccountToken creates the ServiceAccount name in namespace, bound
@@ -55,24 +62,7 @@ func (c *Cluster) ServiceAccountToken(t testing.TB, namespace, name string, rule
 		t.Fatal(err)
 	}
 	if len(rules) > 0 {
-		rbac := c.Client.RbacV1()
-		roleName := namespace + "-" + name
-		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: roleName}, Rules: rules}
-		if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		binding := &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: roleName},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: roleName},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}},
-		}
-		if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = rbac.ClusterRoleBindings().Delete(ctx, roleName, metav1.DeleteOptions{})
-			_ = rbac.ClusterRoles().Delete(ctx, roleName, metav1.DeleteOptions{})
-		})
+		c.bindClusterRole(t, namespace+"-"+name, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}, rules)
 	}
 	tr, err := c.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
