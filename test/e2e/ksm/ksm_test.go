@@ -260,7 +260,8 @@ func startProxy(t *testing.T, ns string) (*recordingProxy, string) {
 
 // TestListRequests checks --object-limit and --use-apiserver-cache in the
 // requests the exporter sends, through a proxy that records them: lists
-// ask for the limit and the exporter serves that many objects; the list
+// ask for the limit and the exporter serves that many objects, and logs
+// the cut; the list
 // after a failed watch asks for resourceVersion=0 with
 // --use-apiserver-cache, and for the version it had without.
 func TestListRequests(t *testing.T) {
@@ -293,6 +294,10 @@ func TestListRequests(t *testing.T) {
 			framework.Eventually(t, "3 configmaps served", func() bool {
 				mfs := p.scrape(t, p.url)
 				return mfs != nil && len(labelValues(mfs, "kube_configmap_info", ns, "configmap")) == 3
+			})
+			// The cut is said once.
+			framework.Eventually(t, "the cut logged", func() bool {
+				return strings.Contains(p.stderr.String(), "cut at the object limit")
 			})
 		})
 	}
