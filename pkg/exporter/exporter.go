@@ -95,7 +95,10 @@ type Options struct {
 	// Node, when set, watches only the pods of that node (the field
 	// selector spec.nodeName=Node), as kube-state-metrics' --node does for
 	// a DaemonSet. UnscheduledPods, with Node empty, watches only the pods
-	// of no node (spec.nodeName=), as its --track-unscheduled-pods.
+	// of no node (spec.nodeName=), as its --track-unscheduled-pods; set
+	// with Node, it wins, as there. Both select the entries of core/v1
+	// pods only, beside their own field selectors; other resources are
+	// watched as their entries say.
 	Node            string
 	UnscheduledPods bool
 	// UseAPIServerCache lists with resourceVersion=0, served from the API
@@ -103,13 +106,18 @@ type Options struct {
 	// kube-state-metrics' --use-apiserver-cache.
 	UseAPIServerCache bool
 	// ObjectLimit, when positive, is the number of objects listed of each
-	// resource, as kube-state-metrics' --object-limit.
+	// resource, as kube-state-metrics' --object-limit (see
+	// factory.Config.ObjectLimit): a list cut at it is logged once per
+	// resource and named by /readyz.
 	ObjectLimit int64
 	// AutoShard, when its Pod is set, takes the shard from the StatefulSet
 	// that controls that pod, as kube-state-metrics' --pod and
 	// --pod-namespace do: the ordinal of the pod's name is the shard, the
 	// StatefulSet's replicas the total, and a change of its replicas
-	// shards again. It has precedence over Shard.
+	// shards again. It has precedence over Shard. Start fails when the
+	// pod cannot be read or no StatefulSet controls it; a later change
+	// that gives no shard (an ordinal not below the replicas) is logged
+	// and the shard in force kept.
 	AutoShard AutoShard
 }
 

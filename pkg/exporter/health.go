@@ -226,6 +226,7 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 		since  time.Time
 	}
 	logged := map[*factory.Informer]failure{} // what was logged of the informers failing
+	limited := map[*factory.Informer]bool{}   // the informers logged as cut at ObjectLimit
 	wait.UntilWithContext(ctx, func(context.Context) {
 		a := x.current()
 		if a == nil {
@@ -233,6 +234,11 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 		}
 		now := map[*factory.Informer]failure{}
 		for inf, name := range a.informerNames() {
+			if !limited[inf] && inf.Requests.Limited.Load() > 0 {
+				limited[inf] = true
+				x.log.Warn("the list of the resource was cut at the object limit: the objects beyond it are not served; raise the limit, or set it to 0 for none",
+					"resource", name, "object_limit", x.opts.ObjectLimit)
+			}
 			var re *factory.RequestError
 			if !errors.As(inf.Healthy(), &re) {
 				if f, was := logged[inf]; was {
@@ -250,6 +256,23 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 		}
 		logged = now
 	}, interval)
+}
+
+// limited returns the names of the informers of the active config whose
+// lists were cut at Options.ObjectLimit, sorted.
+func (x *Exporter) limited() []string {
+	a := x.current()
+	if a == nil {
+		return nil
+	}
+	var out []string
+	for inf, name := range a.informerNames() {
+		if inf.Requests.Limited.Load() > 0 {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func namespaceSuffix(s factory.Scope) string {

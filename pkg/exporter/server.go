@@ -132,10 +132,11 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	capped := x.capped()
+	limited := x.limited()
 	x.mu.RLock()
 	unavailable := x.unavailable
 	x.mu.RUnlock()
-	if len(failing) == 0 && len(capped) == 0 && len(unavailable) == 0 {
+	if len(failing) == 0 && len(capped) == 0 && len(unavailable) == 0 && len(limited) == 0 {
 		_, _ = fmt.Fprintln(w, "ok")
 		return
 	}
@@ -165,6 +166,14 @@ func (x *Exporter) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 			_, _ = fmt.Fprint(w, "and ")
 		}
 		_, _ = fmt.Fprintf(w, "the API server does not have these resources of the %s profile, whose families are not served:\n%s\n", x.opts.Profile, strings.Join(unavailable, "\n"))
+	}
+	if len(limited) > 0 {
+		if len(failing)+len(capped)+len(unavailable) == 0 {
+			_, _ = fmt.Fprint(w, "ok, but ")
+		} else {
+			_, _ = fmt.Fprint(w, "and ")
+		}
+		_, _ = fmt.Fprintf(w, "the lists of these resources were cut at the object limit (%d), and the objects beyond it are not served:\n%s\n", x.opts.ObjectLimit, strings.Join(limited, "\n"))
 	}
 }
 

@@ -575,6 +575,9 @@ type RequestCounts struct {
 	// Relists counts the lists completed after the first one, whether
 	// made by a list request or streamed by a watch (see Relist).
 	Relists atomic.Uint64
+	// Limited counts the lists cut at Config.ObjectLimit: the server had
+	// more objects than the limit, which are not in the cache.
+	Limited atomic.Uint64
 }
 
 // transform stamps each object with its apiVersion and kind: typed lists

@@ -31,10 +31,15 @@ func TestListing(t *testing.T) {
 
 	list := &corev1.PodList{ListMeta: metav1.ListMeta{Continue: "next", RemainingItemCount: ptr.To[int64](5)},
 		Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "b"}}, {ObjectMeta: metav1.ObjectMeta{Name: "c"}}}}
-	if err := l.truncate(list); err != nil {
+	cut, err := l.truncate(list)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 2 || list.Items[1].Name != "b" || list.Continue != "" || list.RemainingItemCount != nil {
-		t.Errorf("truncated to %d items, continue %q, remaining %v", len(list.Items), list.Continue, list.RemainingItemCount)
+	if !cut || len(list.Items) != 2 || list.Items[1].Name != "b" || list.Continue != "" || list.RemainingItemCount != nil {
+		t.Errorf("truncated to %d items (cut: %v), continue %q, remaining %v", len(list.Items), cut, list.Continue, list.RemainingItemCount)
+	}
+	whole := &corev1.PodList{Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}}}
+	if cut, err := l.truncate(whole); err != nil || cut || len(whole.Items) != 1 {
+		t.Errorf("a list within the limit: cut %v, %d items, %v", cut, len(whole.Items), err)
 	}
 }

@@ -330,9 +330,13 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, shape li
 				reqs.ListErrors.Add(1)
 				return nil, err
 			}
-			if err := shape.truncate(obj); err != nil {
+			cut, err := shape.truncate(obj)
+			if err != nil {
 				reqs.ListErrors.Add(1)
 				return nil, err
+			}
+			if cut {
+				reqs.Limited.Add(1)
 			}
 			cnt.n.Add(int64(meta.LenList(obj)))
 			relist, wantObjects := ls.relisting()
@@ -394,25 +398,30 @@ func (l listing) options(o *metav1.ListOptions) {
 }
 
 // truncate keeps the first limit objects of a list and ends it there: a
-// page's continue token would make the pager ask for more.
-func (l listing) truncate(obj runtime.Object) error {
+// page's continue token would make the pager ask for more. It reports
+// whether the server had more objects than the limit.
+func (l listing) truncate(obj runtime.Object) (bool, error) {
 	if l.limit <= 0 {
-		return nil
+		return false, nil
 	}
 	items, err := meta.ExtractList(obj)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if int64(len(items)) > l.limit {
+	cut := int64(len(items)) > l.limit
+	if cut {
 		if err := meta.SetList(obj, items[:l.limit]); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if lm, err := meta.ListAccessor(obj); err == nil {
+		if lm.GetContinue() != "" {
+			cut = true
+		}
 		lm.SetContinue("")
 		lm.SetRemainingItemCount(nil)
 	}
-	return nil
+	return cut, nil
 }
 
 // streamedList follows a list streamed as the initial events of a watch

@@ -260,7 +260,8 @@ func startProxy(t *testing.T, ns string) (*recordingProxy, string) {
 
 // TestListRequests checks --object-limit and --use-apiserver-cache in the
 // requests the exporter sends, through a proxy that records them: lists
-// ask for the limit and the exporter serves that many objects; the list
+// ask for the limit and the exporter serves that many objects, and logs
+// the cut; the list
 // after a failed watch asks for resourceVersion=0 with
 // --use-apiserver-cache, and for the version it had without.
 func TestListRequests(t *testing.T) {
@@ -293,6 +294,10 @@ func TestListRequests(t *testing.T) {
 			framework.Eventually(t, "3 configmaps served", func() bool {
 				mfs := p.scrape(t, p.url)
 				return mfs != nil && len(labelValues(mfs, "kube_configmap_info", ns, "configmap")) == 3
+			})
+			// The cut is said once.
+			framework.Eventually(t, "the cut logged", func() bool {
+				return strings.Contains(p.stderr.String(), "cut at the object limit")
 			})
 		})
 	}
@@ -365,4 +370,34 @@ func memoryLimit(t *testing.T) uint64 {
 	}
 	t.Fatal("no MemTotal in /proc/meminfo")
 	return 0
+}
+
+// TestCustomResourceStateFileLater checks
+// --continue-without-custom-resource-state-config-file: without the file
+// the exporter serves the profile; once the file appears it restarts and
+// serves its metrics too.
+func TestCustomResourceStateFileLater(t *testing.T) {
+	ns := cluster.NewNamespace(t, "crs")
+	names := createConfigMaps(t, ns, 3)
+	crs := filepath.Join(t.TempDir(), "crs.yaml")
+	p := startKSM(t, nil, "--resources=configmaps", "--namespaces="+ns,
+		"--custom-resource-state-config-file="+crs, "--continue-without-custom-resource-state-config-file")
+	p.waitServed(t, p.url, "kube_configmap_info", ns, "configmap", names)
+	if err := os.WriteFile(crs, []byte(`kind: CustomResourceStateMetrics
+spec:
+  resources:
+    - groupVersionKind: {group: "", version: v1, kind: ConfigMap}
+      metricNamePrefix: e2e_configmap
+      labelsFromPath: {name: [metadata, name], namespace: [metadata, namespace]}
+      metrics:
+        - name: generation
+          help: the generation of a ConfigMap
+          each:
+            type: Gauge
+            gauge: {path: [metadata], valueFrom: [generation], nilIsZero: true}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.waitServed(t, p.url, "e2e_configmap_generation", ns, "name", names)
+	p.waitServed(t, p.url, "kube_configmap_info", ns, "configmap", names)
 }
