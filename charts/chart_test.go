@@ -537,6 +537,7 @@ func TestValuesThatCannotWork(t *testing.T) {
 		{"rbac: {useClusterRole: false}", "rbac.useClusterRole: false grants a Role in each of namespaces"},
 		{"serve: {enabled: true, watch: [widgets]}", `serve.watch: no API group known for resource "widgets"`},
 		{"collectors: [pods, bogus]", `collectors: "bogus" is not a resource kube-state-metrics serves`},
+		{"collectors: [events]", `collectors: "events" is not a resource kube-state-metrics serves`},
 		{"mode: export\nexport: {config: {resources: [{resource: gadgets}]}}", `export.config: no API group known for resource "gadgets"`},
 		{"kubeconfig: {enabled: true}", "kubeconfig.secret"},
 	} {

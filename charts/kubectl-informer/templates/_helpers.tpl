@@ -161,6 +161,14 @@ storage.k8s.io: [csidrivers, csinodes, storageclasses, volumeattachments]
 {{- end -}}
 
 {{/*
+The resources kube-state-metrics v2.20 serves (its --resources): its 32
+defaults and those it serves when named.
+*/}}
+{{- define "kubectl-informer.ksmResources" -}}
+[certificatesigningrequests, clusterrolebindings, clusterroles, configmaps, cronjobs, daemonsets, deployments, endpoints, endpointslices, horizontalpodautoscalers, ingressclasses, ingresses, jobs, leases, limitranges, mutatingadmissionpolicies, mutatingadmissionpolicybindings, mutatingwebhookconfigurations, namespaces, networkpolicies, nodes, persistentvolumeclaims, persistentvolumes, poddisruptionbudgets, pods, replicasets, replicationcontrollers, resourcequotas, rolebindings, roles, secrets, serviceaccounts, services, statefulsets, storageclasses, validatingadmissionpolicies, validatingadmissionpolicybindings, validatingwebhookconfigurations, volumeattachments]
+{{- end -}}
+
+{{/*
 list and watch rules, one per API group, for a dict with "resources" (names
 as RESOURCE or RESOURCE.GROUP) and "what" (the value they come from, named in
 the error for a resource of no known group).
