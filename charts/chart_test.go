@@ -693,3 +693,80 @@ func TestKubeStateMetricsChartValues(t *testing.T) {
 	_, c := exporterContainer(t, objs, "Deployment", dropIn)
 	parseKSMArgs(t, c.Args)
 }
+
+// TestOptionalObjects checks the objects values add: a PodDisruptionBudget
+// and a VerticalPodAutoscaler for the exporter, a ScrapeConfig for its
+// Service, the custom resource state ConfigMap, extra manifests, and no
+// ServiceAccount when one is named instead.
+func TestOptionalObjects(t *testing.T) {
+	objs := render(t, parseValues(t, `
+podDisruptionBudget: {minAvailable: 1}
+verticalPodAutoscaler: {enabled: true, controlledResources: [memory]}
+prometheus: {scrapeconfig: {enabled: true}}
+customResourceState: {enabled: true, config: {kind: CustomResourceStateMetrics, spec: {resources: []}}}
+extraManifests:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ .Release.Name }}-extra"}, data: {a: b}}
+serviceAccount: {create: false, name: monitoring-reader}`), "autoscaling.k8s.io/v1")
+	tmpl, c := exporterContainer(t, objs, "Deployment", dropIn)
+	pdb := objs.find(t, "PodDisruptionBudget", dropIn)
+	sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+	if !selector(t, sel).Matches(labels.Set(tmpl.Labels)) {
+		t.Errorf("the PodDisruptionBudget selects %v, not the exporter's pods", sel)
+	}
+	vpa := objs.find(t, "VerticalPodAutoscaler", dropIn)
+	target, _, _ := unstructured.NestedStringMap(vpa.Object, "spec", "targetRef")
+	policies, _, _ := unstructured.NestedSlice(vpa.Object, "spec", "resourcePolicy", "containerPolicies")
+	if target["kind"] != "Deployment" || target["name"] != dropIn || len(policies) != 1 || policies[0].(map[string]any)["containerName"] != c.Name {
+		t.Errorf("the VerticalPodAutoscaler targets %v with policies %v, want the Deployment's container %s", target, policies, c.Name)
+	}
+	sc := objs.find(t, "ScrapeConfig", dropIn)
+	targets, _, _ := unstructured.NestedSlice(sc.Object, "spec", "staticConfigs")
+	job, _, _ := unstructured.NestedString(sc.Object, "spec", "jobName")
+	if want := dropIn + "." + releaseNamespace + ".svc:8080"; job != "kube-state-metrics" || !strings.Contains(fmt.Sprint(targets), want) {
+		t.Errorf("the ScrapeConfig scrapes %v as job %q, want %s as kube-state-metrics", targets, job, want)
+	}
+	cm := into[corev1.ConfigMap](t, objs.find(t, "ConfigMap", dropIn+"-customresourcestate-config"))
+	if !strings.Contains(cm.Data["config.yaml"], "kind: CustomResourceStateMetrics") {
+		t.Errorf("the custom resource state ConfigMap holds %q", cm.Data)
+	}
+	objs.find(t, "ConfigMap", releaseName+"-extra")
+	if got := objs.kind("ServiceAccount"); len(got) != 0 || tmpl.Spec.ServiceAccountName != "monitoring-reader" {
+		t.Errorf("ServiceAccounts %s, the pod runs as %q: want none created and monitoring-reader", got, tmpl.Spec.ServiceAccountName)
+	}
+	binding := into[rbacv1.ClusterRoleBinding](t, objs.find(t, "ClusterRoleBinding", dropIn))
+	if binding.Subjects[0].Name != "monitoring-reader" {
+		t.Errorf("the ClusterRoleBinding binds %v", binding.Subjects)
+	}
+
+	// Without autoscaling.k8s.io/v1 in the cluster, no VerticalPodAutoscaler.
+	objs = render(t, parseValues(t, "verticalPodAutoscaler: {enabled: true}"))
+	if got := objs.kind("VerticalPodAutoscaler"); len(got) != 0 {
+		t.Errorf("a VerticalPodAutoscaler on a cluster without its API: %s", got)
+	}
+}
+
+// TestServiceValues checks the Service's values: its type, node ports,
+// dual stack and annotations.
+func TestServiceValues(t *testing.T) {
+	objs := render(t, parseValues(t, `
+service:
+  type: NodePort
+  nodePort: 30080
+  ipDualStack: {enabled: true}
+  annotations: {team: metrics}
+selfMonitor: {enabled: true, telemetryNodePort: 30081}`))
+	svc := into[corev1.Service](t, objs.find(t, "Service", dropIn))
+	nodePorts := map[string]int32{}
+	for _, p := range svc.Spec.Ports {
+		nodePorts[p.Name] = p.NodePort
+	}
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || nodePorts["http"] != 30080 || nodePorts["metrics"] != 30081 {
+		t.Errorf("Service of type %s with node ports %v", svc.Spec.Type, nodePorts)
+	}
+	if svc.Spec.IPFamilyPolicy == nil || *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicyPreferDualStack || len(svc.Spec.IPFamilies) != 2 {
+		t.Errorf("dual stack: policy %v, families %v", svc.Spec.IPFamilyPolicy, svc.Spec.IPFamilies)
+	}
+	if svc.Annotations["team"] != "metrics" || svc.Annotations["prometheus.io/scrape"] != "true" {
+		t.Errorf("Service annotations %v", svc.Annotations)
+	}
+}

@@ -51,11 +51,13 @@ func loadChart(t testing.TB) *chart.Chart {
 
 // renderManifest renders the chart with vals as "helm template" does,
 // without a cluster, and returns the manifest.
-func renderManifest(t testing.TB, vals map[string]any) (string, error) {
+func renderManifest(t testing.TB, vals map[string]any, apiVersions ...string) (string, error) {
 	t.Helper()
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
 	install := action.NewInstall(cfg)
 	install.DryRunStrategy = action.DryRunClient
+	// API versions the cluster serves besides the built-in ones.
+	install.APIVersions = apiVersions
 	install.ReleaseName = releaseName
 	install.Namespace = releaseNamespace
 	install.Replace = true
@@ -75,9 +77,9 @@ type Objects []*unstructured.Unstructured
 
 // render renders the chart with vals, fails the test if it cannot, and
 // checks every object (see checkObjects).
-func render(t testing.TB, vals map[string]any) Objects {
+func render(t testing.TB, vals map[string]any, apiVersions ...string) Objects {
 	t.Helper()
-	manifest, err := renderManifest(t, vals)
+	manifest, err := renderManifest(t, vals, apiVersions...)
 	if err != nil {
 		t.Fatalf("rendering the chart: %v", err)
 	}
