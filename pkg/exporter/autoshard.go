@@ -81,7 +81,7 @@ func shardOfStatefulSet(ss *appsv1.StatefulSet, pod string) (Shard, error) {
 // in force and reloads the config with it: the caches stay; the series are
 // computed again for the objects of the new shard. A shard that cannot be
 // computed (the StatefulSet scaled to zero, say) is logged and the
-// previous one kept.
+// previous one kept, as it is when the reload fails.
 func (x *Exporter) watchShard(ctx context.Context, client kubernetes.Interface, name string) error {
 	ns := x.opts.AutoShard.Namespace
 	lw := cache.NewFilteredListWatchFromClient(client.AppsV1().RESTClient(), "statefulsets", ns, func(o *metav1.ListOptions) {
@@ -103,11 +103,16 @@ func (x *Exporter) watchShard(ctx context.Context, client kubernetes.Interface, 
 				"statefulset", ns+"/"+name, "ordinal", s.Index, "replicas", s.Total)
 			return
 		}
+		prev := x.currentShard()
 		if !x.setShard(s) {
 			return
 		}
 		x.log.Info("automatic sharding: the StatefulSet's replicas changed; reloading with the new shard", "statefulset", ns+"/"+name, "shard", s.Index, "total_shards", s.Total)
-		_ = x.Reload(ctx) // logged and counted by Reload
+		if err := x.Reload(ctx); err != nil {
+			// Logged and counted by Reload; the running config keeps
+			// the shard it was loaded with, which stays the one in force.
+			x.setShard(prev)
+		}
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    reshard,
