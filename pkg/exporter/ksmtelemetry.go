@@ -88,7 +88,7 @@ func newKSMTelemetry(x *Exporter) *ksmTelemetry {
 		retired: map[string]requestTotals{}, typeNames: map[string]string{}}
 	for _, f := range x.opts.KubeStateMetricsConfigFiles {
 		k.configs = append(k.configs, configFileState{KubeStateMetricsConfigFile: KubeStateMetricsConfigFile{Type: f.Type, Path: filepath.Clean(f.Path)}})
-		if f.Type == customResourceConfigType {
+		if f.Type == CustomResourceConfigType {
 			x.log.Info("kube_state_metrics_custom_resource_state_* are not reported: the custom resources are resolved when the config loads, by no informer of CustomResourceDefinitions whose events they would count",
 				"file", f.Path)
 		}
@@ -142,9 +142,12 @@ var (
 	descKSMCRDCache     = prometheus.NewDesc("kube_state_metrics_custom_resource_state_cache", "Net amount of CRDs affecting the cache currently.", nil, nil)
 )
 
-// customResourceConfigType is the type label kube-state-metrics gives its
-// custom resource state config file.
-const customResourceConfigType = "customresourceconfig"
+// The types of KubeStateMetricsConfigFile, as kube-state-metrics labels its
+// options file and its custom resource state config file.
+const (
+	OptionsConfigType        = "config"
+	CustomResourceConfigType = "customresourceconfig"
+)
 
 // Describe implements prometheus.Collector.
 func (k *ksmTelemetry) Describe(ch chan<- *prometheus.Desc) {
@@ -169,7 +172,7 @@ func (k *ksmTelemetry) Collect(ch chan<- prometheus.Metric) {
 	defer k.mu.Unlock()
 	crs := false
 	for _, c := range k.configs {
-		crs = crs || c.Type == customResourceConfigType
+		crs = crs || c.Type == CustomResourceConfigType
 		if !c.read {
 			// Not read yet: kube-state-metrics reports a file once it has
 			// read it.

@@ -477,6 +477,9 @@ type dropInSettings struct {
 	timeouts          exporter.ServerTimeouts
 	noGzip            bool
 	authFilter        bool
+	// configFiles are the options file and the custom resource state
+	// config file, which kube_state_metrics_config_hash reports.
+	configFiles []exporter.KubeStateMetricsConfigFile
 	// logger logs through klog, as kube-state-metrics does.
 	logger *slog.Logger
 	// memoryLimitSet is set when --auto-gomemlimit set the runtime's
@@ -498,6 +501,7 @@ func (d *dropInSettings) apply(opts *exporter.Options, serve *exporter.ServeConf
 	serve.Timeouts = d.timeouts
 	serve.NoGzip = d.noGzip
 	serve.AuthFilter = d.authFilter
+	opts.KubeStateMetricsConfigFiles = d.configFiles
 }
 
 // exportOptions returns the export the settings in force run; log, when
@@ -540,6 +544,12 @@ func (o *KubeStateMetricsOptions) exportOptions(log *slog.Logger) *ExportOptions
 	}
 	if s.CustomResourcesOnly {
 		e.Profile = ""
+	}
+	if o.Config != "" {
+		e.dropIn.configFiles = append(e.dropIn.configFiles, exporter.KubeStateMetricsConfigFile{Type: exporter.OptionsConfigType, Path: o.Config})
+	}
+	if f := s.crsFile(); f != "" && s.CustomResourceConfig == "" {
+		e.dropIn.configFiles = append(e.dropIn.configFiles, exporter.KubeStateMetricsConfigFile{Type: exporter.CustomResourceConfigType, Path: f})
 	}
 	if s.Pod != "" && s.PodNamespace != "" {
 		e.dropIn.autoShard = exporter.AutoShard{Pod: s.Pod, Namespace: s.PodNamespace}

@@ -170,15 +170,44 @@ func TestOptionsFile(t *testing.T) {
 		}
 	}
 	write(path, fmt.Sprintf("port: %d\nresources:\n  configmaps: {}\nnamespaces: [%s]\n", filePort, ns1))
-	p := startKSM(t, nil, "--config", path, "--port", strconv.Itoa(freePort(t)), "--resources=secrets", "--namespaces="+ns2)
+	telemetryPort := freePort(t)
+	p := startKSM(t, nil, "--config", path, "--port", strconv.Itoa(freePort(t)), "--telemetry-port", strconv.Itoa(telemetryPort), "--resources=secrets", "--namespaces="+ns2)
 	fileURL := "http://127.0.0.1:" + strconv.Itoa(filePort)
 	p.waitServed(t, fileURL, "kube_configmap_info", ns1, "configmap", in1)
+	// The options file's hash and load are reported as kube-state-metrics
+	// reports them, on the telemetry port.
+	telemetryURL := "http://127.0.0.1:" + strconv.Itoa(telemetryPort)
+	configSeries := func(family string) (float64, bool) {
+		for _, m := range p.scrape(t, telemetryURL)[family].GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["type"] == "config" && labels["filename"] == path {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+		return 0, false
+	}
+	var firstHash float64
+	p.waitFor(t, func() bool {
+		ok, found := configSeries("kube_state_metrics_last_config_reload_successful")
+		hash, hashed := configSeries("kube_state_metrics_config_hash")
+		firstHash = hash
+		return found && ok == 1 && hashed && hash != 0
+	}, func() string {
+		return "no kube_state_metrics_config_hash and _last_config_reload_successful 1 for the options file"
+	})
 	if !klogLine.MatchString(p.stderr.String()) {
 		t.Errorf("no klog line saying the config loaded:\n%s", p.stderr)
 	}
 
 	write(path, fmt.Sprintf("port: %d\nresources: [configmaps]\nnamespaces: [%s]\n", filePort, ns2))
 	p.waitServed(t, fileURL, "kube_configmap_info", ns2, "configmap", in2)
+	p.waitFor(t, func() bool {
+		hash, hashed := configSeries("kube_state_metrics_config_hash")
+		return hashed && hash != firstHash
+	}, func() string { return "kube_state_metrics_config_hash did not change with the options file" })
 
 	// A file that does not load leaves the running exporter as it is.
 	write(path, "port: [\n")
