@@ -1,9 +1,6 @@
 package charts_test
 
 import (
-	"bufio"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -14,49 +11,26 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 )
 
-// ksmHelp is kube-state-metrics v2.20's "kube-state-metrics -h", as its
-// docs/developer/cli-arguments.md prints it.
-const ksmHelp = "testdata/kube-state-metrics-help.txt"
-
-// flagLine is a flag of the help text: its name and, for a flag that takes
-// a value, the value's type.
-var flagLine = regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9_-]+)(?: (\w+))?\s{2,}`)
-
-// ksmFlags returns kube-state-metrics' flags as a FlagSet, and which of
-// them take no value.
+// ksmFlags returns the flags of the binary run as kube-state-metrics (its
+// drop-in command, whose flags are kube-state-metrics' own, names and
+// types: see cmd/kubectl-informer/app's TestKubeStateMetricsFlags), and
+// which of them take no value.
 func ksmFlags(t testing.TB) (*pflag.FlagSet, map[string]bool) {
 	t.Helper()
-	f, err := os.Open(ksmHelp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	fs := pflag.NewFlagSet("kube-state-metrics", pflag.ContinueOnError)
+	fs := app.NewKubeStateMetricsCommand(genericiooptions.NewTestIOStreamsDiscard()).Flags()
 	bools := map[string]bool{}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		m := flagLine.FindStringSubmatch(s.Text())
-		if m == nil {
-			continue
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.NoOptDefVal != "" {
+			bools[f.Name] = true
 		}
-		if m[2] == "" {
-			bools[m[1]] = true
-			fs.Bool(m[1], false, "")
-		} else {
-			fs.String(m[1], "", "")
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	// The help text lists 51 flags and -h.
-	if n := len(bools); fs.Lookup("telemetry-port") == nil || fs.Lookup("auth-filter") == nil || n < 10 {
-		t.Fatalf("%s: read %d boolean flags, and not --telemetry-port or --auth-filter: is it kube-state-metrics' help text?", ksmHelp, n)
+	})
+	if fs.Lookup("telemetry-port") == nil || !bools["auth-filter"] {
+		t.Fatal("the drop-in command has no --telemetry-port or boolean --auth-filter")
 	}
 	return fs, bools
 }
 
-// parseKSMArgs parses args as kube-state-metrics parses its command line,
+// parseKSMArgs parses args as the drop-in parses its command line,
 // and fails the test unless each is one flag in the syntax of its
 // documentation: --NAME=VALUE, or --NAME for a flag that takes no value,
 // with no positional argument.

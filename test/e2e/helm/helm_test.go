@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +40,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -337,19 +337,23 @@ func checkGrants(t *testing.T, objs []*unstructured.Unstructured) {
 	}
 }
 
-// ksmDefaultResources returns the default of kube-state-metrics'
-// --resources, from its help text.
+// ksmDefaultResources returns the resources the drop-in serves by
+// default: those of the kube-state-metrics profile's files, which are
+// kube-state-metrics' default --resources.
 func ksmDefaultResources(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(cluster.Root, "charts", "testdata", "kube-state-metrics-help.txt"))
+	files, err := profiles.Files(profiles.KubeStateMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`--resources string .*Defaults to "([a-z,]+)"`).FindSubmatch(b)
-	if m == nil {
-		t.Fatal("no default of --resources in kube-state-metrics' help text")
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Resource)
 	}
-	return strings.Split(string(m[1]), ",")
+	if len(out) < 30 {
+		t.Fatalf("the profile has %d resources: %v", len(out), out)
+	}
+	return out
 }
 
 func getDeployment(t *testing.T, namespace, name string) *appsv1.Deployment {
@@ -377,8 +381,7 @@ func TestDefaultValues(t *testing.T) {
 		t.Errorf("the Service: %v", err)
 	}
 
-	// Every resource kube-state-metrics serves by default, as its --help
-	// lists them.
+	// Every resource kube-state-metrics serves by default.
 	resources := ksmDefaultResources(t)
 	var collectors []any
 	for _, r := range resources {
