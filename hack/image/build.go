@@ -111,7 +111,7 @@ func (o *buildOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 		b.Binaries = append(b.Binaries, ociimage.Binary{
 			Platform: p,
 			Path:     bin,
-			CreatedBy: fmt.Sprintf("CGO_ENABLED=0 %s go build -trimpath -ldflags '%s' ./cmd/kubectl-informer (commit %s); ln -s kubectl-informer /kube-state-metrics",
+			CreatedBy: fmt.Sprintf("CGO_ENABLED=0 %s go build -trimpath -buildvcs=false -ldflags '%s' ./cmd/kubectl-informer (commit %s); ln -s kubectl-informer /kube-state-metrics",
 				strings.Join(p.GoEnv(), " "), ldflags, o.commit),
 		})
 	}
@@ -143,7 +143,10 @@ func parseEpoch(s string) (time.Time, error) {
 // goBuild builds the plugin for p into out as make build does: no cgo, no
 // local paths, the version stamped by ldflags.
 func goBuild(ctx context.Context, root, out string, p ociimage.Platform, ldflags string, stderr io.Writer) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/kubectl-informer") //nolint:gosec // G204: go build of this image, with its version flags
+	// -buildvcs=false: the version and commit are the ones ldflags stamp,
+	// which the image's annotations name, whether or not the checkout is
+	// one the toolchain reads VCS information from.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, "./cmd/kubectl-informer") //nolint:gosec // G204: go build of this image, with its version flags
 	cmd.Dir = root
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), p.GoEnv()...)
 	cmd.Stdout = stderr
