@@ -103,7 +103,7 @@ func (o *buildOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	ldflags := strings.TrimSpace(o.ldflags + " -buildid=")
 	for _, p := range platforms {
-		_, _ = fmt.Fprintf(stderr, "building %s (%s)\n", p, strings.Join(p.GoEnv()[2:], " "))
+		_, _ = fmt.Fprintf(stderr, "building %s\n", strings.Join(append([]string{p.String()}, p.GoEnv()[2:]...), " "))
 		bin := filepath.Join(work, strings.ReplaceAll(p.String(), "/", "_"), "kubectl-informer")
 		if err := goBuild(ctx, o.root, bin, p, ldflags, stderr); err != nil {
 			return err
