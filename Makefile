@@ -38,6 +38,55 @@ build: ## Build bin/kubectl-informer and its completion helper bin/kubectl_compl
 dist: ## Release archives, checksums.txt and the krew manifest plugin.yaml in dist/ (VERSION=vX.Y.Z, PLATFORMS=os/arch,...)
 	go run ./hack/dist --version '$(VERSION)' --platforms '$(PLATFORMS)' --ldflags '$(LDFLAGS)' --out dist
 
+# The container image: hack/image builds it with go-containerregistry (no
+# container daemon, no registry) as an OCI image layout, an image index over
+# IMAGE_PLATFORMS (os/arch, comma-separated; empty means kube-state-metrics'
+# five: linux/amd64, arm64, arm (v7: GOARM=7), ppc64le and s390x). Each
+# platform's binary is built as make build builds it. The same commit gives
+# the same digest: every date is the commit's (SOURCE_DATE_EPOCH).
+IMAGE_PLATFORMS ?=
+IMAGE_DIR       ?= $(OUT)/image
+REVISION        ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# Where image-push and chart-push push: REGISTRY/kubectl-informer:VERSION,
+# and the chart as CHART_REGISTRY/NAME:CHART_VERSION (empty: Chart.yaml's).
+REGISTRY        ?=
+CHART_REGISTRY  ?= $(REGISTRY)/charts
+CHART_DIR       ?= charts/kubectl-informer
+CHART_VERSION   ?=
+CHART_APP_VERSION ?=
+# The image's CA certificates and time zone data are Debian's packages on
+# the build machine; image-deps installs them with apt-get when missing.
+IMAGE_DEBS      := ca-certificates tzdata
+SUDO            := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: image-deps
+image-deps: ## Install Debian's ca-certificates and tzdata with apt-get when missing (the image's CA certificates and time zone data)
+	@missing=; for p in $(IMAGE_DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		command -v apt-get >/dev/null || { echo "make image needs Debian's package(s)$$missing (the image's CA certificates and time zone data), and this machine has no apt-get"; exit 1; }; \
+		echo "installing Debian's package(s)$$missing with apt-get: the image's CA certificates and time zone data"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+.PHONY: image
+image: image-deps ## OCI image layout of every platform in _output/image, tagged VERSION (IMAGE_PLATFORMS=os/arch,...)
+	go run ./hack/image build --out '$(IMAGE_DIR)' --platforms '$(IMAGE_PLATFORMS)' --version '$(VERSION)' \
+		--commit '$(COMMIT)' --revision '$(REVISION)' --source-date-epoch '$(SOURCE_DATE_EPOCH)' --ldflags '$(LDFLAGS)'
+
+.PHONY: image-push
+image-push: image ## Push the image index as REGISTRY/kubectl-informer:VERSION (credentials: docker config and its helpers)
+	@test -n '$(REGISTRY)' || { echo "REGISTRY is required, e.g. make image-push REGISTRY=ghcr.io/kubectl-informer"; exit 1; }
+	go run ./hack/image push --layout '$(IMAGE_DIR)' --version '$(VERSION)' --registry '$(REGISTRY)'
+
+.PHONY: chart-push
+chart-push: ## Pack CHART_DIR reproducibly and push it as a Helm OCI artifact to CHART_REGISTRY (default REGISTRY/charts)
+	@test -n '$(REGISTRY)$(filter-out /charts,$(CHART_REGISTRY))' || { echo "REGISTRY is required, e.g. make chart-push REGISTRY=ghcr.io/kubectl-informer"; exit 1; }
+	go run ./hack/image chart-push --chart '$(CHART_DIR)' --registry '$(CHART_REGISTRY)' --out '$(OUT)/charts' \
+		--chart-version '$(CHART_VERSION)' --app-version '$(CHART_APP_VERSION)' --source-date-epoch '$(SOURCE_DATE_EPOCH)'
+
 # The control plane is built from the Kubernetes Go modules in its own module
 # (hack/controlplane) and only when a binary is missing or that module changed.
 .PHONY: controlplane
@@ -120,9 +169,12 @@ test-under-load: ## make test while busy loops keep every core busy (RUNS=1, HOG
 test-unit: ## Unit tests (no cluster needed)
 	$(GO_TEST) -race -count=1 $(UNIT_PKGS)
 
+# The image's tests take the layout of the host's platform only, from
+# IMAGE_LAYOUT.
 .PHONY: test-e2e
-test-e2e: controlplane prometheus ## End-to-end tests against a real kube-apiserver + etcd
-	KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
+test-e2e: IMAGE_PLATFORMS = linux/$(shell go env GOARCH)
+test-e2e: controlplane prometheus image ## End-to-end tests against a real kube-apiserver + etcd
+	IMAGE_LAYOUT=$(CURDIR)/$(IMAGE_DIR) KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
 
 # Tools the targets install, pinned, into $(TOOLS_DIR); the file name
 # carries the version, so a new pin installs anew.

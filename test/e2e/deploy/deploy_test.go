@@ -28,6 +28,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/ociimage"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -422,6 +423,7 @@ func checkRendering(t *testing.T, r rendering) {
 				t.Errorf("Deployment %s has %d replicas, want 1", d.Name, got)
 			}
 			checkArgs(t, "Deployment "+d.Name, d.Spec.Template.Spec.Containers[0].Args, nil)
+			checkCommand(t, "Deployment "+d.Name, d.Spec.Template.Spec.Containers[0])
 		case "StatefulSet":
 			var s appsv1.StatefulSet
 			fromUnstructured(t, u, &s)
@@ -643,6 +645,16 @@ func checkProbe(t *testing.T, what string, p *corev1.Probe, path string, want po
 	}
 }
 
+// checkCommand checks that a container running one of the plugin's verbs
+// names the image's binary as its command: the image's entrypoint is the
+// kube-state-metrics drop-in, which args alone would follow.
+func checkCommand(t *testing.T, what string, c corev1.Container) {
+	t.Helper()
+	if want := []string{ociimage.BinaryPath}; !slices.Equal(c.Command, want) {
+		t.Errorf("%s: command %q, want %q: the image's entrypoint is the kube-state-metrics drop-in, which args alone would follow", what, c.Command, want)
+	}
+}
+
 // checkArgs checks the exporter's arguments: the base ones, then extra.
 func checkArgs(t *testing.T, what string, args, extra []string) {
 	t.Helper()
@@ -662,6 +674,7 @@ func checkStatefulSet(t *testing.T, r rendering, s *appsv1.StatefulSet) {
 	}
 	c := s.Spec.Template.Spec.Containers[0]
 	checkArgs(t, what, c.Args, []string{"--shard=$(SHARD)", "--total-shards=3"})
+	checkCommand(t, what, c)
 	var shard *corev1.EnvVar
 	for i := range c.Env {
 		if c.Env[i].Name == "SHARD" {

@@ -163,6 +163,7 @@ func checkServeRendering(t *testing.T, r rendering) {
 		t.Errorf("%s has %d replicas, want 1: each replica would have a self-signed certificate of its own", what, got)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
+	checkCommand(t, what, c)
 	args := parseServeArgs(t, c.Args)
 	served := resolve(t, args.resources)
 	if !slices.Equal(args.switches, []string{"--all-namespaces"}) && !slices.Equal(args.switches, []string{"-A"}) {
