@@ -1,0 +1,391 @@
+package prometheus_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+)
+
+// ksmJob is the job kube-prometheus scrapes kube-state-metrics as, which
+// its rules and dashboards select.
+const ksmJob = "kube-state-metrics"
+
+// kubePrometheusManifests holds the ClusterRole the drop-in runs with.
+const kubePrometheusManifests = "deploy/kube-prometheus/kube-rbac-proxy"
+
+// TestKubeStateMetricsDropIn runs the plugin's binary as
+// kube-state-metrics (through a symbolic link of that name) with
+// kube-prometheus' arguments, on free loopback ports, as a user holding the
+// ClusterRole of deploy/kube-prometheus without secrets, so that the lists
+// of one resource are forbidden. A real Prometheus scrapes its main and
+// telemetry ports as job="kube-state-metrics", as kube-prometheus does,
+// and an exporter of the plugin's own as job="kubectl-informer", with
+// kube-prometheus' kube-state-metrics alerts and the project's rules
+// loaded. It checks that both ports are targets, that every rule evaluates
+// without error, that kube-state-metrics' alerts see the forbidden lists
+// and a consistent sharding, and that the project's alerts and dashboard
+// work under both job names.
+func TestKubeStateMetricsDropIn(t *testing.T) {
+	kubeconfig := dropInUser(t, "secrets")
+	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
+	dropIn := startDropIn(t, kubeconfig, mainAddr, telemetryAddr)
+
+	config := filepath.Join(t.TempDir(), "exporter.yaml")
+	if err := os.WriteFile(config, []byte(exporterConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exporter, exporterAddr := startExporter(t, "", "--config", config)
+
+	ksmRules := filepath.Join(cluster.Root, kubePrometheusRules)
+	prom := cluster.StartPrometheus(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+- %s
+- %s
+scrape_configs:
+- job_name: %s
+  honor_labels: true
+  static_configs:
+  - targets: [%s, %s]
+- job_name: %s
+  honor_labels: true
+  static_configs:
+  - targets: [%s]
+`, strconv.Quote(filepath.Join(cluster.Root, monitoring, "rules.yaml")), strconv.Quote(ksmRules),
+		ksmJob, mainAddr, telemetryAddr, job, exporterAddr))
+	sel := `job="` + ksmJob + `"`
+
+	ok := t.Run("both ports are targets", func(t *testing.T) {
+		// kube-prometheus' count:up1 counts the targets up per job.
+		dropIn.waitFor(t, prom, `count without (instance) (up{`+sel+`} == 1)`, func(v model.Vector) error {
+			if len(v) != 1 || v[0].Value != 2 {
+				return fmt.Errorf("targets of job %s up: %v, want 2 (main and telemetry port)", ksmJob, v)
+			}
+			return nil
+		})
+	})
+	if !ok {
+		t.FailNow()
+	}
+
+	t.Run("self-metrics", func(t *testing.T) {
+		prom.WaitAnswer(t, `kube_state_metrics_total_shards{`+sel+`}`, framework.Answer{"": 1})
+		prom.WaitAnswer(t, `kube_state_metrics_shard_ordinal{`+sel+`}`, framework.Answer{"0": 0}, "shard_ordinal")
+		prom.WaitFor(t, `kube_state_metrics_build_info{`+sel+`}`, nonEmpty)
+		prom.WaitFor(t, `kube_state_metrics_list_total{`+sel+`,result="success"} > 0`, nonEmpty)
+		prom.WaitFor(t, `kube_state_metrics_list_total{`+sel+`,result="error"} > 0`, nonEmpty)
+		// The exporter's own metrics come from one of the two targets:
+		// the dashboard's sums count each once.
+		prom.WaitFor(t, `count by (instance) (kubectl_informer_build_info{`+sel+`})`, func(v model.Vector) error {
+			if len(v) != 1 {
+				return fmt.Errorf("kubectl_informer_build_info is served by %d targets of job %s, want 1: %v", len(v), ksmJob, v)
+			}
+			return nil
+		})
+	})
+
+	exprs := alertExprs(t, kubePrometheusRules)
+	t.Run("kube-state-metrics' alerts", func(t *testing.T) {
+		// The lists of secrets are forbidden: the share of failed lists
+		// is above kube-prometheus' threshold, and the alert is pending.
+		prom.WaitFor(t, exprs["KubeStateMetricsListErrors"], nonEmpty)
+		prom.WaitFor(t, `ALERTS{alertname="KubeStateMetricsListErrors",alertstate="pending"}`, nonEmpty)
+		// One exporter, shard 0 of 1: both sharding expressions compute
+		// 0, and so neither alert's expression answers.
+		for _, alert := range []string{"KubeStateMetricsShardingMismatch", "KubeStateMetricsShardsMissing"} {
+			value := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(exprs[alert]), "!= 0"))
+			if value == strings.TrimSpace(exprs[alert]) {
+				t.Fatalf("%s: %q does not end with != 0", alert, exprs[alert])
+			}
+			prom.WaitAnswer(t, value, framework.Answer{"": 0})
+			if v := query(t, prom, exprs[alert]); len(v) > 0 {
+				t.Errorf("%s answers %v", alert, v)
+			}
+		}
+		if v := query(t, prom, `ALERTS{alertname=~"KubeStateMetricsSharding.*|KubeStateMetricsShardsMissing"}`); len(v) > 0 {
+			t.Errorf("sharding alerts pending or firing: %v", v)
+		}
+	})
+
+	t.Run("every rule evaluates", func(t *testing.T) {
+		checkRulesHealthy(t, prom)
+	})
+
+	t.Run("the project's alerts under both job names", func(t *testing.T) {
+		// The drop-in's lists of secrets fail: its own telemetry says so,
+		// under job kube-state-metrics.
+		for _, alert := range []string{"KubectlInformerListWatchFailing", "KubectlInformerResourceNotSynced"} {
+			prom.WaitFor(t, `ALERTS{alertname="`+alert+`",`+sel+`,resource="secrets"}`, nonEmpty)
+		}
+		// Both exporters answer: no alert on targets, under either job.
+		if v := query(t, prom, `ALERTS{alertname=~"KubectlInformerDown|KubectlInformerAbsent|KubectlInformerScrapeSlow"}`); len(v) > 0 {
+			t.Fatalf("alerts on targets while both exporters answer: %v", v)
+		}
+		// Each exporter stops: its targets are down, and Down is pending
+		// under its job; so is Absent, as no target of the job answers.
+		for _, stop := range []struct {
+			job  string
+			stop func()
+		}{
+			{job, func() { exporter.Stop(t) }},
+			{ksmJob, func() { dropIn.stop(t) }},
+		} {
+			stop.stop()
+			for _, alert := range []string{"KubectlInformerDown", "KubectlInformerAbsent"} {
+				prom.WaitFor(t, `ALERTS{alertname="`+alert+`",job="`+stop.job+`",alertstate="pending"}`, nonEmpty)
+			}
+		}
+		// Down names the target that served the exporter's build
+		// information.
+		prom.WaitFor(t, `ALERTS{alertname="KubectlInformerDown",`+sel+`}`, func(v model.Vector) error {
+			if got := framework.AnswerOf(v, "instance"); len(got) != 1 || got[telemetryAddr]+got[mainAddr] != 1 {
+				return fmt.Errorf("KubectlInformerDown pending for %s, want one of %s and %s", got, mainAddr, telemetryAddr)
+			}
+			return nil
+		})
+	})
+}
+
+// TestKubeStateMetricsDropInDashboard runs the drop-in with every
+// permission of deploy/kube-prometheus' ClusterRole, checks that it
+// answers the probes of kube-state-metrics' chart (/livez on the main
+// port, /readyz on the telemetry port), and runs every query of the
+// shipped dashboard with $job = kube-state-metrics against it, scraped on
+// both ports as kube-prometheus scrapes it: each must return data.
+func TestKubeStateMetricsDropInDashboard(t *testing.T) {
+	kubeconfig := dropInUser(t)
+	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
+	dropIn := startDropIn(t, kubeconfig, mainAddr, telemetryAddr)
+	for _, probe := range []string{"http://" + mainAddr + "/livez", "http://" + telemetryAddr + "/readyz"} {
+		framework.Eventually(t, probe+" answers 200", func() bool {
+			select {
+			case <-dropIn.exited:
+				t.Fatalf("kube-state-metrics exited: %v\n%s", dropIn.err, dropIn.log)
+			default:
+			}
+			resp, err := http.Get(probe) //nolint:gosec,noctx // G107: the test's own exporter
+			if err != nil {
+				return false
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+	}
+	prom := cluster.StartPrometheus(t, prometheusConfig(filepath.Join(cluster.Root, monitoring, "rules.yaml"),
+		map[string][]string{ksmJob: {mainAddr, telemetryAddr}}))
+	dropIn.waitFor(t, prom, `count(up{job="`+ksmJob+`"} == 1)`, func(v model.Vector) error {
+		if len(v) != 1 || v[0].Value != 2 {
+			return fmt.Errorf("targets up: %v, want 2", v)
+		}
+		return nil
+	})
+	checkDashboard(t, prom, []string{ksmJob})
+}
+
+// dropInUser adds a user allowed what the ClusterRole of deploy/kube-prometheus
+// grants, except list and watch on the core resources named by forbidden,
+// and returns its kubeconfig.
+func dropInUser(t *testing.T, forbidden ...string) string {
+	t.Helper()
+	out, err := cluster.Kubectl("kustomize", filepath.Join(cluster.Root, kubePrometheusManifests))
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", kubePrometheusManifests, err, out)
+	}
+	var role *rbacv1.ClusterRole
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var r rbacv1.ClusterRole
+		if err := yaml.Unmarshal([]byte(doc), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Kind == "ClusterRole" && r.Name == ksmJob {
+			role = &r
+		}
+	}
+	if role == nil {
+		t.Fatalf("%s renders no ClusterRole %s", kubePrometheusManifests, ksmJob)
+	}
+	var rules []rbacv1.PolicyRule
+	for _, r := range role.Rules {
+		if slices.Equal(r.APIGroups, []string{""}) {
+			r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(res string) bool { return slices.Contains(forbidden, res) })
+		}
+		rules = append(rules, r)
+	}
+	name := "kube-state-metrics-drop-in"
+	if len(forbidden) > 0 {
+		name += "-without-" + strings.Join(forbidden, "-")
+	}
+	kubeconfig, _ := cluster.AddUserAllowed(t, name, rules...)
+	return kubeconfig
+}
+
+// dropIn is the plugin's binary running as kube-state-metrics, in a
+// process of its own.
+type dropIn struct {
+	cmd    *exec.Cmd
+	log    *framework.SyncBuffer
+	exited chan struct{}
+	err    error // once exited is closed
+}
+
+// startDropIn builds the plugin's binary, links it as kube-state-metrics
+// and runs it with kube-prometheus' arguments, the main and telemetry
+// ports at the addresses given, until the test ends.
+func startDropIn(t *testing.T, kubeconfig, mainAddr, telemetryAddr string) *dropIn {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "kubectl-informer")
+	build := exec.Command("go", "build", "-o", bin, "github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	link := filepath.Join(dir, "kube-state-metrics")
+	if err := os.Symlink("kubectl-informer", link); err != nil {
+		t.Fatal(err)
+	}
+	host, port := splitHostPort(t, mainAddr)
+	thost, tport := splitHostPort(t, telemetryAddr)
+	d := &dropIn{log: &framework.SyncBuffer{}, exited: make(chan struct{})}
+	d.cmd = exec.Command(link, //nolint:gosec // G204: the binary the test built
+		"--host="+host, "--port="+port, "--telemetry-host="+thost, "--telemetry-port="+tport,
+		"--kubeconfig="+kubeconfig)
+	d.cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(dir, "cache"))
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.err = d.cmd.Wait(); close(d.exited) }()
+	t.Cleanup(func() {
+		d.stop(t)
+		if t.Failed() {
+			t.Logf("kube-state-metrics' log:\n%s", d.log)
+		}
+	})
+	return d
+}
+
+func splitHostPort(t *testing.T, addr string) (host, port string) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, port
+}
+
+// stop ends the drop-in with SIGTERM, as the kubelet does, and waits for
+// it.
+func (d *dropIn) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-d.exited:
+		return
+	default:
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(framework.HangTimeout):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+		t.Errorf("kube-state-metrics did not end within %s of SIGTERM", framework.HangTimeout)
+	}
+}
+
+// waitFor waits as Prometheus.WaitFor does, and fails at once with the
+// drop-in's log if it has exited.
+func (d *dropIn) waitFor(t *testing.T, prom *framework.Prometheus, q string, check func(model.Vector) error) {
+	t.Helper()
+	prom.WaitFor(t, q, func(v model.Vector) error {
+		select {
+		case <-d.exited:
+			t.Fatalf("kube-state-metrics exited: %v\n%s", d.err, d.log)
+		default:
+		}
+		return check(v)
+	})
+}
+
+// alertExprs reads the alerts of a rules file, relative to the module
+// root, by name.
+func alertExprs(t *testing.T, path string) map[string]string {
+	t.Helper()
+	var rules struct {
+		Groups []struct {
+			Rules []struct{ Alert, Expr string }
+		}
+	}
+	readYAML(t, path, &rules)
+	out := map[string]string{}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" {
+				out[r.Alert] = r.Expr
+			}
+		}
+	}
+	return out
+}
+
+// ruleStates is the answer of Prometheus' /api/v1/rules.
+type ruleStates struct {
+	Data struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Name           string    `json:"name"`
+				Health         string    `json:"health"`
+				LastError      string    `json:"lastError"`
+				LastEvaluation time.Time `json:"lastEvaluation"`
+			} `json:"rules"`
+		} `json:"groups"`
+	} `json:"data"`
+}
+
+// checkRulesHealthy waits until Prometheus has evaluated every rule it
+// loaded, and fails if any evaluation failed.
+func checkRulesHealthy(t *testing.T, prom *framework.Prometheus) {
+	t.Helper()
+	framework.Eventually(t, "Prometheus has evaluated every rule", func() bool {
+		resp, err := http.Get(prom.URL + "/api/v1/rules") //nolint:gosec,noctx // G107: the test's own Prometheus
+		if err != nil {
+			return false
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var states ruleStates
+		if err := json.NewDecoder(resp.Body).Decode(&states); err != nil {
+			t.Fatalf("/api/v1/rules: %v", err)
+		}
+		n, evaluated := 0, 0
+		for _, g := range states.Data.Groups {
+			for _, r := range g.Rules {
+				n++
+				if r.Health == "err" || r.LastError != "" {
+					t.Fatalf("rule %s of group %s fails: %s", r.Name, g.Name, r.LastError)
+				}
+				if r.Health == "ok" && !r.LastEvaluation.IsZero() {
+					evaluated++
+				}
+			}
+		}
+		return n > 0 && evaluated == n
+	})
+}
