@@ -65,7 +65,7 @@ func TestKubeStateMetricsRulesPassPromtool(t *testing.T) {
 		}
 	}
 	readYAML(t, kubePrometheusRules, &rules)
-	firing, quiet := testedAlerts(t, filepath.Join(filepath.Dir(kubePrometheusRules), tests))
+	firing, quiet, _ := testedAlerts(t, filepath.Join(filepath.Dir(kubePrometheusRules), tests))
 	n := 0
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
@@ -80,9 +80,10 @@ func TestKubeStateMetricsRulesPassPromtool(t *testing.T) {
 	}
 }
 
-// testedAlerts reads a promtool test file and returns the alerts tested
-// firing and those tested not firing.
-func testedAlerts(t *testing.T, path string) (firing, quiet map[string]bool) {
+// testedAlerts reads a promtool test file, relative to the module root,
+// and returns the alerts tested firing, those tested not firing, and the
+// expressions of its PromQL tests.
+func testedAlerts(t *testing.T, path string) (firing, quiet map[string]bool, exprs []string) {
 	t.Helper()
 	var tests struct {
 		Tests []struct {
@@ -90,6 +91,9 @@ func testedAlerts(t *testing.T, path string) (firing, quiet map[string]bool) {
 				Alertname string `json:"alertname"`
 				ExpAlerts []any  `json:"exp_alerts"`
 			} `json:"alert_rule_test"`
+			PromQLExprTest []struct {
+				Expr string `json:"expr"`
+			} `json:"promql_expr_test"`
 		}
 	}
 	readYAML(t, path, &tests)
@@ -102,8 +106,11 @@ func testedAlerts(t *testing.T, path string) (firing, quiet map[string]bool) {
 				quiet[a.Alertname] = true
 			}
 		}
+		for _, e := range tc.PromQLExprTest {
+			exprs = append(exprs, e.Expr)
+		}
 	}
-	return firing, quiet
+	return firing, quiet, exprs
 }
 
 // TestEveryAlertIsTested fails when an alert of the rules file is not
@@ -118,32 +125,7 @@ func TestEveryAlertIsTested(t *testing.T) {
 		}
 	}
 	readYAML(t, filepath.Join(monitoring, "rules.yaml"), &rules)
-	var tests struct {
-		Tests []struct {
-			AlertRuleTest []struct {
-				Alertname string `json:"alertname"`
-				ExpAlerts []any  `json:"exp_alerts"`
-			} `json:"alert_rule_test"`
-			PromQLExprTest []struct {
-				Expr string `json:"expr"`
-			} `json:"promql_expr_test"`
-		}
-	}
-	readYAML(t, filepath.Join(monitoring, "rules_test.yaml"), &tests)
-	firing, quiet := map[string]bool{}, map[string]bool{}
-	var exprs []string
-	for _, tc := range tests.Tests {
-		for _, a := range tc.AlertRuleTest {
-			if len(a.ExpAlerts) > 0 {
-				firing[a.Alertname] = true
-			} else {
-				quiet[a.Alertname] = true
-			}
-		}
-		for _, e := range tc.PromQLExprTest {
-			exprs = append(exprs, e.Expr)
-		}
-	}
+	firing, quiet, exprs := testedAlerts(t, filepath.Join(monitoring, "rules_test.yaml"))
 	runbook, err := os.ReadFile(filepath.Join(cluster.Root, "docs", "runbook.md"))
 	if err != nil {
 		t.Fatal(err)
