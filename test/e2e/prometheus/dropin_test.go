@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,6 +101,10 @@ scrape_configs:
 			}
 			return nil
 		})
+	})
+
+	t.Run("the promtool tests' series are the drop-in's", func(t *testing.T) {
+		checkFixtureSeries(t, prom, strings.TrimSuffix(kubePrometheusRules, ".yaml")+"_test.yaml")
 	})
 
 	exprs := alertExprs(t, kubePrometheusRules)
@@ -388,4 +393,76 @@ func checkRulesHealthy(t *testing.T, prom *framework.Prometheus) {
 		}
 		return n > 0 && evaluated == n
 	})
+}
+
+// seriesSelector is a series of a promtool test: a name and labels.
+var (
+	seriesSelector = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\}$`)
+	seriesLabel    = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"`)
+)
+
+// checkFixtureSeries checks that the input series of the promtool tests in
+// path (relative to the module root) are shaped as the drop-in's, which
+// prom scrapes: for each, the drop-in serves its metric under its job with
+// the same label names, and with its resource label's value, when it has
+// one (the resource's Go type, as kube-state-metrics names it).
+func checkFixtureSeries(t *testing.T, prom *framework.Prometheus, path string) {
+	t.Helper()
+	var tests struct {
+		Tests []struct {
+			InputSeries []struct {
+				Series string `json:"series"`
+			} `json:"input_series"`
+		} `json:"tests"`
+	}
+	readYAML(t, path, &tests)
+	n := 0
+	for _, tc := range tests.Tests {
+		for _, in := range tc.InputSeries {
+			n++
+			m := seriesSelector.FindStringSubmatch(in.Series)
+			if m == nil {
+				t.Fatalf("%s: series %q is not NAME{LABELS}", path, in.Series)
+			}
+			labels := map[string]string{}
+			for _, l := range seriesLabel.FindAllStringSubmatch(m[2], -1) {
+				labels[l[1]] = l[2]
+			}
+			if labels["job"] != ksmJob {
+				t.Errorf("%s: series %s is not of job %s", path, in.Series, ksmJob)
+				continue
+			}
+			q := fmt.Sprintf(`%s{job=%q}`, m[1], ksmJob)
+			if res, ok := labels["resource"]; ok {
+				q = fmt.Sprintf(`%s{job=%q,resource=%q}`, m[1], ksmJob, res)
+			}
+			prom.WaitFor(t, q, func(v model.Vector) error {
+				if len(v) == 0 {
+					return fmt.Errorf("the drop-in serves no %s, which %s feeds the alerts", q, path)
+				}
+				for _, s := range v {
+					var got, want []string
+					for name := range s.Metric {
+						if name != model.MetricNameLabel && name != model.InstanceLabel {
+							got = append(got, string(name))
+						}
+					}
+					for name := range labels {
+						if name != string(model.InstanceLabel) {
+							want = append(want, name)
+						}
+					}
+					slices.Sort(got)
+					slices.Sort(want)
+					if !slices.Equal(got, want) {
+						return fmt.Errorf("the drop-in serves %s with the labels %v; %s gives it %v", s.Metric, got, path, want)
+					}
+				}
+				return nil
+			})
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s has no input series", path)
+	}
 }
