@@ -1,6 +1,7 @@
 package prometheus_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -17,7 +18,12 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -45,7 +51,7 @@ const kubePrometheusManifests = "deploy/kube-prometheus/kube-rbac-proxy"
 func TestKubeStateMetricsDropIn(t *testing.T) {
 	kubeconfig := dropInUser(t, "secrets")
 	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
-	dropIn := startDropIn(t, kubeconfig, mainAddr, telemetryAddr)
+	dropIn := startDropIn(t, kubeconfig, manifestArgs(t, kubePrometheusManifests, mainAddr, telemetryAddr)...)
 
 	config := filepath.Join(t.TempDir(), "exporter.yaml")
 	if err := os.WriteFile(config, []byte(exporterConfig), 0o600); err != nil {
@@ -178,7 +184,7 @@ scrape_configs:
 func TestKubeStateMetricsDropInDashboard(t *testing.T) {
 	kubeconfig := dropInUser(t)
 	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
-	dropIn := startDropIn(t, kubeconfig, mainAddr, telemetryAddr)
+	dropIn := startDropIn(t, kubeconfig, manifestArgs(t, kubePrometheusManifests, mainAddr, telemetryAddr)...)
 	for _, probe := range []string{"http://" + mainAddr + "/livez", "http://" + telemetryAddr + "/readyz"} {
 		framework.Eventually(t, probe+" answers 200", func() bool {
 			select {
@@ -205,28 +211,114 @@ func TestKubeStateMetricsDropInDashboard(t *testing.T) {
 	checkDashboard(t, prom, []string{ksmJob})
 }
 
+// authFilterManifests runs the drop-in without kube-rbac-proxy.
+const authFilterManifests = "deploy/kube-prometheus/auth-filter"
+
+// TestKubeStateMetricsDropInAuthFilter runs the drop-in with the arguments
+// of deploy/kube-prometheus/auth-filter (--auth-filter; its ports moved to
+// free loopback ports) and applies the RBAC that deploy/kube-prometheus
+// gives Prometheus' service account: a Prometheus that scrapes both ports
+// with that account's token has both targets up, while requests without a
+// token, or with the token of an account the RBAC does not name, are
+// refused on both ports.
+func TestKubeStateMetricsDropInAuthFilter(t *testing.T) {
+	ctx := context.Background()
+	const ns, prometheusAccount, stranger = "monitoring", "prometheus-k8s", "not-prometheus"
+	if _, err := cluster.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tokens := map[string]string{}
+	for _, sa := range []string{prometheusAccount, stranger} {
+		if _, err := cluster.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		expiry := int64(3600)
+		tr, err := cluster.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[sa] = tr.Status.Token
+	}
+	// Prometheus' RBAC, as rendered: the roles and bindings of
+	// prometheus-rbac.yaml, not the exporter's own (kube-state-metrics).
+	var scraper rbacv1.ClusterRole
+	docs := rendered(t, authFilterManifests, "ClusterRole", "kube-state-metrics-scraper", &scraper)
+	var rbac []string
+	for _, doc := range docs {
+		var obj metav1.PartialObjectMetadata
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj.APIVersion == rbacv1.SchemeGroupVersion.String() && obj.Name != ksmJob {
+			rbac = append(rbac, doc)
+		}
+	}
+	if len(rbac) != 4 {
+		t.Fatalf("%s renders %d roles and bindings for Prometheus, want 4", authFilterManifests, len(rbac))
+	}
+	file := filepath.Join(t.TempDir(), "rbac.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(rbac, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cluster.Kubectl("apply", "-f", file); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = cluster.Kubectl("delete", "-f", file) })
+
+	kubeconfig := dropInUser(t)
+	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
+	args := manifestArgs(t, authFilterManifests, mainAddr, telemetryAddr)
+	if !slices.Contains(args, "--auth-filter") {
+		t.Fatalf("%s: arguments %q, want --auth-filter", authFilterManifests, args)
+	}
+	dropIn := startDropIn(t, kubeconfig, args...)
+	prom := cluster.StartPrometheus(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+- job_name: %s
+  honor_labels: true
+  authorization:
+    credentials: %s
+  static_configs:
+  - targets: [%s, %s]
+`, ksmJob, strconv.Quote(tokens[prometheusAccount]), mainAddr, telemetryAddr))
+	dropIn.waitFor(t, prom, `count(up{job="`+ksmJob+`"} == 1)`, func(v model.Vector) error {
+		if len(v) != 1 || v[0].Value != 2 {
+			return fmt.Errorf("targets up with Prometheus' token: %v, want 2", v)
+		}
+		return nil
+	})
+	for _, addr := range []string{mainAddr, telemetryAddr} {
+		for who, token := range map[string]string{"no token": "", stranger: tokens[stranger]} {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+				t.Errorf("GET %s/metrics with %s: %s, want 401 or 403", addr, who, resp.Status)
+			}
+		}
+	}
+}
+
 // dropInUser adds a user allowed what the ClusterRole of deploy/kube-prometheus
 // grants, except list and watch on the core resources named by forbidden,
 // and returns its kubeconfig.
 func dropInUser(t *testing.T, forbidden ...string) string {
 	t.Helper()
-	out, err := cluster.Kubectl("kustomize", filepath.Join(cluster.Root, kubePrometheusManifests))
-	if err != nil {
-		t.Fatalf("kubectl kustomize %s: %v\n%s", kubePrometheusManifests, err, out)
-	}
-	var role *rbacv1.ClusterRole
-	for _, doc := range strings.Split(out, "\n---\n") {
-		var r rbacv1.ClusterRole
-		if err := yaml.Unmarshal([]byte(doc), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.Kind == "ClusterRole" && r.Name == ksmJob {
-			role = &r
-		}
-	}
-	if role == nil {
-		t.Fatalf("%s renders no ClusterRole %s", kubePrometheusManifests, ksmJob)
-	}
+	var role rbacv1.ClusterRole
+	rendered(t, kubePrometheusManifests, "ClusterRole", ksmJob, &role)
 	var rules []rbacv1.PolicyRule
 	for _, r := range role.Rules {
 		if slices.Equal(r.APIGroups, []string{""}) {
@@ -252,9 +344,8 @@ type dropIn struct {
 }
 
 // startDropIn builds the plugin's binary, links it as kube-state-metrics
-// and runs it with kube-prometheus' arguments, the main and telemetry
-// ports at the addresses given, until the test ends.
-func startDropIn(t *testing.T, kubeconfig, mainAddr, telemetryAddr string) *dropIn {
+// and runs it with args and --kubeconfig until the test ends.
+func startDropIn(t *testing.T, kubeconfig string, args ...string) *dropIn {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "kubectl-informer")
@@ -266,12 +357,8 @@ func startDropIn(t *testing.T, kubeconfig, mainAddr, telemetryAddr string) *drop
 	if err := os.Symlink("kubectl-informer", link); err != nil {
 		t.Fatal(err)
 	}
-	host, port := splitHostPort(t, mainAddr)
-	thost, tport := splitHostPort(t, telemetryAddr)
 	d := &dropIn{log: &framework.SyncBuffer{}, exited: make(chan struct{})}
-	d.cmd = exec.Command(link, //nolint:gosec // G204: the binary the test built
-		"--host="+host, "--port="+port, "--telemetry-host="+thost, "--telemetry-port="+tport,
-		"--kubeconfig="+kubeconfig)
+	d.cmd = exec.Command(link, append(args, "--kubeconfig="+kubeconfig)...) //nolint:gosec // G204: the binary the test built
 	d.cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(dir, "cache"))
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
@@ -285,6 +372,69 @@ func startDropIn(t *testing.T, kubeconfig, mainAddr, telemetryAddr string) *drop
 		}
 	})
 	return d
+}
+
+// rendered renders the kustomization in dir, relative to the module root,
+// and decodes the object of that kind and name into v; it returns the
+// rendered documents.
+func rendered(t *testing.T, dir, kind, name string, v any) []string {
+	t.Helper()
+	out, err := cluster.Kubectl("kustomize", filepath.Join(cluster.Root, dir))
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, out)
+	}
+	docs := strings.Split(out, "\n---\n")
+	for _, doc := range docs {
+		var meta struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta.Kind == kind && meta.Metadata.Name == name {
+			if err := yaml.Unmarshal([]byte(doc), v); err != nil {
+				t.Fatal(err)
+			}
+			return docs
+		}
+	}
+	t.Fatalf("%s renders no %s %s", dir, kind, name)
+	return nil
+}
+
+// manifestArgs returns the arguments of the kube-state-metrics container
+// of the Deployment that the kustomization in dir renders, its main and
+// telemetry ports moved to the loopback addresses given.
+func manifestArgs(t *testing.T, dir, mainAddr, telemetryAddr string) []string {
+	t.Helper()
+	var d appsv1.Deployment
+	rendered(t, dir, "Deployment", ksmJob, &d)
+	var args []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == ksmJob {
+			args = c.Args
+		}
+	}
+	if len(args) == 0 {
+		t.Fatalf("%s: the Deployment has no container %s with arguments", dir, ksmJob)
+	}
+	host, port := splitHostPort(t, mainAddr)
+	thost, tport := splitHostPort(t, telemetryAddr)
+	moved := map[string]string{"--host": host, "--port": port, "--telemetry-host": thost, "--telemetry-port": tport}
+	var out []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		if _, ok := moved[name]; !ok {
+			out = append(out, a)
+		}
+	}
+	for _, name := range []string{"--host", "--port", "--telemetry-host", "--telemetry-port"} {
+		out = append(out, name+"="+moved[name])
+	}
+	return out
 }
 
 func splitHostPort(t *testing.T, addr string) (host, port string) {
