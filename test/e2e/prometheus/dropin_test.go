@@ -37,17 +37,18 @@ const ksmJob = "kube-state-metrics"
 const kubePrometheusManifests = "deploy/kube-prometheus/kube-rbac-proxy"
 
 // TestKubeStateMetricsDropIn runs the plugin's binary as
-// kube-state-metrics (through a symbolic link of that name) with
-// kube-prometheus' arguments, on free loopback ports, as a user holding the
-// ClusterRole of deploy/kube-prometheus without secrets, so that the lists
-// of one resource are forbidden. A real Prometheus scrapes its main and
-// telemetry ports as job="kube-state-metrics", as kube-prometheus does,
-// and an exporter of the plugin's own as job="kubectl-informer", with
-// kube-prometheus' kube-state-metrics alerts and the project's rules
-// loaded. It checks that both ports are targets, that every rule evaluates
-// without error, that kube-state-metrics' alerts see the forbidden lists
-// and a consistent sharding, and that the project's alerts and dashboard
-// work under both job names.
+// kube-state-metrics (through a symbolic link of that name) with the
+// arguments of deploy/kube-prometheus (kube-prometheus'), on free loopback
+// ports, as a user holding that ClusterRole without secrets, so that the
+// lists of one resource are forbidden. A real Prometheus scrapes its main
+// and telemetry ports as the ServiceMonitor of deploy/kube-prometheus has
+// the Prometheus Operator scrape them (job="kube-state-metrics", its
+// metric relabelings), and an exporter of the plugin's own as
+// job="kubectl-informer", with kube-prometheus' kube-state-metrics alerts
+// and the project's rules loaded. It checks that both ports are targets,
+// that every rule evaluates without error, that kube-state-metrics' alerts
+// see the forbidden lists and a consistent sharding, and that the
+// project's alerts work under both job names.
 func TestKubeStateMetricsDropIn(t *testing.T) {
 	kubeconfig := dropInUser(t, "secrets")
 	mainAddr, telemetryAddr := framework.ClosedPort(t), framework.ClosedPort(t)
@@ -68,16 +69,12 @@ rule_files:
 - %s
 - %s
 scrape_configs:
-- job_name: %s
-  honor_labels: true
-  static_configs:
-  - targets: [%s, %s]
-- job_name: %s
+%s- job_name: %s
   honor_labels: true
   static_configs:
   - targets: [%s]
 `, strconv.Quote(filepath.Join(cluster.Root, monitoring, "rules.yaml")), strconv.Quote(ksmRules),
-		ksmJob, mainAddr, telemetryAddr, job, exporterAddr))
+		serviceMonitorScrapeConfigs(t, mainAddr, telemetryAddr), job, exporterAddr))
 	sel := `job="` + ksmJob + `"`
 
 	ok := t.Run("both ports are targets", func(t *testing.T) {
@@ -200,8 +197,14 @@ func TestKubeStateMetricsDropInDashboard(t *testing.T) {
 			return resp.StatusCode == http.StatusOK
 		})
 	}
-	prom := cluster.StartPrometheus(t, prometheusConfig(filepath.Join(cluster.Root, monitoring, "rules.yaml"),
-		map[string][]string{ksmJob: {mainAddr, telemetryAddr}}))
+	prom := cluster.StartPrometheus(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+- %s
+scrape_configs:
+%s`, strconv.Quote(filepath.Join(cluster.Root, monitoring, "rules.yaml")), serviceMonitorScrapeConfigs(t, mainAddr, telemetryAddr)))
 	dropIn.waitFor(t, prom, `count(up{job="`+ksmJob+`"} == 1)`, func(v model.Vector) error {
 		if len(v) != 1 || v[0].Value != 2 {
 			return fmt.Errorf("targets up: %v, want 2", v)
@@ -372,6 +375,61 @@ func startDropIn(t *testing.T, kubeconfig string, args ...string) *dropIn {
 		}
 	})
 	return d
+}
+
+// serviceMonitorScrapeConfigs writes the scrape configs the Prometheus
+// Operator makes of the ServiceMonitor of deploy/kube-prometheus, for the
+// parts that a static target keeps: one per endpoint, in order, scraping
+// the address given for it as its plain HTTP port, under the job its
+// jobLabel names (kube-state-metrics), with its honorLabels and
+// metricRelabelings.
+func serviceMonitorScrapeConfigs(t *testing.T, targets ...string) string {
+	t.Helper()
+	var sm struct {
+		Spec struct {
+			JobLabel  string `json:"jobLabel"`
+			Endpoints []struct {
+				Port              string           `json:"port"`
+				HonorLabels       bool             `json:"honorLabels"`
+				MetricRelabelings []map[string]any `json:"metricRelabelings"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	rendered(t, kubePrometheusManifests, "ServiceMonitor", ksmJob, &sm)
+	var svc corev1.Service
+	rendered(t, kubePrometheusManifests, "Service", ksmJob, &svc)
+	jobName := svc.Labels[sm.Spec.JobLabel]
+	if len(sm.Spec.Endpoints) != len(targets) || jobName != ksmJob {
+		t.Fatalf("the ServiceMonitor of %s has %d endpoints and names the job %q; want %d and %q", kubePrometheusManifests, len(sm.Spec.Endpoints), jobName, len(targets), ksmJob)
+	}
+	snake := strings.NewReplacer("sourceLabels", "source_labels", "targetLabel", "target_label")
+	var b strings.Builder
+	for i, ep := range sm.Spec.Endpoints {
+		var relabel []map[string]any
+		for _, m := range ep.MetricRelabelings {
+			out := map[string]any{}
+			for k, v := range m {
+				out[snake.Replace(k)] = v
+			}
+			relabel = append(relabel, out)
+		}
+		config := map[string]any{
+			"job_name":       ksmJob + "-" + ep.Port,
+			"honor_labels":   ep.HonorLabels,
+			"static_configs": []any{map[string]any{"targets": []string{targets[i]}}},
+			// The Operator sets the job from the Service's label.
+			"relabel_configs": []any{map[string]any{"target_label": "job", "replacement": jobName}},
+		}
+		if len(relabel) > 0 {
+			config["metric_relabel_configs"] = relabel
+		}
+		out, err := yaml.Marshal([]any{config})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(out)
+	}
+	return b.String()
 }
 
 // rendered renders the kustomization in dir, relative to the module root,
