@@ -96,3 +96,45 @@ func containsAll(got, want []string) bool {
 	}
 	return true
 }
+
+// TestDashboardNamesNoJob fails when a query of the shipped dashboard
+// selects a job other than by its job variable, which lists the jobs that
+// serve kubectl_informer_build_info: the dashboard must work under any job
+// name, as the rules do.
+func TestDashboardNamesNoJob(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(cluster.Root, monitoring, "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("dashboard.json: %v", err)
+	}
+	queries := 0
+	var walk func([]dashboardPanel)
+	walk = func(panels []dashboardPanel) {
+		for _, p := range panels {
+			walk(p.Panels)
+			for _, target := range p.Targets {
+				queries++
+				for _, m := range jobMatcher.FindAllStringIndex(target.Expr, -1) {
+					if rest := target.Expr[m[0]:]; !strings.HasPrefix(rest, `job=~"$job"`) {
+						t.Errorf("panel %q selects a job otherwise than by $job: %s", p.Title, target.Expr)
+					}
+				}
+			}
+		}
+	}
+	walk(d.Panels)
+	if queries == 0 {
+		t.Fatal("dashboard.json has no query")
+	}
+	for _, v := range d.Templating.List {
+		if v.Name == "job" {
+			q, _ := v.Query.(map[string]any)
+			if expr, _ := q["query"].(string); expr != "label_values(kubectl_informer_build_info, job)" {
+				t.Errorf("the job variable lists %q, want the jobs of kubectl_informer_build_info", expr)
+			}
+		}
+	}
+}

@@ -79,7 +79,8 @@ resources:
 `
 
 // The scrape jobs: one exporter, and three exporters that shard the same
-// objects. The alerts of deploy/monitoring select job="kubectl-informer".
+// objects. The first is the job deploy/servicemonitor names; the alerts of
+// deploy/monitoring name none.
 const (
 	job        = "kubectl-informer"
 	shardedJob = "kubectl-informer-sharded"

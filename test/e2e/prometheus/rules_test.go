@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,18 +34,57 @@ func TestRulesPassPromtool(t *testing.T) {
 	}
 }
 
-// TestEveryAlertIsTested fails when an alert of the rules file is not
-// named by a test of rules_test.yaml both where it fires and where it does
-// not, or has no section in the runbook.
-func TestEveryAlertIsTested(t *testing.T) {
+// kubePrometheusRules is kube-prometheus' kube-state-metrics alerts as a
+// rules file, relative to the module root, with their promtool tests
+// beside it.
+const kubePrometheusRules = "test/e2e/prometheus/testdata/kube-state-metrics-rules.yaml"
+
+// TestKubeStateMetricsRulesPassPromtool checks kube-prometheus'
+// kube-state-metrics alerts with promtool and runs their unit tests, which
+// feed them the exporter's telemetry series under kube-state-metrics'
+// names, and fails when an alert is not tested both firing and not firing.
+func TestKubeStateMetricsRulesPassPromtool(t *testing.T) {
+	promtool := cluster.Promtool(t)
+	dir := filepath.Join(cluster.Root, filepath.Dir(kubePrometheusRules))
+	file := filepath.Base(kubePrometheusRules)
+	tests := strings.TrimSuffix(file, ".yaml") + "_test.yaml"
+	for _, args := range [][]string{
+		{"check", "rules", file},
+		{"test", "rules", tests},
+	} {
+		cmd := exec.Command(promtool, args...) //nolint:gosec // G204: the promtool the project builds
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 	var rules struct {
 		Groups []struct {
-			Rules []struct {
-				Alert, Record string
+			Rules []struct{ Alert string }
+		}
+	}
+	readYAML(t, kubePrometheusRules, &rules)
+	firing, quiet, _ := testedAlerts(t, filepath.Join(filepath.Dir(kubePrometheusRules), tests))
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			if !firing[r.Alert] || !quiet[r.Alert] {
+				t.Errorf("alert %s: tested firing %v, not firing %v; want both", r.Alert, firing[r.Alert], quiet[r.Alert])
 			}
 		}
 	}
-	readYAML(t, filepath.Join(monitoring, "rules.yaml"), &rules)
+	if n != 4 {
+		t.Errorf("%s has %d alerts, want kube-prometheus' 4", kubePrometheusRules, n)
+	}
+}
+
+// testedAlerts reads a promtool test file, relative to the module root,
+// and returns the alerts tested firing, those tested not firing, and the
+// expressions of its PromQL tests.
+func testedAlerts(t *testing.T, path string) (firing, quiet map[string]bool, exprs []string) {
+	t.Helper()
 	var tests struct {
 		Tests []struct {
 			AlertRuleTest []struct {
@@ -56,9 +96,8 @@ func TestEveryAlertIsTested(t *testing.T) {
 			} `json:"promql_expr_test"`
 		}
 	}
-	readYAML(t, filepath.Join(monitoring, "rules_test.yaml"), &tests)
-	firing, quiet := map[string]bool{}, map[string]bool{}
-	var exprs []string
+	readYAML(t, path, &tests)
+	firing, quiet = map[string]bool{}, map[string]bool{}
 	for _, tc := range tests.Tests {
 		for _, a := range tc.AlertRuleTest {
 			if len(a.ExpAlerts) > 0 {
@@ -71,6 +110,22 @@ func TestEveryAlertIsTested(t *testing.T) {
 			exprs = append(exprs, e.Expr)
 		}
 	}
+	return firing, quiet, exprs
+}
+
+// TestEveryAlertIsTested fails when an alert of the rules file is not
+// named by a test of rules_test.yaml both where it fires and where it does
+// not, or has no section in the runbook.
+func TestEveryAlertIsTested(t *testing.T) {
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert, Record string
+			}
+		}
+	}
+	readYAML(t, filepath.Join(monitoring, "rules.yaml"), &rules)
+	firing, quiet, exprs := testedAlerts(t, filepath.Join(monitoring, "rules_test.yaml"))
 	runbook, err := os.ReadFile(filepath.Join(cluster.Root, "docs", "runbook.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -137,5 +192,36 @@ func readYAML(t *testing.T, path string, v any) {
 	}
 	if err := yaml.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// jobMatcher is a matcher of the job label in PromQL.
+var jobMatcher = regexp.MustCompile(`\bjob\s*(=|!=|=~|!~)\s*"`)
+
+// TestRulesNameNoJob fails when a rule selects series by their job: the
+// exporter is scraped as kubectl-informer, as kube-state-metrics in its
+// drop-in mode, or under a job name of the user's, and the rules must hold
+// under each (rules_test.yaml tests the alerts on targets under the first
+// two).
+func TestRulesNameNoJob(t *testing.T) {
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert, Record, Expr string
+			}
+		}
+	}
+	readYAML(t, filepath.Join(monitoring, "rules.yaml"), &rules)
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			if m := jobMatcher.FindString(r.Expr); m != "" {
+				t.Errorf("rule %s%s selects by job (%s): select the exporter's targets by kubectl_informer_build_info instead\n%s", r.Alert, r.Record, m, r.Expr)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("rules.yaml has no rule")
 	}
 }
