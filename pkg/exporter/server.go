@@ -217,24 +217,31 @@ var compressed = func() func(http.Handler) http.HandlerFunc {
 	return wrap
 }()
 
-// serveMetrics writes the configured families, already rendered, and the
-// exporter's own metrics, in the text format or OpenMetrics as negotiated;
-// the handler of /metrics compresses it (see compressed).
+// serveMetrics writes the configured families, already rendered, in the
+// text format or OpenMetrics as negotiated; the handler of /metrics
+// compresses it (see compressed). Without a telemetry listener
+// (telemetryListener false) the exporter's own metrics follow them: with
+// one, they are its alone, as kube-state-metrics' main port serves its
+// families only, so that a job scraping both ports counts each of them
+// once.
 //
 // With Options.KubeStateMetrics, the ?resources= and ?exclude_resources=
 // parameters choose the families written by their resource (see
-// resourceFilter), and kube-state-metrics' own metrics are written unless
-// a telemetry listener serves them (telemetryListener).
+// resourceFilter).
 func (x *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request, telemetryListener bool) {
 	var keep func(string) bool
 	if x.ksm != nil {
 		keep = resourceFilter(r.URL.Query())
 	}
+	if telemetryListener {
+		x.writeMetrics(w, r, true, false, keep, nil)
+		return
+	}
 	gatherers := prometheus.Gatherers{x.tel.registry}
-	if x.ksm != nil && !telemetryListener {
+	if x.ksm != nil {
 		gatherers = append(gatherers, x.ksm.registry)
 	}
-	x.writeMetrics(w, r, true, keep, gatherers)
+	x.writeMetrics(w, r, true, true, keep, gatherers)
 }
 
 // serveTelemetry writes the exporter's own metrics, kube-state-metrics'
@@ -245,14 +252,14 @@ func (x *Exporter) serveTelemetry(w http.ResponseWriter, r *http.Request) {
 	if x.ksm != nil {
 		gatherers = append(gatherers, x.ksm.registry)
 	}
-	x.writeMetrics(w, r, false, nil, gatherers)
+	x.writeMetrics(w, r, false, true, nil, gatherers)
 }
 
 // writeMetrics writes, in the text format or OpenMetrics as negotiated,
 // the configured families when families is set (those of the resources
-// keep accepts; nil: all), the telemetry of each configured metric, and
-// what gatherers gather.
-func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families bool, keep func(resource string) bool, gatherers prometheus.Gatherers) {
+// keep accepts; nil: all), the telemetry of each configured metric when
+// stats is set, and what gatherers gather.
+func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families, stats bool, keep func(resource string) bool, gatherers prometheus.Gatherers) {
 	start := time.Now()
 	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
@@ -277,7 +284,9 @@ func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families
 		if families {
 			a.engine.writeFamiliesOf(bw, openMetrics, a.keeping(keep))
 		}
-		writeFamilyStats(bw, openMetrics, a.engine.familyStats())
+		if stats {
+			writeFamilyStats(bw, openMetrics, a.engine.familyStats())
+		}
 	}
 	enc := expfmt.NewEncoder(bw, format)
 	for _, mf := range mfs {
