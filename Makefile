@@ -76,9 +76,12 @@ image: image-deps ## OCI image layout of every platform in _output/image, tagged
 	go run ./hack/image build --out '$(IMAGE_DIR)' --platforms '$(IMAGE_PLATFORMS)' --version '$(VERSION)' \
 		--commit '$(COMMIT)' --revision '$(REVISION)' --source-date-epoch '$(SOURCE_DATE_EPOCH)' --ldflags '$(LDFLAGS)'
 
-.PHONY: image-push
-image-push: image ## Push the image index as REGISTRY/kubectl-informer:VERSION (credentials: docker config and its helpers)
+.PHONY: registry-set
+registry-set:
 	@test -n '$(REGISTRY)' || { echo "REGISTRY is required, e.g. make image-push REGISTRY=ghcr.io/kubectl-informer"; exit 1; }
+
+.PHONY: image-push
+image-push: registry-set image ## Push the image index as REGISTRY/kubectl-informer:VERSION (credentials: docker config and its helpers)
 	go run ./hack/image push --layout '$(IMAGE_DIR)' --version '$(VERSION)' --registry '$(REGISTRY)'
 
 .PHONY: chart-push
