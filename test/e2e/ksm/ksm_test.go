@@ -350,13 +350,16 @@ func TestAutoGomemlimit(t *testing.T) {
 		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=123MiB"}, []string{"--auto-gomemlimit"}, 123 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := startKSM(t, tc.env, append(tc.args, "--resources=configmaps", "--namespaces=default")...)
+			// The Go runtime's metrics are served on the telemetry port.
+			telemetryPort := freePort(t)
+			p := startKSM(t, tc.env, append(tc.args, "--resources=configmaps", "--namespaces=default", "--telemetry-port="+strconv.Itoa(telemetryPort))...)
+			telemetryURL := "http://127.0.0.1:" + strconv.Itoa(telemetryPort)
 			// Until the caches have synced, the exporter paces the
 			// collector with a limit of its own when none is set; it
 			// restores the limit then.
 			got := math.NaN()
 			p.waitFor(t, func() bool {
-				mfs := p.scrape(t, p.url)
+				mfs := p.scrape(t, telemetryURL)
 				if mfs == nil || mfs["go_gc_gomemlimit_bytes"] == nil {
 					return false
 				}
