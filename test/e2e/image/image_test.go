@@ -252,7 +252,8 @@ func TestImageBinaryReportsItsVersion(t *testing.T) {
 
 // TestImageEntrypointServesAsKubeStateMetrics runs the image's entrypoint
 // with kube-prometheus' command line for kube-state-metrics and expects
-// kube-state-metrics' probes, the profile's series and its self-metrics.
+// kube-state-metrics' probes, the profile's series and the self-metrics
+// kube-prometheus' alerts read (requests counted, shard).
 func TestImageEntrypointServesAsKubeStateMetrics(t *testing.T) {
 	root, cfg, _ := hostImage(t)
 	if len(cfg.Config.Entrypoint) == 0 {
@@ -326,8 +327,30 @@ func TestImageEntrypointServesAsKubeStateMetrics(t *testing.T) {
 		}
 		return false
 	})
-	if mfs := framework.Scrape(t, telemetryURL); len(mfs["kube_state_metrics_list_total"].GetMetric()) == 0 {
-		t.Errorf("%s/metrics has no kube_state_metrics_list_total series; it has %d families", telemetryURL, len(mfs))
+	// kube-state-metrics' self-metrics that kube-prometheus' alerts read:
+	// the pods' initial list counted, by a list or by a watch streaming
+	// it (client-go's streaming lists), under kube-state-metrics' name of
+	// the type; and the shard.
+	framework.Eventually(t, "the pods' list counted on "+telemetryURL+"/metrics", func() bool {
+		mfs := framework.Scrape(t, telemetryURL)
+		for _, name := range []string{"kube_state_metrics_list_total", "kube_state_metrics_watch_total"} {
+			for _, m := range mfs[name].GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["resource"] == "*v1.Pod" && labels["result"] == "success" && framework.SampleValue(m) > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	mfs := framework.Scrape(t, telemetryURL)
+	for _, name := range []string{"kube_state_metrics_shard_ordinal", "kube_state_metrics_total_shards"} {
+		if len(mfs[name].GetMetric()) != 1 {
+			t.Errorf("%s/metrics has %d series of %s, want 1", telemetryURL, len(mfs[name].GetMetric()), name)
+		}
 	}
 }
 
