@@ -252,7 +252,8 @@ func TestImageBinaryReportsItsVersion(t *testing.T) {
 
 // TestImageEntrypointServesAsKubeStateMetrics runs the image's entrypoint
 // with kube-prometheus' command line for kube-state-metrics and expects
-// kube-state-metrics' probes, the profile's series and its self-metrics.
+// kube-state-metrics' probes, the profile's series and the self-metrics
+// kube-prometheus' alerts read (requests counted, shard).
 func TestImageEntrypointServesAsKubeStateMetrics(t *testing.T) {
 	root, cfg, _ := hostImage(t)
 	if len(cfg.Config.Entrypoint) == 0 {
@@ -326,26 +327,33 @@ func TestImageEntrypointServesAsKubeStateMetrics(t *testing.T) {
 		}
 		return false
 	})
-	// kube-state-metrics' own metrics are on the telemetry port: the pods'
-	// list, which client-go streams as the first events of a watch where
-	// the API server offers it (as kube-state-metrics' own client-go
-	// does), is counted by kube_state_metrics_watch_total, or by _list_total
-	// where it falls back to a list.
-	mfs := framework.Scrape(t, telemetryURL)
-	counted := false
-	for _, name := range []string{"kube_state_metrics_watch_total", "kube_state_metrics_list_total"} {
-		for _, m := range mfs[name].GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+	// kube-state-metrics' self-metrics that kube-prometheus' alerts read:
+	// the pods' initial list counted, by a list or by a watch streaming
+	// it (client-go's streaming lists), under kube-state-metrics' name of
+	// the type; and the shard.
+	framework.Eventually(t, "the pods' list counted on "+telemetryURL+"/metrics", func() bool {
+		mfs := framework.Scrape(t, telemetryURL)
+		for _, name := range []string{"kube_state_metrics_list_total", "kube_state_metrics_watch_total"} {
+			for _, m := range mfs[name].GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["resource"] == "*v1.Pod" && labels["result"] == "success" && framework.SampleValue(m) > 0 {
+					return true
+				}
 			}
-			counted = counted || (labels["resource"] == "*v1.Pod" && labels["result"] == "success" && m.GetCounter().GetValue() > 0)
+		}
+		return false
+	})
+	mfs := framework.Scrape(t, telemetryURL)
+	for _, name := range []string{"kube_state_metrics_shard_ordinal", "kube_state_metrics_total_shards", "kube_state_metrics_build_info"} {
+		if len(mfs[name].GetMetric()) != 1 {
+			t.Errorf("%s/metrics has %d series of %s, want 1", telemetryURL, len(mfs[name].GetMetric()), name)
 		}
 	}
-	if !counted || len(mfs["kube_state_metrics_build_info"].GetMetric()) != 1 {
-		t.Errorf("%s/metrics counts no successful list or watch of pods, or has no kube_state_metrics_build_info; it has %d families", telemetryURL, len(mfs))
-	}
-	if mfs := framework.Scrape(t, mainURL); mfs["go_goroutines"] != nil || mfs["kube_state_metrics_build_info"] != nil {
+	// The main port serves the families alone, as kube-state-metrics' does.
+	if mfs := framework.Scrape(t, mainURL); mfs["go_goroutines"] != nil || mfs["kube_state_metrics_build_info"] != nil || mfs["kubectl_informer_build_info"] != nil {
 		t.Errorf("%s/metrics serves the process's own metrics, which kube-state-metrics serves on the telemetry port only", mainURL)
 	}
 }
