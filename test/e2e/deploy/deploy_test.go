@@ -19,8 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -131,30 +129,11 @@ func installMonitoringCRDs(c *framework.Cluster) error {
 }
 
 // installCRD creates crd unless it exists, waits until it is established
-// and until kubectl's discovery lists its resource.
+// (see framework.Cluster.InstallCRD) and until kubectl's discovery lists
+// its resource.
 func installCRD(ctx context.Context, c *framework.Cluster, crd *apiextensionsv1.CustomResourceDefinition) error {
-	client, err := apiextensionsclient.NewForConfig(c.Config)
-	if err != nil {
+	if err := c.InstallCRD(ctx, crd); err != nil {
 		return err
-	}
-	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %q: %w", crd.Name, err)
-	}
-	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %q to be established: %w", crd.Name, err)
 	}
 	// Discovery in kubectl must see the new kind before a test applies it.
 	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
