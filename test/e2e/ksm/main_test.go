@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,42 +25,7 @@ import (
 
 var cluster *framework.Cluster
 
-// binDir holds the binary and its kube-state-metrics link, built once.
-var (
-	binDir    string
-	buildOnce sync.Once
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := framework.Main(m, &cluster)
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// ksmBinary builds the plugin's binary once and returns the path of a
-// link to it named kube-state-metrics, as the image has.
-func ksmBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "kubectl-informer-ksm-"); buildErr != nil {
-			return
-		}
-		bin := filepath.Join(binDir, "kubectl-informer")
-		build := exec.Command("go", "build", "-o", bin, "github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer")
-		if out, err := build.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-			return
-		}
-		buildErr = os.Symlink("kubectl-informer", filepath.Join(binDir, "kube-state-metrics"))
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(binDir, "kube-state-metrics")
-}
+func TestMain(m *testing.M) { os.Exit(framework.Main(m, &cluster)) }
 
 // process is the binary running as kube-state-metrics.
 type process struct {
@@ -94,7 +57,7 @@ func startKSM(t *testing.T, env []string, args ...string) *process {
 	if !hasFlag(args, "--port") {
 		all = append(all, "--port="+strconv.Itoa(port))
 	}
-	cmd := exec.Command(ksmBinary(t), append(all, args...)...) //nolint:gosec // G204: the test's own binary
+	cmd := exec.Command(cluster.DropInBinary(t), append(all, args...)...) //nolint:gosec // G204: the test's own binary
 	p := &process{cmd: cmd, stderr: &framework.SyncBuffer{}, url: "http://127.0.0.1:" + strconv.Itoa(port), done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
 	cmd.Env = append(os.Environ(), env...)

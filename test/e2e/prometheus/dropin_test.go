@@ -356,20 +356,13 @@ type dropIn struct {
 	err    error // once exited is closed
 }
 
-// startDropIn builds the plugin's binary, links it as kube-state-metrics
-// and runs it with args and --kubeconfig until the test ends.
+// startDropIn runs the plugin's binary as kube-state-metrics (see
+// framework.Cluster.DropInBinary) with args and --kubeconfig until the
+// test ends.
 func startDropIn(t *testing.T, kubeconfig string, args ...string) *dropIn {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "kubectl-informer")
-	build := exec.Command("go", "build", "-o", bin, "github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	link := filepath.Join(dir, "kube-state-metrics")
-	if err := os.Symlink("kubectl-informer", link); err != nil {
-		t.Fatal(err)
-	}
+	link := cluster.DropInBinary(t)
 	d := &dropIn{log: &framework.SyncBuffer{}, exited: make(chan struct{})}
 	d.cmd = exec.Command(link, append(args, "--kubeconfig="+kubeconfig)...) //nolint:gosec // G204: the binary the test built
 	d.cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(dir, "cache"))
