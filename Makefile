@@ -60,16 +60,22 @@ CHART_APP_VERSION ?=
 IMAGE_DEBS      := ca-certificates tzdata
 SUDO            := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: image-deps
-image-deps: ## Install Debian's ca-certificates and tzdata with apt-get when missing (the image's CA certificates and time zone data)
-	@missing=; for p in $(IMAGE_DEBS); do \
+# $(call apt-install,PACKAGES,WHAT): install those of Debian's PACKAGES that
+# are missing with apt-get, saying they are WHAT.
+define apt-install
+	@missing=; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-		command -v apt-get >/dev/null || { echo "make image needs Debian's package(s)$$missing (the image's CA certificates and time zone data), and this machine has no apt-get"; exit 1; }; \
-		echo "installing Debian's package(s)$$missing with apt-get: the image's CA certificates and time zone data"; \
+		command -v apt-get >/dev/null || { echo "make $@ needs Debian's package(s)$$missing ($(2)), and this machine has no apt-get"; exit 1; }; \
+		echo "installing Debian's package(s)$$missing with apt-get: $(2)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+.PHONY: image-deps
+image-deps: ## Install Debian's ca-certificates and tzdata with apt-get when missing (the image's CA certificates and time zone data)
+	$(call apt-install,$(IMAGE_DEBS),the image's CA certificates and time zone data)
 
 .PHONY: image
 image: image-deps ## OCI image layout of every platform in _output/image, tagged VERSION (IMAGE_PLATFORMS=os/arch,...)
@@ -116,19 +122,30 @@ $(BIN_DIR)/localcluster: $(wildcard hack/controlplane/localcluster/*.go) hack/co
 # Prometheus and promtool, for the tests that run a real Prometheus against
 # the exporter and unit-test the shipped rules, are built from the Prometheus
 # Go module in their own module (hack/prometheus), only when missing or when
-# that module changed, without the service discoveries the tests do not use
-# (remove_all_sd keeps static and file configs). Module v0.3XY.Z is
+# that module or PROM_TAGS changed, without the service discoveries the tests
+# do not use: remove_all_sd keeps static and file configs, and
+# enable_kubernetes_sd adds Kubernetes', with which the tests on a node
+# scrape a Service's endpoints as kube-prometheus does. Module v0.3XY.Z is
 # Prometheus 3.XY.Z.
 PROMETHEUS := $(BIN_DIR)/prometheus $(BIN_DIR)/promtool
+PROM_TAGS  := remove_all_sd,enable_kubernetes_sd
 PROM_VERSION = $(shell awk '$$1 == "github.com/prometheus/prometheus" && $$2 ~ /^v0\./ { split(substr($$2, 4), v, "."); printf "%d.%d.%s", v[1] / 100, v[1] % 100, v[2]; exit }' hack/prometheus/go.mod)
 
 .PHONY: prometheus
 prometheus: $(PROMETHEUS) ## Build prometheus and promtool into _output/bin
 
-$(PROMETHEUS) &: hack/prometheus/go.mod hack/prometheus/go.sum
+# Holds PROM_TAGS, rewritten only when they change.
+$(OUT)/prometheus.tags: FORCE
+	@mkdir -p $(OUT)
+	@echo '$(PROM_TAGS)' | cmp -s - $@ || echo '$(PROM_TAGS)' > $@
+
+.PHONY: FORCE
+FORCE:
+
+$(PROMETHEUS) &: hack/prometheus/go.mod hack/prometheus/go.sum $(OUT)/prometheus.tags
 	@mkdir -p $(BIN_DIR)
 	@echo "building prometheus and promtool $(PROM_VERSION) from the Prometheus Go module (a few minutes the first time)"
-	cd hack/prometheus && go build -trimpath -tags remove_all_sd \
+	cd hack/prometheus && go build -trimpath -tags $(PROM_TAGS) \
 		-ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROM_VERSION)' \
 		-o ../../$(BIN_DIR)/ github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 	@touch $(PROMETHEUS)
@@ -136,13 +153,49 @@ $(PROMETHEUS) &: hack/prometheus/go.mod hack/prometheus/go.sum
 $(BIN_DIR)/workload: $(wildcard hack/workload/*.go test/workload/*.go) go.mod
 	go build -o $@ ./hack/workload
 
+# The node (make cluster-up NODE=1, and the e2e tests on a node): kubelet,
+# kube-proxy, kube-scheduler and kube-controller-manager built from the same
+# Kubernetes modules as kube-apiserver; containerd, runc, the CNI plugins,
+# iptables, iproute2 and conntrack from Debian's packages, installed with
+# apt-get when missing; the pause and test images (hack/nodeimages) and the
+# project's image (make image, this machine's platform), written as archives
+# that localcluster imports into containerd. Nothing is pulled from a
+# registry. The node runs as root.
+NODE          ?=
+NODE_ON       := $(filter 1 true yes,$(NODE))
+NODE_BINARIES := $(addprefix $(BIN_DIR)/,kubelet kube-proxy kube-scheduler kube-controller-manager)
+NODE_DEBS     := containerd runc containernetworking-plugins iptables iproute2 conntrack
+NODE_IMAGES   := $(OUT)/node-images
+HOST_PLATFORM  = linux/$(shell go env GOARCH)
+
+.PHONY: node
+node: controlplane node-deps $(NODE_BINARIES) node-images ## Build and install what a node needs: its Kubernetes binaries, Debian's containerd, runc, CNI plugins and iptables, and its images
+
+$(NODE_BINARIES) &: hack/controlplane/go.mod hack/controlplane/go.sum
+	@mkdir -p $(BIN_DIR)
+	@echo "building kubelet, kube-proxy, kube-scheduler and kube-controller-manager $(K8S_VERSION) from the Kubernetes Go modules (a few minutes the first time)"
+	cd hack/controlplane && CGO_ENABLED=0 go build -ldflags '$(K8S_LDFLAGS)' -o ../../$(BIN_DIR)/ ./kubelet ./kube-proxy ./kube-scheduler ./kube-controller-manager
+	@touch $(NODE_BINARIES)
+
+.PHONY: node-deps
+node-deps: ## Install Debian's containerd, runc, containernetworking-plugins, iptables, iproute2 and conntrack with apt-get when missing (the node's runtime and network)
+	$(call apt-install,$(NODE_DEBS),the node's container runtime and network)
+
+.PHONY: node-images
+node-images: IMAGE_PLATFORMS = $(HOST_PLATFORM)
+node-images: image ## The node's image archives in _output/node-images: pause, the test workload, and the project's image as ghcr.io/kubectl-informer/kubectl-informer:dev
+	go run ./hack/nodeimages -out $(NODE_IMAGES) -layout $(IMAGE_DIR)
+
 .PHONY: cluster-up
-cluster-up: controlplane ## Start etcd + kube-apiserver on loopback; prints the kubeconfig path
-	@$(BIN_DIR)/localcluster up -bin $(BIN_DIR) -dir $(CLUSTER)
+cluster-up: controlplane $(if $(NODE_ON),node) ## Start etcd + kube-apiserver on loopback (NODE=1: and a node that runs pods, as root); prints the kubeconfig path
+	@$(if $(NODE_ON),$(SUDO) )$(BIN_DIR)/localcluster up -bin $(BIN_DIR) -dir $(CLUSTER)$(if $(NODE_ON), -node -images $(NODE_IMAGES))
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local control plane started by cluster-up
-	@if [ -x $(BIN_DIR)/localcluster ]; then $(BIN_DIR)/localcluster down -dir $(CLUSTER); fi
+cluster-down: ## Stop the local cluster started by cluster-up; with a node, also every container, and remove its mounts, cgroups, iptables rules and bridge
+	@if [ -x $(BIN_DIR)/localcluster ]; then \
+		if [ -d $(CLUSTER)/node ]; then $(SUDO) $(BIN_DIR)/localcluster down -bin $(BIN_DIR) -dir $(CLUSTER); \
+		else $(BIN_DIR)/localcluster down -bin $(BIN_DIR) -dir $(CLUSTER); fi; \
+	fi
 
 .PHONY: cluster-status
 cluster-status: ## Show whether the local control plane runs
@@ -175,9 +228,9 @@ test-unit: ## Unit tests (no cluster needed)
 # The image's tests take the layout of the host's platform only, from
 # IMAGE_LAYOUT.
 .PHONY: test-e2e
-test-e2e: IMAGE_PLATFORMS = linux/$(shell go env GOARCH)
-test-e2e: controlplane prometheus image ## End-to-end tests against a real kube-apiserver + etcd
-	IMAGE_LAYOUT=$(CURDIR)/$(IMAGE_DIR) KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
+test-e2e: IMAGE_PLATFORMS = $(HOST_PLATFORM)
+test-e2e: controlplane prometheus image node ## End-to-end tests against a real kube-apiserver + etcd, and on a real node (test/e2e/node, as root)
+	IMAGE_LAYOUT=$(CURDIR)/$(IMAGE_DIR) NODE_IMAGES=$(CURDIR)/$(NODE_IMAGES) KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) $(GO_TEST) -race -count=1 -timeout 20m $(E2E_PKGS)
 
 # Tools the targets install, pinned, into $(TOOLS_DIR); the file name
 # carries the version, so a new pin installs anew.

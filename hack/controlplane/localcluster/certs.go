@@ -18,9 +18,9 @@ import (
 )
 
 // writeCerts writes DIR/certs/{ca.crt,ca.key,apiserver.crt,apiserver.key,sa.key}:
-// a CA, a serving certificate for loopback signed by it, and an RSA key for
-// signing service-account tokens.
-func writeCerts(dir string) error {
+// a CA, a serving certificate for loopback (and extraIPs) signed by it, and
+// an RSA key for signing service-account tokens.
+func writeCerts(dir string, extraIPs ...net.IP) error {
 	certs := filepath.Join(dir, "certs")
 	if err := os.MkdirAll(certs, 0o700); err != nil {
 		return err
@@ -43,44 +43,95 @@ func writeCerts(dir string) error {
 	if err != nil {
 		return err
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback, net.ParseIP("10.0.0.1")},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
 	}
-
 	files := map[string][]byte{
-		"ca.crt":        pemBlock("CERTIFICATE", caDER),
-		"ca.key":        mustEC(caKey),
-		"apiserver.crt": pemBlock("CERTIFICATE", srvDER),
-		"apiserver.key": mustEC(srvKey),
-		"sa.key":        pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)),
+		"ca.crt": pemBlock("CERTIFICATE", caDER),
+		"ca.key": mustEC(caKey),
+		"sa.key": pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)),
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(certs, name), b, 0o600); err != nil {
 			return err
 		}
 	}
-	return nil
+	ips := append([]net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback, net.ParseIP("10.0.0.1")}, extraIPs...)
+	return writeServingCert(dir, "apiserver", []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, ips)
+}
+
+// writeServingCert writes DIR/certs/NAME.{crt,key}, a serving certificate
+// for dnsNames and ips signed by the CA writeCerts wrote.
+func writeServingCert(dir, name string, dnsNames []string, ips []net.IP) error {
+	return writeLeaf(dir, name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    dnsNames,
+		IPAddresses: ips,
+	})
+}
+
+// writeClientCert writes DIR/certs/NAME.{crt,key}, a client certificate
+// for user in groups signed by the CA writeCerts wrote.
+func writeClientCert(dir, name, user string, groups ...string) error {
+	return writeLeaf(dir, name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+func writeLeaf(dir, name string, tmpl *x509.Certificate) error {
+	certs := filepath.Join(dir, "certs")
+	caCert, caKey, err := readCA(certs)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(10*365*24*time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(certs, name+".crt"), pemBlock("CERTIFICATE", der), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(certs, name+".key"), mustEC(key), 0o600)
+}
+
+func readCA(certs string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	crtPEM, err := os.ReadFile(filepath.Join(certs, "ca.crt")) //nolint:gosec // G304: the cluster's own CA
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(certs, "ca.key")) //nolint:gosec // G304: the cluster's own CA
+	if err != nil {
+		return nil, nil, err
+	}
+	crtBlock, _ := pem.Decode(crtPEM)
+	keyBlock, _ := pem.Decode(keyPEM)
+	if crtBlock == nil || keyBlock == nil {
+		return nil, nil, fmt.Errorf("no PEM block in %s", certs)
+	}
+	crt, err := x509.ParseCertificate(crtBlock.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParseECPrivateKey(keyBlock.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return crt, key, nil
 }
 
 func pemBlock(typ string, der []byte) []byte {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,14 @@ const (
 type cluster struct {
 	bin string // directory with the etcd and kube-apiserver binaries
 	dir string // state directory
+
+	// node adds a node: kubelet on containerd, kube-proxy, kube-scheduler
+	// and kube-controller-manager (node.go).
+	node bool
+	// images is the directory of image archives imported into the node's
+	// containerd.
+	images string
+	net    nodeNet
 }
 
 func (c *cluster) path(name ...string) string {
@@ -52,15 +61,38 @@ func (c *cluster) up(timeout time.Duration) error {
 			return fmt.Errorf("%s binary not found in %q: run 'make controlplane' first", b, c.bin)
 		}
 	}
+	// The API server listens on loopback, or with a node on the node's
+	// address, which pods reach through the kubernetes Service.
+	host := "127.0.0.1"
+	var extraIPs []net.IP
+	if c.node {
+		if err := checkNodePrerequisites(c.bin); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(c.dir, 0o700); err != nil {
+			return err
+		}
+		if err := c.claimNode(); err != nil {
+			return err
+		}
+		if err := addNodeAddress(c.net); err != nil {
+			return err
+		}
+		host = c.net.ip
+		extraIPs = append(extraIPs, net.ParseIP(c.net.ip))
+	}
 	if err := os.MkdirAll(c.path("etcd"), 0o700); err != nil {
 		return err
 	}
-	ports, err := freePorts(3)
+	ports, err := freePorts(9)
 	if err != nil {
 		return fmt.Errorf("finding free ports: %w", err)
 	}
 	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
-	if err := writeCerts(c.dir); err != nil {
+	if err := writeCerts(c.dir, extraIPs...); err != nil {
+		return fmt.Errorf("generating certificates: %w", err)
+	}
+	if err := writeClientCert(c.dir, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"); err != nil {
 		return fmt.Errorf("generating certificates: %w", err)
 	}
 	tokens := fmt.Sprintf("%s,admin,admin-uid,\"system:masters\"\n%s,unprivileged,unprivileged-uid\n",
@@ -85,11 +117,17 @@ func (c *cluster) up(timeout time.Duration) error {
 	); err != nil {
 		return err
 	}
-	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+	server := fmt.Sprintf("https://%s:%d", host, apiPort)
+	// Without kube-controller-manager no "default" service account is ever
+	// created, so admission would refuse every pod.
+	admission := "--disable-admission-plugins=ServiceAccount"
+	if c.node {
+		admission = "--enable-admission-plugins=ServiceAccount"
+	}
 	if err := c.start("kube-apiserver",
 		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address="+host,
+		"--advertise-address="+host,
 		"--secure-port="+strconv.Itoa(apiPort),
 		"--cert-dir="+c.path("certs"),
 		"--tls-cert-file="+c.path("certs", "apiserver.crt"),
@@ -101,9 +139,10 @@ func (c *cluster) up(timeout time.Duration) error {
 		"--service-account-key-file="+c.path("certs", "sa.key"),
 		"--service-account-signing-key-file="+c.path("certs", "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
-		// Without kube-controller-manager no "default" service account is
-		// ever created, so admission would refuse every pod.
-		"--disable-admission-plugins=ServiceAccount",
+		admission,
+		"--kubelet-client-certificate="+c.path("certs", "apiserver-kubelet-client.crt"),
+		"--kubelet-client-key="+c.path("certs", "apiserver-kubelet-client.key"),
+		"--kubelet-preferred-address-types=InternalIP",
 		"--allow-privileged=true",
 		"--max-requests-inflight=1000",
 		"--max-mutating-requests-inflight=500",
@@ -113,8 +152,13 @@ func (c *cluster) up(timeout time.Duration) error {
 	if err := c.writeKubeconfig(server); err != nil {
 		return err
 	}
-	if err := c.ready(timeout); err != nil {
+	if err := c.readyAPIServer(timeout); err != nil {
 		return fmt.Errorf("%w\nlast lines of %s:\n%s", err, c.path("kube-apiserver.log"), tail(c.path("kube-apiserver.log"), 15))
+	}
+	if c.node {
+		if err := c.upNode(ports[3:], timeout); err != nil {
+			return err
+		}
 	}
 	abs, _ := filepath.Abs(c.kubeconfig())
 	fmt.Println(abs)
@@ -129,7 +173,14 @@ func (c *cluster) start(name string, args ...string) error {
 		return err
 	}
 	defer func() { _ = logf.Close() }()
-	cmd := exec.Command(filepath.Join(c.bin, name), args...) //nolint:gosec // G204: a control-plane binary in the -bin directory the user named
+	path := filepath.Join(c.bin, name)
+	if slices.Contains(hostTools, name) {
+		// containerd is the machine's.
+		if path, err = exec.LookPath(name); err != nil {
+			return err
+		}
+	}
+	cmd := exec.Command(path, args...) //nolint:gosec // G204: a control-plane binary in the -bin directory the user named
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -151,8 +202,25 @@ func (c *cluster) start(name string, args ...string) error {
 	return fmt.Errorf("%s exited right after starting; see %s", name, c.path(name+".log"))
 }
 
-// ready polls /readyz until it answers 200 or the timeout passes.
+// ready reports whether every process of the cluster runs and the API
+// server is ready, waiting up to timeout.
 func (c *cluster) ready(timeout time.Duration) error {
+	if err := c.readyAPIServer(timeout); err != nil {
+		return err
+	}
+	if !c.node {
+		return nil
+	}
+	for _, name := range nodeProcesses {
+		if _, ok := c.running(name); !ok {
+			return fmt.Errorf("%s is not running", name)
+		}
+	}
+	return nil
+}
+
+// readyAPIServer polls /readyz until it answers 200 or the timeout passes.
+func (c *cluster) readyAPIServer(timeout time.Duration) error {
 	server, err := c.server()
 	if err != nil {
 		return err
@@ -241,31 +309,26 @@ func (c *cluster) running(name string) (int, bool) {
 	return pid, true
 }
 
-// down stops the processes recorded in c.dir and removes c.dir.
+// down stops the processes recorded in c.dir, removes what a node left on
+// the machine, and removes c.dir.
 func (c *cluster) down() error {
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		pid, ok := c.running(name)
-		if !ok {
-			continue
-		}
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			if _, ok := c.running(name); !ok {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if _, ok := c.running(name); ok {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+	var errs []error
+	if c.hasNode() {
+		errs = append(errs, c.downNode())
 	}
-	return os.RemoveAll(c.dir)
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		c.stop(name)
+	}
+	return errors.Join(append(errs, os.RemoveAll(c.dir))...)
 }
 
 // status prints whether each process runs and whether the API server is ready.
 func (c *cluster) status() error {
-	for _, name := range []string{"etcd", "kube-apiserver"} {
+	names := []string{"etcd", "kube-apiserver"}
+	if c.hasNode() {
+		names = append(names, nodeProcesses...)
+	}
+	for _, name := range names {
 		if pid, ok := c.running(name); ok {
 			fmt.Printf("%s: running (pid %d)\n", name, pid)
 		} else {

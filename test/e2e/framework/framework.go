@@ -48,6 +48,9 @@ type Cluster struct {
 	certDir string
 	// etcdDir is etcd's data directory; removed by Stop.
 	etcdDir string
+	// nodeDir is the state directory of a cluster StartNode started with
+	// localcluster, which has no env.
+	nodeDir string
 
 	// Dir holds the kubeconfigs; removed by Stop.
 	Dir string
@@ -175,6 +178,9 @@ func (c *Cluster) init() error {
 // AddUser adds a user authenticated as name, in groups, and writes its
 // kubeconfig into Dir. RBAC grants it nothing: bind it to roles.
 func (c *Cluster) AddUser(name string, groups ...string) (kubeconfig string, cfg *rest.Config, err error) {
+	if c.env == nil {
+		return "", nil, errors.New("a node's cluster has no client-certificate users: use ServiceAccountToken")
+	}
 	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
 	if err != nil {
 		return "", nil, fmt.Errorf("adding the user %s: %w", name, err)
@@ -195,6 +201,9 @@ func writeKubeconfig(u *envtest.AuthenticatedUser, path string) (string, error) 
 
 // Stop stops the control plane and removes Dir.
 func (c *Cluster) Stop() error {
+	if c.nodeDir != "" {
+		return c.stopNode()
+	}
 	if c.Dir != "" {
 		_ = os.RemoveAll(c.Dir)
 	}
@@ -409,7 +418,11 @@ var APIServerFlags map[string]string
 //
 //	func TestMain(m *testing.M) { os.Exit(framework.Main(m, &cluster)) }
 func Main(m *testing.M, c **Cluster, setup ...func(*Cluster) error) int {
-	cl, err := Start()
+	return run(m, c, Start, setup...)
+}
+
+func run(m *testing.M, c **Cluster, start func() (*Cluster, error), setup ...func(*Cluster) error) int {
+	cl, err := start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1

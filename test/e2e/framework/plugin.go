@@ -205,6 +205,14 @@ func (c *Cluster) NewNamespace(t *testing.T, prefix string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.IsNode() {
+		// Admission refuses pods until kube-controller-manager has made the
+		// namespace's default ServiceAccount.
+		Eventually(t, "namespace "+ns.Name+" has its default ServiceAccount", func() bool {
+			_, err := c.Client.CoreV1().ServiceAccounts(ns.Name).Get(context.Background(), "default", metav1.GetOptions{})
+			return err == nil
+		})
+	}
 	return ns.Name
 }
 

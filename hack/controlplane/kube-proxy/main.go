@@ -1,0 +1,17 @@
+// Command kube-proxy is the upstream kube-proxy, built from the k8s.io/kubernetes
+// module at the version pinned in go.mod, for the local cluster's node.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewProxyCommand()))
+}
