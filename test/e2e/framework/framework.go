@@ -51,6 +51,9 @@ type Cluster struct {
 	// nodeDir is the state directory of a cluster StartNode started with
 	// localcluster, which has no env.
 	nodeDir string
+	// sharedNode: the node cluster in nodeDir is not the tests' own
+	// (NODE_CLUSTER_DIR), and Stop leaves it running.
+	sharedNode bool
 
 	// Dir holds the kubeconfigs; removed by Stop.
 	Dir string

@@ -33,6 +33,11 @@ const (
 // and kube-controller-manager), in a directory of its own; Stop takes it
 // down with localcluster down. It needs root, the node's binaries and the
 // images: make node builds and installs them.
+//
+// With NODE_CLUSTER_DIR set, it uses the running node cluster of that
+// state directory (make cluster-up NODE=1: _output/cluster) and leaves it
+// running: tests make their own namespaces, and name what is cluster-wide
+// after them.
 func StartNode() (*Cluster, error) {
 	root, err := ModuleRoot()
 	if err != nil {
@@ -54,11 +59,23 @@ func StartNode() (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Root: root, BinDir: bin, nodeDir: filepath.Join(dir, "cluster")}
-	up := exec.Command(filepath.Join(bin, "localcluster"), "up", "-node", "-bin", bin, "-dir", c.nodeDir, "-images", images, "-timeout", HangTimeout.String()) //nolint:gosec // G204: the project's localcluster
-	if out, err := up.CombinedOutput(); err != nil {
-		_ = c.Stop()
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("localcluster up -node: %w\n%s", err, out)
+	if shared := os.Getenv("NODE_CLUSTER_DIR"); shared != "" {
+		if c.nodeDir, err = filepath.Abs(shared); err != nil {
+			return nil, err
+		}
+		c.sharedNode = true
+		status := exec.Command(filepath.Join(bin, "localcluster"), "status", "-dir", c.nodeDir) //nolint:gosec // G204: the project's localcluster
+		if out, err := status.CombinedOutput(); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("NODE_CLUSTER_DIR=%s: localcluster status: %w\n%s", shared, err, out)
+		}
+	} else {
+		up := exec.Command(filepath.Join(bin, "localcluster"), "up", "-node", "-bin", bin, "-dir", c.nodeDir, "-images", images, "-timeout", HangTimeout.String()) //nolint:gosec // G204: the project's localcluster
+		if out, err := up.CombinedOutput(); err != nil {
+			_ = c.Stop()
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("localcluster up -node: %w\n%s", err, out)
+		}
 	}
 	c.Dir = dir
 	c.Kubeconfig = filepath.Join(c.nodeDir, "kubeconfig")
@@ -70,7 +87,7 @@ func StartNode() (*Cluster, error) {
 		_ = c.Stop()
 		return nil, err
 	}
-	c.UnprivilegedKubeconfig = filepath.Join(dir, "unprivileged.kubeconfig")
+	c.UnprivilegedKubeconfig = filepath.Join(c.Dir, "unprivileged.kubeconfig")
 	raw, err := clientcmd.LoadFromFile(c.Kubeconfig)
 	if err == nil {
 		raw.CurrentContext = "local-unprivileged"
@@ -90,6 +107,9 @@ func StartNode() (*Cluster, error) {
 // stopNode takes down the cluster StartNode started and checks that it
 // left nothing behind.
 func (c *Cluster) stopNode() error {
+	if c.sharedNode {
+		return os.RemoveAll(c.Dir)
+	}
 	down := exec.Command(filepath.Join(c.BinDir, "localcluster"), "down", "-bin", c.BinDir, "-dir", c.nodeDir) //nolint:gosec // G204: the project's localcluster
 	out, err := down.CombinedOutput()
 	if err != nil {

@@ -10,18 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/action"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/kube"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -33,12 +27,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -81,100 +73,6 @@ func installServiceMonitorCRD(c *framework.Cluster) error {
 }
 
 // chartDir is the chart in the module.
-func chartDir() string { return filepath.Join(cluster.Root, "charts", "kubectl-informer") }
-
-func loadChart(t *testing.T) *chart.Chart {
-	t.Helper()
-	ch, err := loader.Load(chartDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
-}
-
-// valuesFile reads a values file of the chart's ci/ directory.
-func valuesFile(t *testing.T, name string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(chartDir(), "ci", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := map[string]any{}
-	if err := yaml.Unmarshal(b, &vals); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return vals
-}
-
-// merge returns base with the keys of over set, recursively.
-func merge(base, over map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		if bm, ok := out[k].(map[string]any); ok {
-			if om, ok := v.(map[string]any); ok {
-				out[k] = merge(bm, om)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// helmConfig is Helm's configuration for the test cluster's admin, with
-// releases stored as Secrets of namespace, as the helm CLI stores them.
-func helmConfig(t *testing.T, namespace string) *action.Configuration {
-	t.Helper()
-	flags := genericclioptions.NewConfigFlags(true)
-	kubeconfig, cacheDir := cluster.Kubeconfig, t.TempDir()
-	flags.KubeConfig, flags.Namespace, flags.CacheDir = &kubeconfig, &namespace, &cacheDir
-	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
-	if err := cfg.Init(flags, namespace, "secret"); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-func install(t *testing.T, name, namespace string, vals map[string]any) *release.Release {
-	t.Helper()
-	in := action.NewInstall(helmConfig(t, namespace))
-	in.ReleaseName, in.Namespace, in.CreateNamespace = name, namespace, true
-	// No node runs the pods: wait for nothing but hooks (there are none).
-	in.WaitStrategy = kube.HookOnlyStrategy
-	in.Timeout = framework.HangTimeout
-	rel, err := in.Run(loadChart(t), vals)
-	if err != nil {
-		t.Fatalf("helm install %s: %v", name, err)
-	}
-	return rel.(*release.Release)
-}
-
-func upgrade(t *testing.T, name, namespace string, vals map[string]any) *release.Release {
-	t.Helper()
-	up := action.NewUpgrade(helmConfig(t, namespace))
-	up.Namespace = namespace
-	up.WaitStrategy = kube.HookOnlyStrategy
-	up.Timeout = framework.HangTimeout
-	rel, err := up.Run(name, loadChart(t), vals)
-	if err != nil {
-		t.Fatalf("helm upgrade %s: %v", name, err)
-	}
-	return rel.(*release.Release)
-}
-
-func uninstall(t *testing.T, name, namespace string) {
-	t.Helper()
-	un := action.NewUninstall(helmConfig(t, namespace))
-	un.WaitStrategy = kube.HookOnlyStrategy
-	un.Timeout = framework.HangTimeout
-	if _, err := un.Run(name); err != nil {
-		t.Fatalf("helm uninstall %s: %v", name, err)
-	}
-}
-
 // manifestObjects returns the objects of a release's manifest.
 func manifestObjects(t *testing.T, rel *release.Release) []*unstructured.Unstructured {
 	t.Helper()
@@ -370,7 +268,7 @@ func getDeployment(t *testing.T, namespace, name string) *appsv1.Deployment {
 // and uninstalls it.
 func TestDefaultValues(t *testing.T) {
 	const name, namespace = "kube-state-metrics", "kube-system"
-	rel := install(t, name, namespace, nil)
+	rel := cluster.HelmInstall(t, name, namespace, nil)
 	objs := checkCreated(t, rel)
 	checkGrants(t, objs)
 	d := getDeployment(t, namespace, name)
@@ -387,7 +285,7 @@ func TestDefaultValues(t *testing.T) {
 	for _, r := range resources {
 		collectors = append(collectors, r)
 	}
-	rel = upgrade(t, name, namespace, map[string]any{"replicas": 2, "metricDenylist": []any{"kube_secret_.*"}, "collectors": collectors})
+	rel = cluster.HelmUpgrade(t, name, namespace, map[string]any{"replicas": 2, "metricDenylist": []any{"kube_secret_.*"}, "collectors": collectors})
 	if rel.Version != 2 {
 		t.Errorf("release version %d after the upgrade, want 2", rel.Version)
 	}
@@ -399,7 +297,7 @@ func TestDefaultValues(t *testing.T) {
 	})
 	checkGrants(t, manifestObjects(t, rel))
 
-	uninstall(t, name, namespace)
+	cluster.HelmUninstall(t, name, namespace)
 	waitGone(t, objs)
 }
 
@@ -409,8 +307,8 @@ func TestDefaultValues(t *testing.T) {
 func TestKubePrometheusStackValues(t *testing.T) {
 	const name, namespace = "kube-prometheus-stack", "monitoring"
 	const fullname = name + "-kube-state-metrics"
-	vals := valuesFile(t, "02-kube-prometheus-stack-values.yaml")
-	rel := install(t, name, namespace, vals)
+	vals := cluster.ChartValuesFile(t, "02-kube-prometheus-stack-values.yaml")
+	rel := cluster.HelmInstall(t, name, namespace, vals)
 	objs := checkCreated(t, rel)
 	checkGrants(t, objs)
 	sm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor"}}
@@ -424,7 +322,7 @@ func TestKubePrometheusStackValues(t *testing.T) {
 		t.Errorf("ServiceMonitor labels %v lack release: %s", got.GetLabels(), name)
 	}
 
-	rel = upgrade(t, name, namespace, merge(vals, map[string]any{
+	rel = cluster.HelmUpgrade(t, name, namespace, framework.MergeValues(vals, map[string]any{
 		"image":       map[string]any{"tag": "v0.1.1"},
 		"selfMonitor": map[string]any{"enabled": true},
 	}))
@@ -445,7 +343,7 @@ func TestKubePrometheusStackValues(t *testing.T) {
 	}
 	objs = append(objs, checkCreated(t, rel)...)
 
-	uninstall(t, name, namespace)
+	cluster.HelmUninstall(t, name, namespace)
 	waitGone(t, objs)
 }
 
@@ -455,7 +353,7 @@ func TestValuesFiles(t *testing.T) {
 	for i, file := range []string{"03-export-serve-values.yaml", "04-autosharding-kube-rbac-proxy-values.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			name, namespace := fmt.Sprintf("release%d", i), fmt.Sprintf("values%d", i)
-			rel := install(t, name, namespace, valuesFile(t, file))
+			rel := cluster.HelmInstall(t, name, namespace, cluster.ChartValuesFile(t, file))
 			objs := checkCreated(t, rel)
 			checkGrants(t, objs)
 			for _, u := range objs {
@@ -466,7 +364,7 @@ func TestValuesFiles(t *testing.T) {
 					}
 				}
 			}
-			uninstall(t, name, namespace)
+			cluster.HelmUninstall(t, name, namespace)
 			waitGone(t, objs)
 		})
 	}
