@@ -57,7 +57,7 @@ func main() {
 }
 
 func run(ctx context.Context, root, out, layoutDir string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o750); err != nil {
 		return err
 	}
 	p := ociimage.Platform{OS: "linux", Arch: runtime.GOARCH}

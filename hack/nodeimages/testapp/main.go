@@ -59,14 +59,15 @@ func main() {
 		}
 		os.Exit(*code)
 	case "oom":
+		// Each step is kept reachable and touched, so that it is resident.
 		var held [][]byte
-		for i := 1; ; i++ {
+		for {
 			b := make([]byte, *step<<20)
 			for j := 0; j < len(b); j += 4096 {
 				b[j] = 1
 			}
 			held = append(held, b)
-			fmt.Printf("holding %d MiB\n", i**step)
+			fmt.Printf("holding %d MiB\n", len(held)**step)
 			time.Sleep(10 * time.Millisecond)
 		}
 	case "sleep":
