@@ -112,7 +112,7 @@ wait_for() {
 	printf '\033[2m(waiting until %s)\033[0m\n' "$what"
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS - start >= limit)); then
-			echo "demo: still not so after ${limit}s: $what (kubectl get pods -n $ns; the node's logs are in the cluster's directory)" >&2
+			echo "demo: still not so after ${limit}s: $what (see kubectl describe pods -n $ns, and kubelet.log and containerd.log in the cluster's state directory)" >&2
 			return 1
 		fi
 		sleep 2
@@ -141,7 +141,9 @@ serves() {
 node_demo() {
 	ns=${DEMO_NAMESPACE:-demo}
 	local pv=${DEMO_PV:-kubectl-informer-demo}
-	local pv_dir=${DEMO_PV_DIR:-$(dirname "$KUBECONFIG")/demo-pv}
+	local state
+	state=$(dirname "${KUBECONFIG:?must name the kubeconfig of the cluster with the node}")
+	local pv_dir=${DEMO_PV_DIR:-$state/demo-pv}
 	local node=kubectl-informer-node
 
 	run kubectl informer version
@@ -163,6 +165,12 @@ node_demo() {
 		YAML
 	fi
 	run mkdir -p "$pv_dir"
+	pv_dir=$(cd "$pv_dir" && pwd)
+	# A volume whose claim was deleted (with an earlier namespace) is
+	# Released, and no new claim can have it.
+	if [ "$(kubectl get pv "$pv" -o jsonpath='{.status.phase}' 2>/dev/null)" = Released ]; then
+		run kubectl delete pv "$pv"
+	fi
 	printf '\n\033[1m$ kubectl apply -f - <<EOF   # PersistentVolume %s: local %s on %s, for claim %s/data-store-0\033[0m\n' "$pv" "$pv_dir" "$node" "$ns"
 	kubectl apply -f - <<-YAML
 		apiVersion: v1
