@@ -201,13 +201,23 @@ cluster-down: ## Stop the local cluster started by cluster-up; with a node, also
 cluster-status: ## Show whether the local control plane runs
 	@$(BIN_DIR)/localcluster status -dir $(CLUSTER)
 
+# With NODE=1 the cluster has the local node and the demo applies
+# test/e2e/node/testdata/workloads.yaml into the namespace demo instead of
+# the generated sample workload, whose pods are bound to nodes without a
+# kubelet; the local PersistentVolume's directory and the exporter's log are
+# in the cluster's state directory, which cluster-down removes.
 .PHONY: demo
-demo: build cluster-up $(BIN_DIR)/workload ## Start the local cluster, load a sample workload, run the plugin
+demo: build cluster-up $(if $(NODE_ON),,$(BIN_DIR)/workload) ## Start the local cluster, load a sample workload, run the plugin (NODE=1: on a node, with pods that really crash and restart, as root)
+ifeq ($(NODE_ON),)
 	@$(BIN_DIR)/workload --kubeconfig $(KUBECONFIG_LOCAL) --pods $(DEMO_PODS)
 	@KUBECONFIG=$(KUBECONFIG_LOCAL) PATH="$(CURDIR)/bin:$(CURDIR)/$(BIN_DIR):$$PATH" hack/demo.sh
+else
+	@$(SUDO) env KUBECONFIG=$(KUBECONFIG_LOCAL) PATH="$(CURDIR)/bin:$(CURDIR)/$(BIN_DIR):$$PATH" DEMO_PV_DIR=$(CURDIR)/$(CLUSTER)/demo-pv DEMO_LOG_DIR=$(CURDIR)/$(CLUSTER) hack/demo.sh node
+endif
 	@echo
 	@echo "The demo cluster keeps running. Point your own commands at it with:"
 	@echo "  export KUBECONFIG=$(KUBECONFIG_LOCAL) PATH=$(CURDIR)/bin:$(CURDIR)/$(BIN_DIR):\$$PATH"
+	@$(if $(NODE_ON),echo "  (its state directory is root's: run them as root)")
 	@echo "Stop it with: make cluster-down"
 
 .PHONY: test
