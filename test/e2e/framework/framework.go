@@ -86,16 +86,25 @@ func ModuleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
+// binDir returns the module's root and the directory of the binaries the
+// project builds: $KUBEBUILDER_ASSETS, else ROOT/_output/bin.
+func binDir() (root, bin string, err error) {
+	if root, err = ModuleRoot(); err != nil {
+		return "", "", err
+	}
+	bin = os.Getenv("KUBEBUILDER_ASSETS")
+	if bin == "" {
+		bin = filepath.Join(root, "_output", "bin")
+	}
+	return root, bin, nil
+}
+
 // Start starts etcd and kube-apiserver from ROOT/_output/bin (or
 // $KUBEBUILDER_ASSETS when set) and creates the users.
 func Start() (*Cluster, error) {
-	root, err := ModuleRoot()
+	root, bin, err := binDir()
 	if err != nil {
 		return nil, err
-	}
-	bin := os.Getenv("KUBEBUILDER_ASSETS")
-	if bin == "" {
-		bin = filepath.Join(root, "_output", "bin")
 	}
 	for _, b := range []string{"kube-apiserver", "etcd", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {

@@ -39,13 +39,9 @@ const (
 // running: tests make their own namespaces, and name what is cluster-wide
 // after them.
 func StartNode() (*Cluster, error) {
-	root, err := ModuleRoot()
+	root, bin, err := binDir()
 	if err != nil {
 		return nil, err
-	}
-	bin := os.Getenv("KUBEBUILDER_ASSETS")
-	if bin == "" {
-		bin = filepath.Join(root, "_output", "bin")
 	}
 	images := os.Getenv("NODE_IMAGES")
 	if images == "" {
