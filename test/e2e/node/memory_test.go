@@ -47,15 +47,11 @@ func TestMemoryLimitThousandsOfPods(t *testing.T) {
 			t.Fatal(err)
 		}
 		want += len(pods.Items)
-		for _, p := range pods.Items {
-			if p.Spec.NodeName == framework.NodeName {
-				t.Fatalf("pod %s/%s of the workload was scheduled onto the node %s", p.Namespace, p.Name, framework.NodeName)
-			}
-		}
 	}
 	if want < spec.Pods {
 		t.Fatalf("the API server holds %d pods of the workload, want %d", want, spec.Pods)
 	}
+	defer checkPlacement(t, spec)
 
 	vals := framework.MergeValues(dropInValues(), map[string]any{
 		"resources": map[string]any{
@@ -131,8 +127,8 @@ func TestMemoryLimitThousandsOfPods(t *testing.T) {
 // node, its nodes are tainted so that no other pod is placed on them
 // (none runs a kubelet), and its deployments are paused, so that the
 // deployment controller makes no pods for them. Its namespaces, nodes and
-// the Database CRD, if it created it, are deleted when the test ends. It
-// returns spec with its defaults.
+// the Database CRD, if it created it, are deleted when the test ends (the
+// CRD waited for until it is gone). It returns spec with its defaults.
 func loadBesideNode(t *testing.T, spec workload.Spec) workload.Spec {
 	t.Helper()
 	ctx := context.Background()
@@ -168,7 +164,15 @@ func loadBesideNode(t *testing.T, spec workload.Spec) workload.Spec {
 			}
 		}
 		if createdCRD {
-			_ = crds.Delete(ctx, crd, metav1.DeleteOptions{})
+			// Gone before the next workload loads: one that found it
+			// still being deleted would create Databases of no type.
+			if err := crds.Delete(ctx, crd, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting the CRD %s: %v", crd, err)
+			}
+			framework.Eventually(t, "the CRD "+crd+" is gone", func() bool {
+				_, err := crds.Get(ctx, crd, metav1.GetOptions{})
+				return apierrors.IsNotFound(err)
+			})
 		}
 	})
 	lctx, cancel := context.WithTimeout(ctx, 10*framework.HangTimeout)
@@ -179,6 +183,35 @@ func loadBesideNode(t *testing.T, spec workload.Spec) workload.Spec {
 	}
 	t.Logf("workload: %s", sum)
 	return spec
+}
+
+// checkPlacement checks that no pod but the workload's is bound to the
+// nodes of the workload spec, and none of the workload's to the real node.
+func checkPlacement(t *testing.T, spec workload.Spec) {
+	t.Helper()
+	namespaces := map[string]bool{}
+	for i := range spec.Namespaces {
+		ns := spec.NamespaceName(i)
+		namespaces[ns] = true
+		pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + framework.NodeName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			t.Errorf("pod %s/%s of the workload was placed on the node %s", p.Namespace, p.Name, framework.NodeName)
+		}
+	}
+	for i := range spec.Nodes {
+		pods, err := cluster.Client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + spec.NodeName(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if !namespaces[p.Namespace] {
+				t.Errorf("pod %s/%s was placed on %s, a node of the workload where no kubelet runs", p.Namespace, p.Name, spec.NodeName(i))
+			}
+		}
+	}
 }
 
 // podInfoNamespace finds the namespace label of a series.
