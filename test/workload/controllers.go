@@ -53,7 +53,7 @@ const RuntimeClassName = "sandboxed"
 // controllers returns the controller objects of namespace ns (the i-th),
 // each with the status to write after creating it.
 func (s Spec) controllers(i int) controllerSet {
-	ns := NamespaceName(i)
+	ns := s.NamespaceName(i)
 	r := s.rng("controllers", i)
 	at := func(ago time.Duration) metav1.Time { return metav1.NewTime(s.Now.Add(-ago)) }
 	template := func(app string) corev1.PodTemplateSpec {
@@ -247,7 +247,7 @@ func (s Spec) controllerPods(ns string, at func(time.Duration) metav1.Time) []*c
 		sp.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule},
 			{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(int64(300))}}
 		sp.NodeSelector = map[string]string{"topology.kubernetes.io/zone": s.Zones[0]}
-		sp.NodeName = NodeName(0)
+		sp.NodeName = s.NodeName(0)
 		return sp
 	}
 	pod := func(name string) *corev1.Pod {
@@ -316,7 +316,7 @@ func createWithStatus[T any](ctx context.Context, obj T, create func(context.Con
 // each object created or existing.
 func (s Spec) loadControllers(ctx context.Context, cs kubernetes.Interface, i int, count func(error) error) error {
 	set := s.controllers(i)
-	ns := NamespaceName(i)
+	ns := s.NamespaceName(i)
 	each := func(n int, create func(k int) error) error {
 		for k := range n {
 			if err := count(create(k)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 )
 
 // Summary counts what Load created; objects that existed already are counted
@@ -94,7 +96,16 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 		got, err := cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
 		if err == nil {
 			got.Status = want.Status
-			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{})
+			err = updateStatus(got, func(o *corev1.Node) error {
+				_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, o, metav1.UpdateOptions{})
+				return err
+			}, func() (*corev1.Node, error) {
+				o, err := cs.CoreV1().Nodes().Get(ctx, want.Name, metav1.GetOptions{})
+				if err == nil {
+					o.Status = want.Status
+				}
+				return o, err
+			})
 		}
 		return count(&sum.Nodes, err)
 	})
@@ -112,7 +123,16 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 			got, err := cs.CoreV1().Pods(g.namespace).Create(ctx, pod, metav1.CreateOptions{})
 			if err == nil {
 				got.Status = status
-				_, err = cs.CoreV1().Pods(g.namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{})
+				err = updateStatus(got, func(o *corev1.Pod) error {
+					_, err := cs.CoreV1().Pods(g.namespace).UpdateStatus(ctx, o, metav1.UpdateOptions{})
+					return err
+				}, func() (*corev1.Pod, error) {
+					o, err := cs.CoreV1().Pods(g.namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+					if err == nil {
+						o.Status = status
+					}
+					return o, err
+				})
 			}
 			if err := count(&sum.Pods, err); err != nil {
 				return err
@@ -125,7 +145,16 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 		got, err := cs.AppsV1().Deployments(g.namespace).Create(ctx, want, metav1.CreateOptions{})
 		if err == nil {
 			got.Status = want.Status
-			_, err = cs.AppsV1().Deployments(g.namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{})
+			err = updateStatus(got, func(o *appsv1.Deployment) error {
+				_, err := cs.AppsV1().Deployments(g.namespace).UpdateStatus(ctx, o, metav1.UpdateOptions{})
+				return err
+			}, func() (*appsv1.Deployment, error) {
+				o, err := cs.AppsV1().Deployments(g.namespace).Get(ctx, want.Name, metav1.GetOptions{})
+				if err == nil {
+					o.Status = want.Status
+				}
+				return o, err
+			})
 		}
 		return count(&sum.Deployments, err)
 	})
@@ -193,6 +222,29 @@ func ensureCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apie
 			}
 		}
 		return false, nil
+	})
+}
+
+// statusConflicts is how often updateStatus reads an object again after a
+// conflict.
+var statusConflicts = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
+// updateStatus writes obj, whose status is set, with update. On a cluster
+// that runs controllers, one may have written the object since it was
+// created (the node lifecycle controller taints a new node, the deployment
+// controller writes a new deployment's status): then it reads the object
+// again with get, which sets the status anew, and writes that.
+func updateStatus[T any](obj T, update func(T) error, get func() (T, error)) error {
+	return retry.RetryOnConflict(statusConflicts, func() error {
+		err := update(obj)
+		if apierrors.IsConflict(err) {
+			fresh, gerr := get()
+			if gerr != nil {
+				return gerr
+			}
+			obj = fresh
+		}
+		return err
 	})
 }
 

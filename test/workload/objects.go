@@ -29,7 +29,7 @@ func (s Spec) groups() []deploymentGroup {
 		if r := d / (s.Namespaces * len(appNames)); r > 0 {
 			app = fmt.Sprintf("%s-%d", app, r+1)
 		}
-		gs = append(gs, deploymentGroup{namespace: NamespaceName(d % s.Namespaces), name: app, first: first, count: n})
+		gs = append(gs, deploymentGroup{namespace: s.NamespaceName(d % s.Namespaces), name: app, first: first, count: n})
 		first += n
 	}
 	return gs
@@ -44,7 +44,7 @@ func (s Spec) rng(kind string, i int) *rand.Rand {
 // Namespace returns the i-th namespace.
 func (s Spec) namespace(i int) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   NamespaceName(i),
+		Name:   s.NamespaceName(i),
 		Labels: map[string]string{"team": fmt.Sprintf("team-%d", i%5+1)},
 	}}
 }
@@ -65,7 +65,7 @@ func (s Spec) node(i int) *corev1.Node {
 	}
 	alloc := capacity.DeepCopy()
 	alloc[corev1.ResourceCPU] = resource.MustParse([]string{"3920m", "7910m", "7910m"}[i%3])
-	name := NodeName(i)
+	name := s.NodeName(i)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -77,7 +77,7 @@ func (s Spec) node(i int) *corev1.Node {
 				"node.kubernetes.io/instance-type": types[i%3],
 			},
 		},
-		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i%256)},
+		Spec: corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.244.%d.0/24", i%256), Taints: s.NodeTaints},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: alloc,
@@ -108,6 +108,7 @@ func (s Spec) deployment(g deploymentGroup, readyPods int) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: g.namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
+			Paused:   s.PausedDeployments,
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -172,7 +173,8 @@ func (s Spec) pod(g deploymentGroup, i int) (*corev1.Pod, corev1.PodStatus, bool
 		},
 		Spec: podSpec(g.name, 1),
 	}
-	node := NodeName(r.IntN(s.Nodes))
+	pod.Spec.SchedulerName = s.SchedulerName
+	node := s.NodeName(r.IntN(s.Nodes))
 	started := metav1.NewTime(s.Now.Add(-time.Duration(r.IntN(30*24*60)) * time.Minute))
 	status := corev1.PodStatus{QOSClass: corev1.PodQOSBurstable}
 	ready := false
@@ -273,7 +275,7 @@ func (s Spec) database(i int) *unstructured.Unstructured {
 		"kind":       "Database",
 		"metadata": map[string]any{
 			"name":      fmt.Sprintf("%s-%d", engine, i+1),
-			"namespace": NamespaceName(i % s.Namespaces),
+			"namespace": s.NamespaceName(i % s.Namespaces),
 			"labels":    map[string]any{"engine": engine},
 		},
 		"spec": map[string]any{

@@ -45,9 +45,9 @@ var nothings = []string{"nothings"}
 // loadOthers creates the per-namespace objects of Spec.Others in
 // namespace i; count counts each object created or existing.
 func (s Spec) loadOthers(ctx context.Context, cs kubernetes.Interface, i int, count func(error) error) error {
-	ns := NamespaceName(i)
+	ns := s.NamespaceName(i)
 	core := cs.CoreV1()
-	node, err := core.Nodes().Get(ctx, NodeName(0), metav1.GetOptions{})
+	node, err := core.Nodes().Get(ctx, s.NodeName(0), metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (s Spec) loadOthers(ctx context.Context, cs kubernetes.Interface, i int, co
 // count counts each object created or existing.
 func (s Spec) loadClusterOthers(ctx context.Context, cs kubernetes.Interface, count func(error) error) error {
 	adm := cs.AdmissionregistrationV1()
-	ns := NamespaceName(0)
+	ns := s.NamespaceName(0)
 	rules := []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create},
 		Rule: admissionv1.Rule{APIGroups: []string{"example.com"}, APIVersions: []string{"v1"}, Resources: nothings}}}
 	constraints := &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: rules[0]}}}
@@ -210,7 +210,7 @@ func (s Spec) loadClusterOthers(ctx context.Context, cs kubernetes.Interface, co
 		func() error {
 			va := &storagev1.VolumeAttachment{
 				ObjectMeta: metav1.ObjectMeta{Name: "csi-" + ns},
-				Spec: storagev1.VolumeAttachmentSpec{Attacher: "csi.example.com", NodeName: NodeName(0),
+				Spec: storagev1.VolumeAttachmentSpec{Attacher: "csi.example.com", NodeName: s.NodeName(0),
 					Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr("pv-" + ns)}},
 				Status: storagev1.VolumeAttachmentStatus{Attached: true, AttachmentMetadata: map[string]string{"devicePath": "/dev/xvdba"}},
 			}

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Spec sizes a workload.
@@ -40,6 +42,25 @@ type Spec struct {
 	Seed int64 `json:"seed" yaml:"seed"`
 	// Concurrency is the number of requests in flight. Default 32.
 	Concurrency int `json:"concurrency" yaml:"concurrency"`
+	// Prefix starts the names of the namespaces and nodes, so that two
+	// workloads (or a workload and other objects) share a cluster without
+	// colliding. Default none.
+	Prefix string `json:"prefix" yaml:"prefix"`
+	// SchedulerName is the spec.schedulerName of every pod. On a cluster
+	// with a running scheduler, name one that does not run: the pods the
+	// workload leaves unscheduled then stay so, instead of being placed on
+	// a real node. Default unset (the default scheduler).
+	SchedulerName string `json:"schedulerName" yaml:"schedulerName"`
+	// NodeTaints are the spec.taints of every node. On a cluster with real
+	// nodes, a NoSchedule taint no pod tolerates keeps other pods, daemon
+	// sets' included, off the workload's nodes, where no kubelet runs.
+	// Default none.
+	NodeTaints []corev1.Taint `json:"nodeTaints" yaml:"nodeTaints"`
+	// PausedDeployments pauses every deployment, so that a running
+	// deployment controller creates no replica set, and so no pods, for
+	// them (the workload's pods have no owner it would adopt them into).
+	// Default false.
+	PausedDeployments bool `json:"pausedDeployments" yaml:"pausedDeployments"`
 	// Now is the time the pods' start times count back from (by up to 30
 	// days), truncated to the second. Default: the time Default is called,
 	// so that a freshly loaded cluster has recently started pods; set it to
@@ -106,3 +127,11 @@ func NamespaceName(i int) string {
 
 // NodeName returns the name of the i-th node (0-based).
 func NodeName(i int) string { return fmt.Sprintf("node-%03d", i+1) }
+
+// NamespaceName returns the name of the i-th namespace (0-based) of the
+// workload: NamespaceName(i) after Prefix.
+func (s Spec) NamespaceName(i int) string { return s.Prefix + NamespaceName(i) }
+
+// NodeName returns the name of the i-th node (0-based) of the workload:
+// NodeName(i) after Prefix.
+func (s Spec) NodeName(i int) string { return s.Prefix + NodeName(i) }

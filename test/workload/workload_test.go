@@ -119,3 +119,55 @@ func TestNames(t *testing.T) {
 		t.Errorf("database(3) = %s/%s", db.GetNamespace(), db.GetName())
 	}
 }
+
+// TestBesideRealNodes checks the fields for a cluster with real nodes:
+// every name starts with Prefix, every pod names SchedulerName, every node
+// carries NodeTaints and every deployment is paused; without them the
+// objects are those of the default workload.
+func TestBesideRealNodes(t *testing.T) {
+	taint := corev1.Taint{Key: "example.com/simulated", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	s := Spec{Pods: 200, Nodes: 3, Prefix: "load-", SchedulerName: "none", NodeTaints: []corev1.Taint{taint}, PausedDeployments: true}.Default()
+	plain := Spec{Pods: 200, Nodes: 3, Now: s.Now}.Default()
+	for i := range s.Namespaces {
+		if got, want := s.namespace(i).Name, "load-"+plain.namespace(i).Name; got != want {
+			t.Errorf("namespace %d is %q, want %q", i, got, want)
+		}
+	}
+	for i := range s.Nodes {
+		n := s.node(i)
+		if want := "load-" + plain.node(i).Name; n.Name != want || n.Labels["kubernetes.io/hostname"] != want {
+			t.Errorf("node %d is %q (hostname %q), want %q", i, n.Name, n.Labels["kubernetes.io/hostname"], want)
+		}
+		if !reflect.DeepEqual(n.Spec.Taints, []corev1.Taint{taint}) {
+			t.Errorf("node %s has taints %v, want %v", n.Name, n.Spec.Taints, taint)
+		}
+		if len(plain.node(i).Spec.Taints) != 0 {
+			t.Errorf("node %s of the default workload has taints %v", plain.node(i).Name, plain.node(i).Spec.Taints)
+		}
+	}
+	groups, plainGroups := s.groups(), plain.groups()
+	unbound := 0
+	for gi, g := range groups {
+		if d := s.deployment(g, 0); !d.Spec.Paused || d.Namespace != "load-"+plainGroups[gi].namespace {
+			t.Errorf("deployment %s/%s: paused %v", d.Namespace, d.Name, d.Spec.Paused)
+		}
+		if d := plain.deployment(plainGroups[gi], 0); d.Spec.Paused {
+			t.Errorf("deployment %s/%s of the default workload is paused", d.Namespace, d.Name)
+		}
+		for i := g.first; i < g.first+g.count; i++ {
+			p, _, _ := s.pod(g, i)
+			q, _, _ := plain.pod(plainGroups[gi], i)
+			if p.Spec.SchedulerName != "none" || q.Spec.SchedulerName != "" {
+				t.Errorf("pod %d names scheduler %q (default workload: %q), want none (and unset)", i, p.Spec.SchedulerName, q.Spec.SchedulerName)
+			}
+			if p.Spec.NodeName == "" {
+				unbound++
+			} else if p.Spec.NodeName != "load-"+q.Spec.NodeName {
+				t.Errorf("pod %d is bound to %q, want load-%s", i, p.Spec.NodeName, q.Spec.NodeName)
+			}
+		}
+	}
+	if unbound == 0 {
+		t.Error("no pod is left unscheduled: the scheduler name is not exercised")
+	}
+}

@@ -1,13 +1,17 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
@@ -100,4 +104,84 @@ scrape_configs:
 		config = strings.Replace(config, "rule_files:\n", "rule_files: []\n", 1)
 	}
 	return cluster.StartPrometheus(t, config)
+}
+
+// applyKustomize applies the kustomization of the project's directory dir
+// (such as deploy/serve) as a user applies it, with the project's image
+// tagged as imported on the node: through a kustomization of the test's
+// own whose resource is dir and whose images entry sets the tag, with the
+// cluster's kubectl apply -k. Everything it created is deleted with kubectl
+// delete -k when the test ends, which returns once the objects are gone,
+// its namespace included.
+func applyKustomize(t *testing.T, dir string) {
+	t.Helper()
+	tmp := t.TempDir()
+	rel, err := filepath.Rel(tmp, filepath.Join(cluster.Root, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, tag, _ := strings.Cut(framework.ProjectImage, ":")
+	k := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- %s
+images:
+- name: %s
+  newTag: %s
+`, rel, image, tag)
+	if err := os.WriteFile(filepath.Join(tmp, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if out, err := cluster.Kubectl("delete", "-k", tmp, "--ignore-not-found", "--timeout", framework.HangTimeout.String()); err != nil {
+			t.Errorf("kubectl delete -k %s: %v\n%s", dir, err, out)
+		}
+	})
+	if out, err := cluster.Kubectl("apply", "-k", tmp); err != nil {
+		t.Fatalf("kubectl apply -k %s: %v\n%s", dir, err, out)
+	}
+}
+
+// waitAvailable waits until the Deployment namespace/name has rolled out
+// and is Available by its pods' readiness probes, and returns its one pod.
+func waitAvailable(t *testing.T, namespace, name string) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	var d *appsv1.Deployment
+	framework.Eventually(t, "Deployment "+namespace+"/"+name+" is Available", func() bool {
+		var err error
+		d, err = cluster.Client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || d.Status.ObservedGeneration < d.Generation || d.Spec.Replicas == nil ||
+			d.Status.UpdatedReplicas != *d.Spec.Replicas || d.Status.AvailableReplicas != *d.Spec.Replicas || d.Status.Replicas != *d.Spec.Replicas {
+			return false
+		}
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable {
+				return c.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	})
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cluster.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running []corev1.Pod
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			running = append(running, p)
+		}
+	}
+	if len(running) != 1 {
+		t.Fatalf("Deployment %s/%s is Available with %d pods, want 1", namespace, name, len(running))
+	}
+	p := running[0]
+	if p.Spec.NodeName != framework.NodeName || p.Status.PodIP == "" {
+		t.Fatalf("pod %s runs on %q at %q, want the node %s", p.Name, p.Spec.NodeName, p.Status.PodIP, framework.NodeName)
+	}
+	return &p
 }
