@@ -2,13 +2,18 @@ package framework
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // AddUserAllowed adds a user authenticated as name whom RBAC allows rules
@@ -69,4 +74,72 @@ func (c *Cluster) ServiceAccountToken(t testing.TB, namespace, name string, rule
 		t.Fatal(err)
 	}
 	return tr.Status.Token
+}
+
+// ServiceAccountKubeconfig creates the ServiceAccount name in namespace,
+// bound by a Role and a RoleBinding named name to rules in that namespace
+// (none: no grant; any of them may already exist), and writes a kubeconfig
+// that authenticates with a token of it (a TokenRequest for an hour) and
+// nothing else. With rules, it returns once the API server's authorizer
+// allows the first verb of the first rule on its first resource. It also
+// returns the account's user name.
+func (c *Cluster) ServiceAccountKubeconfig(t testing.TB, namespace, name string, rules ...rbacv1.PolicyRule) (kubeconfig, user string) {
+	t.Helper()
+	ctx := context.Background()
+	created := func(err error) {
+		t.Helper()
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.Client.CoreV1().ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	created(err)
+	user = "system:serviceaccount:" + namespace + ":" + name
+	if len(rules) > 0 {
+		rbac := c.Client.RbacV1()
+		_, err = rbac.Roles(namespace).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
+		created(err)
+		_, err = rbac.RoleBindings(namespace).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
+		}, metav1.CreateOptions{})
+		created(err)
+		r := rules[0]
+		Eventually(t, user+" may "+r.Verbs[0]+" "+r.Resources[0], func() bool {
+			sar, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               user,
+				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: r.Resources[0]},
+			}}, metav1.CreateOptions{})
+			return err == nil && sar.Status.Allowed
+		})
+	}
+	expiry := int64(3600)
+	tr, err := c.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status.Token == "" {
+		t.Fatal("the TokenRequest returned no token")
+	}
+	return c.TokenKubeconfig(t, namespace+"-"+name, tr.Status.Token), user
+}
+
+// TokenKubeconfig writes a kubeconfig for the cluster that authenticates
+// with the bearer token alone, and returns its path.
+func (c *Cluster) TokenKubeconfig(t testing.TB, name, token string) string {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: c.Config.Host, CertificateAuthorityData: c.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name, Namespace: "default"}
+	cfg.CurrentContext = name
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

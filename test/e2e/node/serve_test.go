@@ -18,13 +18,9 @@ import (
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -81,8 +77,8 @@ func TestDeployServe(t *testing.T) {
 	ca := presentedCertificates(t, server)
 	url := "https://" + server
 
-	reader := serviceAccountKubeconfig(t, ns, "reader", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}})
-	stranger := serviceAccountKubeconfig(t, ns, "stranger")
+	reader, _ := cluster.ServiceAccountKubeconfig(t, ns, "reader", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}})
+	stranger, _ := cluster.ServiceAccountKubeconfig(t, ns, "stranger")
 
 	// The answer is what the API server says of the namespace's pods.
 	type pod struct{ Name, UID, Node, Phase, IP string }
@@ -134,56 +130,6 @@ func TestDeployServe(t *testing.T) {
 	if code != app.ExitRuntime || out != "" || !strings.Contains(errOut, wantErr) {
 		t.Errorf("query by a ServiceAccount without the grant: exit %d, stdout %q, stderr %q; want exit %d and %s", code, out, errOut, app.ExitRuntime, wantErr)
 	}
-}
-
-// serviceAccountKubeconfig creates the ServiceAccount name in namespace,
-// bound by a Role and RoleBinding named name to rules in that namespace
-// (none: no grant), and writes a kubeconfig that authenticates with a
-// token of it (a TokenRequest) and nothing else. With rules, it returns
-// once the API server's authorizer allows the first.
-func serviceAccountKubeconfig(t *testing.T, namespace, name string, rules ...rbacv1.PolicyRule) string {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := cluster.Client.CoreV1().ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	user := "system:serviceaccount:" + namespace + ":" + name
-	if len(rules) > 0 {
-		rbac := cluster.Client.RbacV1()
-		if _, err := rbac.Roles(namespace).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		binding := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
-		}
-		if _, err := rbac.RoleBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		framework.Eventually(t, user+" may "+rules[0].Verbs[0]+" "+rules[0].Resources[0], func() bool {
-			sar, err := cluster.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User:               user,
-				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: rules[0].Verbs[0], Group: rules[0].APIGroups[0], Resource: rules[0].Resources[0]},
-			}}, metav1.CreateOptions{})
-			return err == nil && sar.Status.Allowed
-		})
-	}
-	tr, err := cluster.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["node"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "node", AuthInfo: name, Namespace: namespace}
-	cfg.CurrentContext = name
-	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // forwarding is the line kubectl port-forward prints for its local port.

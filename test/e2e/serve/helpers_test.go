@@ -12,15 +12,10 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/queryserver"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -140,52 +135,13 @@ func (s *server) post(t *testing.T, hc *http.Client, body io.Reader) (int, strin
 }
 
 // serviceAccountKubeconfig creates the service account name in namespace
-// ns, bound by a RoleBinding to a Role that allows list, watch and get on
-// pods in ns only, and writes a kubeconfig for it with a token from the
-// TokenRequest API. It returns once the API server's authorizer allows
-// the service account to list pods in ns, and the account's user name.
+// ns, allowed list, watch and get on pods in ns only, and writes a
+// kubeconfig for it with a token from the TokenRequest API. It returns
+// once the API server's authorizer allows the service account to list
+// pods in ns, and the account's user name.
 func serviceAccountKubeconfig(t *testing.T, ns, name string) (kubeconfig, user string) {
 	t.Helper()
-	ctx := context.Background()
-	client := cluster.Client
-	create := func(err error) {
-		t.Helper()
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-	_, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	create(err)
-	_, err = client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch", "get"}}},
-	}, metav1.CreateOptions{})
-	create(err)
-	_, err = client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
-	}, metav1.CreateOptions{})
-	create(err)
-	expiry := int64(3600)
-	tr, err := client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Status.Token == "" {
-		t.Fatal("the TokenRequest returned no token")
-	}
-	user = "system:serviceaccount:" + ns + ":" + name
-	waitAllowed(t, authorizationv1.SubjectAccessReviewSpec{
-		User:   user,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: ns, Verb: "list", Resource: "pods",
-		},
-	})
-	return tokenKubeconfig(t, ns+"-"+name, tr.Status.Token), user
+	return cluster.ServiceAccountKubeconfig(t, ns, name, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch", "get"}})
 }
 
 // waitAllowed waits up to 30 seconds until a SubjectAccessReview of spec
@@ -208,22 +164,6 @@ func waitAllowed(t *testing.T, spec authorizationv1.SubjectAccessReviewSpec) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// tokenKubeconfig writes a kubeconfig for the test cluster that
-// authenticates with the bearer token alone, and returns its path.
-func tokenKubeconfig(t *testing.T, name, token string) string {
-	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name, Namespace: "default"}
-	cfg.CurrentContext = name
-	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // diff describes how two results differ, for messages.

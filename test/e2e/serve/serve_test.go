@@ -226,7 +226,7 @@ func testNoRBAC(t *testing.T, s *server) {
 
 // testInvalidToken checks a bearer token the API server does not know.
 func testInvalidToken(t *testing.T, s *server) {
-	kubeconfig := tokenKubeconfig(t, "invalid", "not-a-token")
+	kubeconfig := cluster.TokenKubeconfig(t, "invalid", "not-a-token")
 	r := s.query(t, kubeconfig, "pods", "-A")
 	if r.code != app.ExitRuntime || r.out != "" || !strings.Contains(r.errOut, "401 Unauthorized") {
 		t.Errorf("query with an invalid token: exit %d, stdout %q, stderr %q; want exit 1 and 401 Unauthorized", r.code, r.out, r.errOut)
