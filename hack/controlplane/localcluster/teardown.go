@@ -18,8 +18,9 @@ import (
 
 // downNode stops the node's processes and every container, then removes
 // what they leave on the machine: mounts under c.dir, the kubepods
-// cgroups, kube-proxy's iptables rules and the node's interfaces. It is
-// safe to run when no node ran.
+// cgroups and kube-proxy's and the kubelet's iptables rules; it stops the
+// API server and etcd before it deletes the bridge holding their address.
+// It is safe to run when no node ran.
 func (c *cluster) downNode() error {
 	var errs []error
 	// The kubelet first, so that it restarts nothing.
@@ -42,6 +43,12 @@ func (c *cluster) downNode() error {
 		}
 	}
 	errs = append(errs, removeKubeletChains())
+	// The API server listens on the bridge's address: stopped after the
+	// address is gone, it waits for its connections to that address to end
+	// until its shutdown times out.
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		c.stop(name)
+	}
 	if _, err := net.InterfaceByName(bridgeLink); err == nil {
 		if out, err := exec.Command("ip", "link", "delete", bridgeLink).CombinedOutput(); err != nil {
 			errs = append(errs, fmt.Errorf("ip link delete %s: %v: %s", bridgeLink, err, out))
