@@ -142,8 +142,10 @@ func nodeLeftovers(dir string) error {
 	if _, err := net.InterfaceByName("kinf-br0"); err == nil {
 		left = append(left, "network interface kinf-br0")
 	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory/kubepods"); err == nil {
-		left = append(left, "cgroup /sys/fs/cgroup/memory/kubepods")
+	for _, cg := range []string{"/sys/fs/cgroup/memory/kubepods", "/sys/fs/cgroup/kubepods"} {
+		if _, err := os.Stat(cg); err == nil {
+			left = append(left, "cgroup "+cg)
+		}
 	}
 	for _, tool := range []string{"iptables-save", "ip6tables-save"} {
 		if out, err := exec.Command(tool).Output(); err == nil {

@@ -110,10 +110,14 @@ func TestMemoryLimitThousandsOfPods(t *testing.T) {
 	// What the kernel saw: the container's cgroup (v1) under the pod's QoS
 	// class, its limit the container's, and the most it ever used.
 	dir := containerCgroup(t, p, cs)
-	if n := cgroupValue(t, dir, "memory.limit_in_bytes"); n != limit.Value() {
+	limitFile, peakFile := "memory.limit_in_bytes", "memory.max_usage_in_bytes"
+	if cgroupV2() {
+		limitFile, peakFile = "memory.max", "memory.peak"
+	}
+	if n := cgroupValue(t, dir, limitFile); n != limit.Value() {
 		t.Errorf("the cgroup's memory limit is %d bytes, want the container's %d", n, limit.Value())
 	}
-	peak := cgroupValue(t, dir, "memory.max_usage_in_bytes")
+	peak := cgroupValue(t, dir, peakFile)
 	if oom := oomKills(t, dir); oom != 0 {
 		t.Errorf("the cgroup counts %d OOM kills", oom)
 	}
@@ -257,7 +261,11 @@ func containerCgroup(t *testing.T, p *corev1.Pod, cs corev1.ContainerStatus) str
 		t.Fatalf("container ID %q is not containerd's", cs.ContainerID)
 	}
 	qos := map[corev1.PodQOSClass]string{corev1.PodQOSGuaranteed: "", corev1.PodQOSBurstable: "burstable", corev1.PodQOSBestEffort: "besteffort"}[p.Status.QOSClass]
-	dir := filepath.Join("/sys/fs/cgroup/memory/kubepods", qos, "pod"+string(p.UID), id)
+	root := "/sys/fs/cgroup/memory/kubepods"
+	if cgroupV2() {
+		root = "/sys/fs/cgroup/kubepods"
+	}
+	dir := filepath.Join(root, qos, "pod"+string(p.UID), id)
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("the container's cgroup: %v", err)
 	}
@@ -278,10 +286,15 @@ func cgroupValue(t *testing.T, dir, file string) int64 {
 	return n
 }
 
-// oomKills is the oom_kill count of the cgroup dir's memory.oom_control.
+// oomKills is the oom_kill count of the cgroup dir: in memory.oom_control
+// (v1) or memory.events (v2).
 func oomKills(t *testing.T, dir string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "memory.oom_control"))
+	file := "memory.oom_control"
+	if cgroupV2() {
+		file = "memory.events"
+	}
+	b, err := os.ReadFile(filepath.Join(dir, file)) //nolint:gosec // G304: a cgroup's file
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,13 +302,20 @@ func oomKills(t *testing.T, dir string) int64 {
 		if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				t.Fatalf("%s/memory.oom_control: %q", dir, l)
+				t.Fatalf("%s/%s: %q", dir, file, l)
 			}
 			return n
 		}
 	}
-	t.Logf("%s/memory.oom_control counts no OOM kills (an older kernel): %q", dir, b)
+	t.Logf("%s/%s counts no OOM kills (an older kernel): %q", dir, file, b)
 	return 0
+}
+
+// cgroupV2 reports whether the machine's cgroups are one unified (v2)
+// hierarchy rather than one per controller (v1).
+func cgroupV2() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err == nil
 }
 
 // goMemLimit is the GOMEMLIMIT in the environment of the cgroup dir's
