@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // controllerSet is what Load creates in one namespace when
@@ -299,17 +301,41 @@ func jobTemplate(name string) corev1.PodTemplateSpec {
 		Containers: []corev1.Container{{Name: "task", Image: "registry.example.com/" + name + ":1.0.0"}}}}
 }
 
-// createWithStatus creates obj and writes the status it was given, as the
-// controller of its kind would.
-func createWithStatus[T any](ctx context.Context, obj T, create func(context.Context, T, metav1.CreateOptions) (T, error),
-	updateStatus func(context.Context, T, metav1.UpdateOptions) (T, error), setStatus func(got, want T)) error {
-	got, err := create(ctx, obj, metav1.CreateOptions{})
+// statusClient is what a typed client offers for a kind with a status.
+type statusClient[T metav1.Object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	UpdateStatus(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// statusConflicts is how often createWithStatus reads an object again
+// after a conflict.
+var statusConflicts = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
+// createWithStatus creates obj with c and writes the status setStatus
+// copies from obj onto the created object, as the controller of its kind
+// would. On a cluster that runs controllers, one may have written the
+// object since it was created (the node lifecycle controller taints a new
+// node, the deployment controller writes a new deployment's status): then
+// it reads the object again, sets the status anew, and writes that.
+func createWithStatus[T metav1.Object](ctx context.Context, c statusClient[T], obj T, setStatus func(got, want T)) error {
+	got, err := c.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
 	setStatus(got, obj)
-	_, err = updateStatus(ctx, got, metav1.UpdateOptions{})
-	return err
+	return retry.RetryOnConflict(statusConflicts, func() error {
+		_, err := c.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			fresh, gerr := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
+			if gerr != nil {
+				return gerr
+			}
+			setStatus(fresh, obj)
+			got = fresh
+		}
+		return err
+	})
 }
 
 // loadControllers creates the controller set of namespace i; count counts
@@ -329,25 +355,25 @@ func (s Spec) loadControllers(ctx context.Context, cs kubernetes.Interface, i in
 	steps := []func() error{
 		func() error {
 			return each(len(set.replicaSets), func(k int) error {
-				return createWithStatus(ctx, set.replicaSets[k], apps.ReplicaSets(ns).Create, apps.ReplicaSets(ns).UpdateStatus,
+				return createWithStatus(ctx, apps.ReplicaSets(ns), set.replicaSets[k],
 					func(got, want *appsv1.ReplicaSet) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			return each(len(set.statefulSets), func(k int) error {
-				return createWithStatus(ctx, set.statefulSets[k], apps.StatefulSets(ns).Create, apps.StatefulSets(ns).UpdateStatus,
+				return createWithStatus(ctx, apps.StatefulSets(ns), set.statefulSets[k],
 					func(got, want *appsv1.StatefulSet) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			return each(len(set.daemonSets), func(k int) error {
-				return createWithStatus(ctx, set.daemonSets[k], apps.DaemonSets(ns).Create, apps.DaemonSets(ns).UpdateStatus,
+				return createWithStatus(ctx, apps.DaemonSets(ns), set.daemonSets[k],
 					func(got, want *appsv1.DaemonSet) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			return each(len(set.cronJobs), func(k int) error {
-				return createWithStatus(ctx, set.cronJobs[k], batch.CronJobs(ns).Create, batch.CronJobs(ns).UpdateStatus,
+				return createWithStatus(ctx, batch.CronJobs(ns), set.cronJobs[k],
 					func(got, want *batchv1.CronJob) { got.Status = want.Status })
 			})
 		},
@@ -362,27 +388,27 @@ func (s Spec) loadControllers(ctx context.Context, cs kubernetes.Interface, i in
 					set.jobs[k].OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob",
 						Name: owner.Name, UID: owner.UID, Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
 				}
-				return createWithStatus(ctx, set.jobs[k], batch.Jobs(ns).Create, batch.Jobs(ns).UpdateStatus,
+				return createWithStatus(ctx, batch.Jobs(ns), set.jobs[k],
 					func(got, want *batchv1.Job) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			hpas := cs.AutoscalingV2().HorizontalPodAutoscalers(ns)
 			return each(len(set.hpas), func(k int) error {
-				return createWithStatus(ctx, set.hpas[k], hpas.Create, hpas.UpdateStatus,
+				return createWithStatus(ctx, hpas, set.hpas[k],
 					func(got, want *autoscalingv2.HorizontalPodAutoscaler) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			pdbs := cs.PolicyV1().PodDisruptionBudgets(ns)
 			return each(len(set.pdbs), func(k int) error {
-				return createWithStatus(ctx, set.pdbs[k], pdbs.Create, pdbs.UpdateStatus,
+				return createWithStatus(ctx, pdbs, set.pdbs[k],
 					func(got, want *policyv1.PodDisruptionBudget) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			return each(len(set.replicationControllers), func(k int) error {
-				return createWithStatus(ctx, set.replicationControllers[k], core.ReplicationControllers(ns).Create, core.ReplicationControllers(ns).UpdateStatus,
+				return createWithStatus(ctx, core.ReplicationControllers(ns), set.replicationControllers[k],
 					func(got, want *corev1.ReplicationController) { got.Status = want.Status })
 			})
 		},
@@ -390,13 +416,13 @@ func (s Spec) loadControllers(ctx context.Context, cs kubernetes.Interface, i in
 	steps = append(steps,
 		func() error {
 			return each(len(set.deployments), func(k int) error {
-				return createWithStatus(ctx, set.deployments[k], apps.Deployments(ns).Create, apps.Deployments(ns).UpdateStatus,
+				return createWithStatus(ctx, apps.Deployments(ns), set.deployments[k],
 					func(got, want *appsv1.Deployment) { got.Status = want.Status })
 			})
 		},
 		func() error {
 			return each(len(set.pods), func(k int) error {
-				return createWithStatus(ctx, set.pods[k], core.Pods(ns).Create, core.Pods(ns).UpdateStatus,
+				return createWithStatus(ctx, core.Pods(ns), set.pods[k],
 					func(got, want *corev1.Pod) { got.Status = want.Status })
 			})
 		})

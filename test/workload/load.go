@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 )
 
 // Summary counts what Load created; objects that existed already are counted
@@ -93,20 +92,7 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 	}
 	err = parallel(ctx, spec.Nodes, spec.Concurrency, func(ctx context.Context, i int) error {
 		want := spec.node(i)
-		got, err := cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
-		if err == nil {
-			got.Status = want.Status
-			err = updateStatus(got, func(o *corev1.Node) error {
-				_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, o, metav1.UpdateOptions{})
-				return err
-			}, func() (*corev1.Node, error) {
-				o, err := cs.CoreV1().Nodes().Get(ctx, want.Name, metav1.GetOptions{})
-				if err == nil {
-					o.Status = want.Status
-				}
-				return o, err
-			})
-		}
+		err := createWithStatus(ctx, cs.CoreV1().Nodes(), want, func(got, want *corev1.Node) { got.Status = want.Status })
 		return count(&sum.Nodes, err)
 	})
 	if err != nil {
@@ -120,20 +106,7 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 		g := groups[gi]
 		for i := g.first; i < g.first+g.count; i++ {
 			pod, status, ready := spec.pod(g, i)
-			got, err := cs.CoreV1().Pods(g.namespace).Create(ctx, pod, metav1.CreateOptions{})
-			if err == nil {
-				got.Status = status
-				err = updateStatus(got, func(o *corev1.Pod) error {
-					_, err := cs.CoreV1().Pods(g.namespace).UpdateStatus(ctx, o, metav1.UpdateOptions{})
-					return err
-				}, func() (*corev1.Pod, error) {
-					o, err := cs.CoreV1().Pods(g.namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-					if err == nil {
-						o.Status = status
-					}
-					return o, err
-				})
-			}
+			err := createWithStatus(ctx, cs.CoreV1().Pods(g.namespace), pod, func(got, _ *corev1.Pod) { got.Status = status })
 			if err := count(&sum.Pods, err); err != nil {
 				return err
 			}
@@ -142,20 +115,7 @@ func Load(ctx context.Context, cfg *rest.Config, spec Spec, log io.Writer) (Summ
 			}
 		}
 		want := spec.deployment(g, readyPods[gi])
-		got, err := cs.AppsV1().Deployments(g.namespace).Create(ctx, want, metav1.CreateOptions{})
-		if err == nil {
-			got.Status = want.Status
-			err = updateStatus(got, func(o *appsv1.Deployment) error {
-				_, err := cs.AppsV1().Deployments(g.namespace).UpdateStatus(ctx, o, metav1.UpdateOptions{})
-				return err
-			}, func() (*appsv1.Deployment, error) {
-				o, err := cs.AppsV1().Deployments(g.namespace).Get(ctx, want.Name, metav1.GetOptions{})
-				if err == nil {
-					o.Status = want.Status
-				}
-				return o, err
-			})
-		}
+		err := createWithStatus(ctx, cs.AppsV1().Deployments(g.namespace), want, func(got, want *appsv1.Deployment) { got.Status = want.Status })
 		return count(&sum.Deployments, err)
 	})
 	if err != nil {
@@ -222,29 +182,6 @@ func ensureCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apie
 			}
 		}
 		return false, nil
-	})
-}
-
-// statusConflicts is how often updateStatus reads an object again after a
-// conflict.
-var statusConflicts = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1}
-
-// updateStatus writes obj, whose status is set, with update. On a cluster
-// that runs controllers, one may have written the object since it was
-// created (the node lifecycle controller taints a new node, the deployment
-// controller writes a new deployment's status): then it reads the object
-// again with get, which sets the status anew, and writes that.
-func updateStatus[T any](obj T, update func(T) error, get func() (T, error)) error {
-	return retry.RetryOnConflict(statusConflicts, func() error {
-		err := update(obj)
-		if apierrors.IsConflict(err) {
-			fresh, gerr := get()
-			if gerr != nil {
-				return gerr
-			}
-			obj = fresh
-		}
-		return err
 	})
 }
 

@@ -63,7 +63,7 @@ func (s Spec) loadOthers(ctx context.Context, cs kubernetes.Interface, i int, co
 	}
 	steps := []func() error{
 		func() error {
-			return createWithStatus(ctx, lb, core.Services(ns).Create, core.Services(ns).UpdateStatus,
+			return createWithStatus(ctx, core.Services(ns), lb,
 				func(got, want *corev1.Service) { got.Status = want.Status })
 		},
 		func() error {
@@ -214,7 +214,7 @@ func (s Spec) loadClusterOthers(ctx context.Context, cs kubernetes.Interface, co
 					Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr("pv-" + ns)}},
 				Status: storagev1.VolumeAttachmentStatus{Attached: true, AttachmentMetadata: map[string]string{"devicePath": "/dev/xvdba"}},
 			}
-			return createWithStatus(ctx, va, cs.StorageV1().VolumeAttachments().Create, cs.StorageV1().VolumeAttachments().UpdateStatus,
+			return createWithStatus(ctx, cs.StorageV1().VolumeAttachments(), va,
 				func(got, want *storagev1.VolumeAttachment) { got.Status = want.Status })
 		},
 		func() error { return s.createCSR(ctx, cs) },
