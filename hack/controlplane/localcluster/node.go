@@ -59,7 +59,7 @@ var nodeProcesses = []string{"containerd", "kube-controller-manager", "kube-sche
 // hasNode reports whether the cluster in c.dir was started with a node,
 // or holds the machine's node claim.
 func (c *cluster) hasNode() bool {
-	if _, err := os.Stat(c.path("node")); err == nil {
+	if fileExists(c.path("node")) {
 		return true
 	}
 	b, err := os.ReadFile(nodeLock)
@@ -78,7 +78,7 @@ var hostTools = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr",
 func checkNodePrerequisites(bin string) error {
 	var missing []string
 	for _, b := range nodeBinaries {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+		if !fileExists(filepath.Join(bin, b)) {
 			missing = append(missing, filepath.Join(bin, b)+" (run 'make node')")
 		}
 	}
@@ -87,7 +87,7 @@ func checkNodePrerequisites(bin string) error {
 			missing = append(missing, t+" (run 'make node-deps')")
 		}
 	}
-	if _, err := os.Stat(filepath.Join(cniBinDir, "bridge")); err != nil {
+	if !fileExists(filepath.Join(cniBinDir, "bridge")) {
 		missing = append(missing, filepath.Join(cniBinDir, "bridge")+" (run 'make node-deps')")
 	}
 	if os.Geteuid() != 0 {
@@ -109,7 +109,7 @@ func (c *cluster) claimNode() error {
 	if b, err := os.ReadFile(nodeLock); err == nil {
 		other := strings.TrimSpace(string(b))
 		if other != abs {
-			o := &cluster{dir: other}
+			o := &cluster{bin: c.bin, dir: other}
 			if _, ok := o.running("kubelet"); ok {
 				return fmt.Errorf("a node of the local cluster in %s runs on this machine, and only one can: stop it with 'localcluster down -dir %s' (make cluster-down)", other, other)
 			}
@@ -320,7 +320,7 @@ func (c *cluster) importImages(dir string) error {
 	}
 	sort.Strings(archives)
 	for _, a := range archives {
-		if out, err := c.ctr("images", "import", "--no-unpack=false", a); err != nil {
+		if out, err := c.ctr("images", "import", a); err != nil {
 			return fmt.Errorf("importing %s into the node's containerd: %v: %s", a, err, out)
 		}
 	}

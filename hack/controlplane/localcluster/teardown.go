@@ -32,14 +32,10 @@ func (c *cluster) downNode() error {
 	c.stop("containerd")
 	killShims(c.containerdSocket())
 	errs = append(errs, unmountUnder(c.dir), removeCgroupTree("kubepods"))
-	if _, err := os.Stat(nodeLock); err == nil && filepath.IsAbs(c.dir) {
-		// kube-proxy removes its own rules.
-		if kp := filepath.Join(c.bin, "kube-proxy"); c.bin != "" {
-			if _, err := os.Stat(kp); err == nil {
-				if out, err := exec.Command(kp, "--cleanup").CombinedOutput(); err != nil { //nolint:gosec // G204: the kube-proxy in the -bin directory
-					errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %v: %s", err, out))
-				}
-			}
+	// kube-proxy removes its own rules.
+	if kp := filepath.Join(c.bin, "kube-proxy"); fileExists(kp) {
+		if out, err := exec.Command(kp, "--cleanup").CombinedOutput(); err != nil { //nolint:gosec // G204: the kube-proxy in the -bin directory
+			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %v: %s", err, out))
 		}
 	}
 	errs = append(errs, removeKubeletChains())
@@ -280,4 +276,9 @@ func removeKubeletChains() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
