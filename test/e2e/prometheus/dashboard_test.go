@@ -41,14 +41,7 @@ var labelValues = regexp.MustCompile(`^label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*),
 // scrape interval of a second, against prom: each must parse and return
 // data. Its job variable must list jobs.
 func checkDashboard(t *testing.T, prom *framework.Prometheus, jobs []string) {
-	b, err := os.ReadFile(filepath.Join(cluster.Root, monitoring, "dashboard.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("dashboard.json: %v", err)
-	}
+	d := loadDashboard(t)
 	for _, v := range d.Templating.List {
 		if v.Type != "query" {
 			continue
@@ -102,14 +95,7 @@ func containsAll(got, want []string) bool {
 // serve kubectl_informer_build_info: the dashboard must work under any job
 // name, as the rules do.
 func TestDashboardNamesNoJob(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(cluster.Root, monitoring, "dashboard.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("dashboard.json: %v", err)
-	}
+	d := loadDashboard(t)
 	queries := 0
 	var walk func([]dashboardPanel)
 	walk = func(panels []dashboardPanel) {
@@ -137,4 +123,18 @@ func TestDashboardNamesNoJob(t *testing.T) {
 			}
 		}
 	}
+}
+
+// loadDashboard reads the shipped dashboard.
+func loadDashboard(t *testing.T) dashboard {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(cluster.Root, monitoring, "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("dashboard.json: %v", err)
+	}
+	return d
 }
