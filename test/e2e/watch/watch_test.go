@@ -310,16 +310,20 @@ func TestSelectorEnterLeave(t *testing.T) {
 
 	a := cluster.CreatePod(t, ns, "a", map[string]string{"x": "1"})
 	w.WaitLines(t, 2)
+	j.WaitLines(t, 2)
 	out := setLabel(t, a, "x", "2")
-	// Each step waits for the event of the one before: the watch reads an
-	// object that left its selector to know it still exists.
+	// Each step waits for the event of the one before, in both watches:
+	// the watch reads an object that left its selector to know it still
+	// exists, and shows it as it is when read.
 	lines := w.WaitLines(t, 4)
 	framework.CheckEventLines(t, lines[2:4], []string{
 		fmt.Sprintf("LEFT    pod %s/a %s", ns, out.ResourceVersion),
 		"  metadata.labels.x: 1 → 2",
 	})
+	j.WaitLines(t, 3)
 	back := setLabel(t, out, "x", "1")
 	w.WaitLines(t, 5)
+	j.WaitLines(t, 4)
 	deletePod(t, back)
 	cluster.CreatePod(t, ns, "last", map[string]string{"x": "1"})
 	lines = w.WaitLineContaining(t, " pod "+ns+"/last ")
