@@ -135,6 +135,9 @@ type Informer struct {
 	// keeps only Stubs (see Needs.Readers); 0: the cache keeps objects.
 	// Fixed when the informer starts; guarded by the Factory's lock before.
 	readers int
+	// early are the Early functions of the requests that counted readers
+	// (see Needs.Early); guarded by the Factory's lock.
+	early []func(runtime.Object)
 	// errLock guards lastErr and health.
 	errLock sync.Mutex
 	lastErr error
@@ -353,6 +356,22 @@ type Needs struct {
 	// be requested again once started: a handler added then would receive
 	// Stubs whose objects are gone.
 	Readers int
+	// Early, with Readers, receives the objects of the informer's first
+	// list as they arrive, before the cache holds them: each as it is
+	// received when the list is streamed as a watch's initial events,
+	// instead of once the whole list is (client-go holds the list until
+	// its end), else as the list replaces the empty cache. Each is handed
+	// to Early once, on the informer's goroutine that receives it, in the
+	// order received; Early may block, which holds the list back. The
+	// Stub cached of an object handed to Early keeps none of it: its
+	// events give Take nothing (see TakenEarly). A list streamed and cut
+	// off before its end is streamed again, and objects handed to Early
+	// then may never reach the cache (deleted meanwhile): by the time its
+	// handler has synced, the reader forgets what it made of an object
+	// Early received and no event of the handler named. The events after
+	// the first list carry objects for Take as without Early. Early is
+	// used only when every request that counts readers gives one.
+	Early func(obj runtime.Object)
 }
 
 // Request returns the informer of res in scope, creating it for needs, or
@@ -376,6 +395,9 @@ func (f *Factory) Request(res Resource, scope Scope, needs Needs) (*Informer, er
 		if len(needs.Indexers) > 0 {
 			inf.readers = 0
 		}
+		if inf.readers > 0 && needs.Early != nil {
+			inf.early = append(inf.early, needs.Early)
+		}
 		f.informers[key] = inf
 	} else if inf.Informer == nil {
 		if needs.Fields == nil || inf.fields == nil {
@@ -387,6 +409,9 @@ func (f *Factory) Request(res Resource, scope Scope, needs Needs) (*Informer, er
 			inf.readers = 0
 		} else {
 			inf.readers += needs.Readers
+			if needs.Early != nil {
+				inf.early = append(inf.early, needs.Early)
+			}
 		}
 	}
 	if inf.Informer != nil {
@@ -490,8 +515,13 @@ func (f *Factory) startLocked(inf *Informer) error {
 	})
 	tf := transform(inf.Resource.GVK)
 	if inf.readers > 0 {
-		tf = stubTransform(tf, inf.readers)
+		var early []func(runtime.Object)
+		if len(inf.early) == inf.readers {
+			early = inf.early
+		}
+		tf = stubTransform(tf, inf.readers, early, &inf.lists.filled)
 	}
+	inf.early = nil
 	if err := si.SetTransform(tf); err != nil {
 		return err
 	}

@@ -215,6 +215,10 @@ type Relist struct {
 // hear of relists.
 type lists struct {
 	completed atomic.Int64
+	// filled is set once the first list has been handed to the cache:
+	// at the bookmark that ends a streamed list, or as the watch that
+	// follows a list starts.
+	filled atomic.Bool
 	// lock guards hooks.
 	lock  sync.Mutex
 	hooks []func(Relist)
@@ -364,6 +368,9 @@ func (c *clients) listWatchLocked(res Resource, mode Mode, scope Scope, shape li
 				return nil, err
 			}
 			initial := o.SendInitialEvents != nil && *o.SendInitialEvents
+			if !initial {
+				ls.filled.Store(true)
+			}
 			if !initial && prepare == nil {
 				return w, nil
 			}
@@ -447,6 +454,7 @@ func (s *streamedList) event(ev watch.Event) {
 	case ev.Type == watch.Bookmark:
 		if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 			s.complete = true
+			s.lists.filled.Store(true)
 			s.lists.done(s.relist, s.objects, s.reqs)
 			s.objects = nil
 		}

@@ -2,6 +2,7 @@ package factory
 
 import (
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,12 +13,16 @@ import (
 // of an object: the metadata that identifies it (name, namespace, UID,
 // resource version), and the object itself only until each of the
 // informer's readers has taken it from the event that delivered it (see
-// Take). Keys, the namespace index, relists and tombstones work from the
-// metadata alone, so the cache costs a few hundred bytes per object
-// whatever the objects hold.
+// Take), or not at all when the readers had it as it arrived (see
+// Needs.Early and TakenEarly). Keys, the namespace index, relists and
+// tombstones work from the metadata alone, so the cache costs a few
+// hundred bytes per object whatever the objects hold.
 type Stub struct {
 	metav1.ObjectMeta
 
+	// early is set when the readers had the object as it arrived; fixed
+	// when the Stub is made.
+	early bool
 	// mu guards obj and left.
 	mu sync.Mutex
 	// obj is the object as received; nil once every reader has taken it.
@@ -26,15 +31,28 @@ type Stub struct {
 	left int
 }
 
-// newStub wraps obj for readers readers.
+// newStub wraps obj for readers readers; with no reader, it keeps only
+// obj's metadata.
 func newStub(obj runtime.Object, readers int) (*Stub, bool) {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return nil, false
 	}
-	s := &Stub{obj: obj, left: readers}
+	s := &Stub{left: readers}
+	if readers > 0 {
+		s.obj = obj
+	}
 	s.Name, s.Namespace, s.UID, s.ResourceVersion = m.GetName(), m.GetNamespace(), m.GetUID(), m.GetResourceVersion()
 	return s, true
+}
+
+// TakenEarly reports whether obj, the object of an informer's event, is a
+// Stub whose object the informer's readers had as it arrived (see
+// Needs.Early): Take returns nil for it, and the event only says that the
+// cache holds the object, or no longer does.
+func TakenEarly(obj any) bool {
+	s, ok := obj.(*Stub)
+	return ok && s.early
 }
 
 // Take returns the object an event handler of an informer received: obj
@@ -63,17 +81,29 @@ func Take(obj any) any {
 }
 
 // stubTransform stamps objects as transform does, then wraps them for
-// readers.
-func stubTransform(next cache.TransformFunc, readers int) cache.TransformFunc {
+// readers. Until filled is set, it hands each object to every function of
+// early, if any, and keeps none of it (see Needs.Early).
+func stubTransform(next cache.TransformFunc, readers int, early []func(runtime.Object), filled *atomic.Bool) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		obj, err := next(obj)
 		if err != nil {
 			return nil, err
 		}
-		if ro, ok := obj.(runtime.Object); ok {
-			if s, ok := newStub(ro, readers); ok {
+		ro, ok := obj.(runtime.Object)
+		if !ok {
+			return obj, nil // a Stub, transformed again as a list is replaced
+		}
+		if len(early) > 0 && !filled.Load() {
+			if s, ok := newStub(ro, 0); ok {
+				s.early = true
+				for _, fn := range early {
+					fn(ro)
+				}
 				return s, nil
 			}
+		}
+		if s, ok := newStub(ro, readers); ok {
+			return s, nil
 		}
 		return obj, nil
 	}

@@ -2,6 +2,7 @@ package factory_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -167,5 +169,149 @@ func TestTransientNeedsAllReaders(t *testing.T) {
 		if inf.Transient() {
 			t.Errorf("%s: the informer keeps no objects, though a consumer needs them", name)
 		}
+	}
+}
+
+// earlyReader is the reader of a transient informer that has the objects
+// of its first list as they arrive (factory.Needs.Early), and what its
+// event handler then receives.
+type earlyReader struct {
+	mu sync.Mutex
+	// early are the objects handed to Early, in order.
+	early []*corev1.Pod
+	// takenEarly are the pod names of events whose Stub said its object
+	// went to Early; taken those of events that gave Take the object.
+	takenEarly, taken []string
+	// emptyHanded are the names of events that gave Take nothing though
+	// their Stub did not say it went to Early.
+	emptyHanded []string
+}
+
+func (r *earlyReader) Early(obj runtime.Object) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.early = append(r.early, obj.(*corev1.Pod))
+}
+
+func (r *earlyReader) event(obj any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := obj.(metav1.Object).GetName()
+	switch {
+	case factory.TakenEarly(obj):
+		if o := factory.Take(obj); o != nil {
+			r.emptyHanded = append(r.emptyHanded, name+" (taken early, and still holding its object)")
+		}
+		r.takenEarly = append(r.takenEarly, name)
+	case factory.Take(obj) != nil:
+		r.taken = append(r.taken, name)
+	default:
+		r.emptyHanded = append(r.emptyHanded, name)
+	}
+}
+
+func (r *earlyReader) OnAdd(obj any, _ bool) { r.event(obj) }
+func (r *earlyReader) OnUpdate(_, obj any)   { r.event(obj) }
+func (r *earlyReader) OnDelete(any)          {}
+
+func (r *earlyReader) names() (early, takenEarly, taken, emptyHanded []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.early {
+		early = append(early, p.Name)
+	}
+	return early, slices.Clone(r.takenEarly), slices.Clone(r.taken), slices.Clone(r.emptyHanded)
+}
+
+// TestTransientEarly checks that the readers of a transient informer that
+// ask for it have the objects of its first list as they arrive, whole,
+// whether the list is streamed as a watch's initial events or listed
+// (an object limit turns streaming off): the cache then keeps none of
+// them, and their events say so; the events after the first list carry
+// their objects for Take as without Early.
+func TestTransientEarly(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      factory.Config
+		streamed bool
+	}{
+		{"streamed", factory.Config{}, true},
+		{"listed", factory.Config{ObjectLimit: 1000}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := cluster.NewNamespace(t, "early")
+			before := []string{"a", "b", "c"}
+			for _, name := range before {
+				cluster.CreatePod(t, ns, name, map[string]string{"step": "created"})
+			}
+			pods, _ := podsAndFactory(t)
+			f, err := factory.New(cluster.Config, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &earlyReader{}
+			inf, err := f.Request(pods, factory.Scope{Namespace: ns}, factory.Needs{Mode: factory.ModeFull, Readers: 1, Early: r.Early})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer func() {
+				cancel()
+				f.Shutdown()
+			}()
+			if err := f.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := inf.Informer.AddEventHandler(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.WaitForSync(ctx, time.Minute, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			framework.Eventually(t, "the handler has the first list's events", func() bool {
+				_, takenEarly, _, _ := r.names()
+				return len(takenEarly) >= len(before)
+			})
+			if lists := inf.Requests.Lists.Load(); (lists == 0) != tc.streamed {
+				t.Errorf("%d list requests; streamed: %v", lists, tc.streamed)
+			}
+			early, takenEarly, taken, emptyHanded := r.names()
+			slices.Sort(early)
+			slices.Sort(takenEarly)
+			if !slices.Equal(early, before) || !slices.Equal(takenEarly, before) || len(taken) > 0 || len(emptyHanded) > 0 {
+				t.Fatalf("first list: Early had %v, events said taken early %v, gave Take %v, gave nothing %v; want Early and the events to name %v, and no other event", early, takenEarly, taken, emptyHanded, before)
+			}
+			r.mu.Lock()
+			for _, p := range r.early {
+				if len(p.Spec.Containers) != 1 || p.Kind != "Pod" || p.Labels["step"] != "created" {
+					t.Errorf("Early had %s/%s with %d containers and labels %v; want the whole object", p.Kind, p.Name, len(p.Spec.Containers), p.Labels)
+				}
+			}
+			r.mu.Unlock()
+			for _, obj := range inf.Informer.GetStore().List() {
+				if s, ok := obj.(*factory.Stub); !ok || !factory.TakenEarly(s) || factory.Take(s) != nil {
+					t.Errorf("the cache holds %T (taken early: %v); want a Stub without its object", obj, factory.TakenEarly(obj))
+				}
+			}
+
+			// After the first list: objects for Take, none for Early.
+			cluster.CreatePod(t, ns, "after", map[string]string{"step": "created"})
+			p, err := cluster.Client.CoreV1().Pods(ns).Get(ctx, "a", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Labels["step"] = "updated"
+			if _, err := cluster.Client.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			framework.Eventually(t, "the handler takes the new pod and the update", func() bool {
+				_, _, taken, _ := r.names()
+				return slices.Contains(taken, "after") && slices.Contains(taken, "a")
+			})
+			early, _, _, emptyHanded = r.names()
+			if len(early) != len(before) || len(emptyHanded) > 0 {
+				t.Errorf("after the first list, Early had %v and events gave Take nothing for %v; want only the first list's for Early, and no event without its object", early, emptyHanded)
+			}
+		})
 	}
 }
