@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -72,6 +75,31 @@ type resourceState struct {
 	// served is set once the resource's families are written on scrapes
 	// (see Engine.serves); it stays set.
 	served atomic.Bool
+	// fill follows the objects of the first lists computed as they
+	// arrived (see Engine.Early); nil without.
+	fill *fillState
+}
+
+// fillState follows the objects of a resource's first lists computed as
+// they arrived (see Engine.Early) until the handlers have synced: an
+// object that no event then named was received by a list cut off before
+// its end, and deleted before it was listed again; its series are removed
+// (see Engine.serves).
+type fillState struct {
+	mu sync.Mutex
+	// named holds the UIDs that the handlers' events named; nil once
+	// the objects no event named have been removed.
+	named map[string]struct{}
+}
+
+// name records that an event of the handlers named obj, while fs follows
+// them.
+func (fs *fillState) name(obj any) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.named != nil {
+		fs.named[objectUID(obj)] = struct{}{}
+	}
 }
 
 // Event types counted per resource.
@@ -260,6 +288,32 @@ func (rs *resourceState) shareHeads() {
 		if best != "" && fs.f.Aggregate == AggregateNone && fs.claims == nil && fs.identity > 0 && fs.identityKey() == best {
 			fs.heads = rs.slots
 		}
+	}
+}
+
+// Early returns the function that computes the series of the objects of
+// resource i's first lists as its informers receive them (see
+// factory.Needs.Early), so that no informer holds a whole list before its
+// handler receives it; nil when resource i's families do not allow it.
+// They do not when a family's labels may not tell objects apart (see
+// identifiesObject): the series of an object replaced by another of the
+// same name must then be removed before the other's claim the same
+// labels, and an object computed as it arrives may come before the
+// removal of the one it replaces. Call Early before the informers start;
+// the handler of the resource counts the objects computed early among
+// those it waits for (see SetGate).
+func (e *Engine) Early(i int) func(k8sruntime.Object) {
+	rs := e.resources[i]
+	for _, fs := range rs.families {
+		if fs.claims != nil {
+			return nil
+		}
+	}
+	if rs.fill == nil {
+		rs.fill = &fillState{named: map[string]struct{}{}}
+	}
+	return func(obj k8sruntime.Object) {
+		e.enqueue(event{resource: i, obj: obj, initial: true})
 	}
 }
 
@@ -454,15 +508,25 @@ func (e *Engine) Handler(i int) cache.ResourceEventHandler {
 	// behind. The addition waits for the deletion: the label sets the
 	// old object's series claimed are released before the new one's
 	// claim them.
+	//
+	// The objects of the informer's first list computed as they arrived
+	// (see Early) come as Stubs that give Take nothing: their events only
+	// say that the cache holds them.
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			count(eventAdd)
+			if rs.fill != nil {
+				rs.fill.name(obj)
+			}
 			if obj = factory.Take(obj); obj != nil {
 				e.enqueue(event{resource: i, obj: obj, initial: initial})
 			}
 		},
 		UpdateFunc: func(old, obj any) {
 			count(eventUpdate)
+			if rs.fill != nil {
+				rs.fill.name(obj)
+			}
 			var after <-chan struct{}
 			if replaced(old, obj) {
 				done := make(chan struct{})
@@ -546,6 +610,10 @@ func (e *Engine) SetGate(synced func(i int) bool) { e.synced = synced }
 // serves reports whether the families of resource i are written on
 // scrapes; once it has, it does from then on, whatever happens to the
 // informers.
+//
+// The first time the handlers have synced and every object computed as it
+// arrived (see Early) is, serves removes the series of those that no
+// event of the handlers named, and waits for that too.
 func (e *Engine) serves(i int) bool {
 	rs := e.resources[i]
 	if e.synced == nil || rs.served.Load() {
@@ -556,8 +624,45 @@ func (e *Engine) serves(i int) bool {
 	if !e.synced(i) || rs.initial.Load() != 0 {
 		return false
 	}
+	if rs.fill != nil {
+		e.forgetUnnamed(i)
+		// The removals count as initial events, counted before
+		// forgetUnnamed returns to any caller.
+		if rs.initial.Load() != 0 {
+			return false
+		}
+	}
 	rs.served.Store(true)
 	return true
+}
+
+// servesAll looks at whether each resource's families are served (see
+// serves), and reports whether all are.
+func (e *Engine) servesAll() bool {
+	all := true
+	for i := range e.resources {
+		all = e.serves(i) && all
+	}
+	return all
+}
+
+// forgetUnnamed hands to the workers, once, the removal of the series of
+// the objects of resource i computed as they arrived that no event of its
+// handlers named (see fillState). Every caller returns once they are
+// handed over.
+func (e *Engine) forgetUnnamed(i int) {
+	fill := e.resources[i].fill
+	fill.mu.Lock()
+	defer fill.mu.Unlock()
+	if fill.named == nil {
+		return
+	}
+	for _, uid := range e.resources[i].slots.uids() {
+		if _, ok := fill.named[uid]; !ok {
+			e.enqueue(event{resource: i, obj: &metav1.ObjectMeta{UID: types.UID(uid)}, delete: true, initial: true})
+		}
+	}
+	fill.named = nil
 }
 
 // familyStats is one family's counters, for telemetry.

@@ -881,3 +881,66 @@ func TestReplacedObjectLeavesNoSeries(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlyObjectsNoEventNamed: objects computed as their first list
+// arrives (Engine.Early) are served once the handler has synced, except
+// those that no event of the handler named (a list cut off before its end
+// received them, and they were deleted before it was listed again), whose
+// series are removed before the families are served; aggregates count only
+// the objects left.
+func TestEarlyObjectsNoEventNamed(t *testing.T) {
+	e := testEngine(t, EngineOptions{Workers: 2})
+	var synced atomic.Bool
+	e.SetGate(func(int) bool { return synced.Load() })
+	early := e.Early(0)
+	if early == nil {
+		t.Fatal("Early is nil for families whose labels tell pods apart")
+	}
+	for _, name := range []string{"a", "b", "gone"} {
+		early(pod("shop", name, "uid-"+name, "n1", "Running", 0))
+	}
+	waitIdle(t, e)
+	if got := exposition(e, false); strings.Contains(got, "\npod_info{") {
+		t.Fatalf("pod_info is written before the handler has synced:\n%s", got)
+	}
+	h := e.Handler(0)
+	h.OnAdd(pod("shop", "a", "uid-a", "n1", "Running", 0), true)
+	h.OnAdd(pod("shop", "b", "uid-b", "n1", "Running", 0), true)
+	synced.Store(true)
+	for !e.servesAll() || !e.Idle() {
+		time.Sleep(time.Millisecond)
+	}
+	got := exposition(e, false)
+	for _, name := range []string{"a", "b"} {
+		if !strings.Contains(got, fmt.Sprintf(`pod_info{namespace="shop",pod=%q,cluster="c1",node="n1"} 1`, name)) {
+			t.Errorf("no pod_info of pod %s, named by an event:\n%s", name, got)
+		}
+	}
+	if strings.Contains(got, `pod="gone"`) {
+		t.Errorf("pod gone, which no event named, is still written:\n%s", got)
+	}
+	if !strings.Contains(got, `pods_per_node{node="n1",phase="Running"} 2`) {
+		t.Errorf("pods_per_node counts other than the 2 pods named:\n%s", got)
+	}
+}
+
+// TestEarlyNeedsLabelsThatTellObjectsApart: a family whose labels may not
+// tell objects apart needs each replaced object's series removed before
+// its replacement's are computed, which computing objects as they arrive
+// does not promise: its resource's objects are computed from the handler's
+// events only.
+func TestEarlyNeedsLabelsThatTellObjectsApart(t *testing.T) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Compiled{Resources: []*CompiledResource{{
+		Config:   ResourceConfig{Resource: "pods"},
+		Families: []*Family{family(t, env, "pod_node", TypeInfo, "The pod's node.", map[string]string{"node": "object.spec.nodeName"}, "", "", "")},
+	}}}
+	e := NewEngine(c, EngineOptions{})
+	defer e.Close()
+	if e.Early(0) != nil {
+		t.Error("Early is not nil for a family labelled by node alone")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -523,27 +524,48 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 	// Merge what every entry needs of each informer before asking for any:
 	// a resource configured twice, or configured and looked up, shares one
 	// informer that keeps what all of them read.
+	//
+	// The objects of the first lists of informers that keep none are
+	// computed as they arrive (see Engine.Early), once the config is
+	// checked and bound: until then, early holds the lists back.
 	plan := newInformerPlan()
 	entryKeys := make([][]informerKey, len(c.Resources))
+	bound := make(chan struct{})
+	var bindOnce sync.Once
+	release := func() { bindOnce.Do(func() { close(bound) }) }
+	// Before the deferred cleanup: it stops informers, which may be held
+	// back in early.
+	defer release()
 	for i, r := range c.Resources {
 		readers := 1
 		if readsCache(r) {
 			readers = 0
 		}
+		early := next.engine.Early(i)
+		if readers == 0 {
+			early = nil
+		}
+		if early != nil {
+			compute := early
+			early = func(obj k8sruntime.Object) {
+				<-bound
+				compute(obj)
+			}
+		}
 		for _, scope := range scopes(r, resolved[i]) {
 			scope.FieldSelector = x.podNodeSelector(resolved[i], scope.FieldSelector)
-			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes, readers)
+			k := plan.add(resolved[i], scope, fieldsOf(r), r.Indexes, readers, early)
 			entryKeys[i] = append(entryKeys[i], k)
 		}
 	}
 	lookupKeys := map[string][]informerKey{}
 	for _, l := range lookups {
 		if l.namespaces == nil {
-			lookupKeys[l.name] = []informerKey{plan.add(l.res, factory.Scope{}, nil, l.indexes, 0)}
+			lookupKeys[l.name] = []informerKey{plan.add(l.res, factory.Scope{}, nil, l.indexes, 0, nil)}
 			continue
 		}
 		for _, ns := range l.namespaces {
-			lookupKeys[l.name] = append(lookupKeys[l.name], plan.add(l.res, factory.Scope{Namespace: ns}, nil, l.indexes, 0))
+			lookupKeys[l.name] = append(lookupKeys[l.name], plan.add(l.res, factory.Scope{Namespace: ns}, nil, l.indexes, 0, nil))
 		}
 	}
 	// The first config's informers list while its expressions are checked
@@ -588,6 +610,7 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 		l = lookup
 	}
 	next.engine.Bind(getters, l)
+	release()
 
 	// Feed the new engine: a handler added to a running informer first
 	// receives every cached object, so series come from the caches.

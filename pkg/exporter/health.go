@@ -122,6 +122,9 @@ func (a *activeConfig) state() informerState {
 		}
 	}
 	// After HasSynced: the initial events count as pending once delivered.
+	// Looking at what each resource serves first removes the objects of
+	// cut-off lists (see Engine.serves), which then count as pending.
+	a.engine.servesAll()
 	st.idle = a.engine.Idle()
 	st.informers = len(health)
 	slices.Sort(st.failing)

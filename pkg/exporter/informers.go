@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
@@ -82,6 +83,26 @@ type informerWant struct {
 	// readers is how many handlers take each object from its event; 0:
 	// the cache keeps the objects (see factory.Needs.Readers).
 	readers int
+	// early are the functions of the readers that compute objects of the
+	// first list as they arrive (see factory.Needs.Early).
+	early []func(k8sruntime.Object)
+}
+
+// earlyNeeds returns the factory.Needs.Early of w: every function of
+// w.early in turn, when each reader gave one; nil otherwise.
+func (w *informerWant) earlyNeeds() func(k8sruntime.Object) {
+	if w.readers == 0 || len(w.early) != w.readers {
+		return nil
+	}
+	if len(w.early) == 1 {
+		return w.early[0]
+	}
+	fns := w.early
+	return func(obj k8sruntime.Object) {
+		for _, fn := range fns {
+			fn(obj)
+		}
+	}
 }
 
 // informerPlan merges the needs of a config's entries per informer.
@@ -108,8 +129,10 @@ func (p *informerPlan) indexed() bool {
 // is how many of the engine's handlers read the objects only as events
 // deliver them (see factory.Needs.Readers); 0 when the entry reads the
 // cache afterwards (see readsCache), which keeps the objects for every
-// entry. Index functions keep them too: the factory sees to that.
-func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *jsonval.Paths, ix map[string]*indexers.Program, readers int) informerKey {
+// entry. Index functions keep them too: the factory sees to that. early,
+// when not nil, computes the objects of the first list as they arrive for
+// the entry's reader (see factory.Needs.Early).
+func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *jsonval.Paths, ix map[string]*indexers.Program, readers int, early func(k8sruntime.Object)) informerKey {
 	if !res.Namespaced {
 		scope.Namespace = ""
 	}
@@ -117,6 +140,9 @@ func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *js
 	w, ok := p.wants[k]
 	if !ok {
 		w = &informerWant{res: res, scope: scope, fields: fields, indexes: map[string]*indexers.Program{}, readers: readers}
+		if readers > 0 && early != nil {
+			w.early = append(w.early, early)
+		}
 		p.wants[k] = w
 		p.order = append(p.order, k)
 	} else {
@@ -127,6 +153,9 @@ func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *js
 			w.readers = 0
 		} else {
 			w.readers += readers
+			if early != nil {
+				w.early = append(w.early, early)
+			}
 		}
 	}
 	for name, prog := range ix {
@@ -142,7 +171,7 @@ func (p *informerPlan) add(res factory.Resource, scope factory.Scope, fields *js
 // keeps enough of the objects and its same-named indexes have the same
 // expressions; otherwise it is replaced, which lists again.
 func (x *Exporter) ensure(next *activeConfig, w *informerWant, stats *indexers.Stats) (*factory.Informer, error) {
-	needs := factory.Needs{Mode: factory.ModeFull, Fields: w.fields, Readers: w.readers}
+	needs := factory.Needs{Mode: factory.ModeFull, Fields: w.fields, Readers: w.readers, Early: w.earlyNeeds()}
 	inf, err := x.factory.Request(w.res, w.scope, needs)
 	if err == nil && x.indexesConflict(inf, w.indexes) {
 		err = errors.New("an index changed its expression")

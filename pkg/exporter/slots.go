@@ -21,6 +21,17 @@ type objectSlots struct {
 
 func newObjectSlots() *objectSlots { return &objectSlots{slots: map[string]int32{}} }
 
+// uids returns the UIDs of the objects that have slots.
+func (o *objectSlots) uids() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]string, 0, len(o.slots))
+	for uid := range o.slots {
+		out = append(out, uid)
+	}
+	return out
+}
+
 // assign returns the slot of object uid, giving it one if it has none.
 func (o *objectSlots) assign(uid string) int32 {
 	o.mu.Lock()
