@@ -50,7 +50,7 @@ func TestPace(t *testing.T) {
 	}
 }
 
-// TestFillPacingWithinCgroup: the default floor is 384 MiB, or half the
+// TestFillPacingWithinCgroup: the default floor is 128 MiB, or half the
 // memory limit of the cgroup when that is lower; "max" (v2) and v1's
 // "unlimited" set no limit.
 func TestFillPacingWithinCgroup(t *testing.T) {
@@ -67,15 +67,15 @@ func TestFillPacingWithinCgroup(t *testing.T) {
 		files []string
 		floor uint64
 	}{
-		{"no cgroup file", []string{filepath.Join(dir, "absent")}, 384 << 20},
-		{"v2 without a limit", []string{file("max\n")}, 384 << 20},
-		{"v2 limit of 512Mi", []string{file("536870912\n")}, 256 << 20},
-		{"v2 limit of 4Gi", []string{file("4294967296\n")}, 384 << 20},
-		{"v1 unlimited", []string{filepath.Join(dir, "absent"), file("9223372036854771712\n")}, 384 << 20},
-		{"v1 limit of 256Mi", []string{filepath.Join(dir, "absent"), file("268435456")}, 128 << 20},
+		{"no cgroup file", []string{filepath.Join(dir, "absent")}, 128 << 20},
+		{"v2 without a limit", []string{file("max\n")}, 128 << 20},
+		{"v2 limit of 128Mi", []string{file("134217728\n")}, 64 << 20},
+		{"v2 limit of 4Gi", []string{file("4294967296\n")}, 128 << 20},
+		{"v1 unlimited", []string{filepath.Join(dir, "absent"), file("9223372036854771712\n")}, 128 << 20},
+		{"v1 limit of 200Mi", []string{filepath.Join(dir, "absent"), file("209715200")}, 100 << 20},
 	} {
-		if p := fillPacingWithin(tc.files); p.Floor != tc.floor || p.Factor != 3 {
-			t.Errorf("%s: %+v, want floor %d and factor 3", tc.name, p, tc.floor)
+		if p := fillPacingWithin(tc.files); p.Floor != tc.floor || p.Factor != 1.5 {
+			t.Errorf("%s: %+v, want floor %d and factor 1.5", tc.name, p, tc.floor)
 		}
 	}
 }
