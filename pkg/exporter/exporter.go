@@ -538,12 +538,11 @@ func (x *Exporter) switchTo(ctx context.Context, c *Compiled) (err error) {
 	defer release()
 	for i, r := range c.Resources {
 		readers := 1
+		var early func(k8sruntime.Object)
 		if readsCache(r) {
 			readers = 0
-		}
-		early := next.engine.Early(i)
-		if readers == 0 {
-			early = nil
+		} else {
+			early = next.engine.Early(i)
 		}
 		if early != nil {
 			compute := early
