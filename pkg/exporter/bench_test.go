@@ -324,3 +324,49 @@ func BenchmarkLoadProfile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEngineProfilePodUpdates recomputes the series of the
+// kube-state-metrics profile's pod families for one pod changed (its first
+// container's restart count), among the 10,000 pods of the benchmark
+// workload, as BenchmarkEngineKSMPodUpdates does for three families: what
+// the exporter does for each pod update it watches.
+func BenchmarkEngineProfilePodUpdates(b *testing.B) {
+	env, err := indexers.NewEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: []string{"pods"}}}.Load(env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	checkPods(b, env, c)
+	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
+	e := computeAll(c, pods)
+	defer e.Close()
+	h := e.Handler(0)
+	changed, byUID := podVersions(b, pods)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		q := changed[i%len(changed)]
+		if (i/len(changed))%2 == 0 {
+			h.OnUpdate(byUID[q.UID], q)
+		} else {
+			h.OnUpdate(q, byUID[q.UID])
+		}
+	}
+	drain(e)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+	q := changed[0]
+	h.OnUpdate(byUID[q.UID], q)
+	drain(e)
+	var out bytes.Buffer
+	if err := e.WriteFamilies(&out, false); err != nil {
+		b.Fatal(err)
+	}
+	want := fmt.Sprintf(`kube_pod_container_status_restarts_total{namespace=%q,pod=%q,uid=%q,container=%q} %d`, q.Namespace, q.Name, q.UID, q.Status.ContainerStatuses[0].Name, q.Status.ContainerStatuses[0].RestartCount)
+	if !bytes.Contains(out.Bytes(), []byte(want)) {
+		b.Fatalf("no series %s after the update", want)
+	}
+}
