@@ -264,7 +264,7 @@ func (embeddedOpenAPI) OpenAPIV3() openapi.Client { return openapitest.NewEmbedd
 
 // checkPods checks c, a config of pods alone, against the pod's schema in
 // the documents of embeddedOpenAPI.
-func checkPods(b *testing.B, env *indexers.Env, c *Compiled) {
+func checkPods(b testing.TB, env *indexers.Env, c *Compiled) {
 	b.Helper()
 	pods := factory.Resource{Arg: "pods", GVR: corev1.SchemeGroupVersion.WithResource("pods"),
 		GVK: corev1.SchemeGroupVersion.WithKind("Pod"), Namespaced: true}
@@ -282,7 +282,7 @@ func checkPods(b *testing.B, env *indexers.Env, c *Compiled) {
 // embeddedOpenAPI, which are those of an older API server, the fields of
 // newer ones that the profile reads, as the API server the exporter runs
 // against has them.
-func addNewerPodFields(b *testing.B, s *spec.Schema) {
+func addNewerPodFields(b testing.TB, s *spec.Schema) {
 	b.Helper()
 	str := *spec.StringProperty()
 	add := func(obj *spec.Schema, names ...string) {

@@ -95,6 +95,10 @@ type evaluator struct {
 	labels       []string
 	labelsAbsent []bool
 
+	// sums and sumBuf are scratch space for inputs.changes.
+	sums   []uint64
+	sumBuf []byte
+
 	f       *Family
 	obj     any
 	lookup  indexers.Lookup
