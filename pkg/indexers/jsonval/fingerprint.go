@@ -8,8 +8,15 @@ import (
 	"time"
 	"unsafe"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
+
+// Elements, in a path, stands for every element of a list: the path
+// [status, containerStatuses, Elements, name] is the name of each
+// container status. Where the value is not a list, the whole value is read
+// in its place.
+const Elements = "[]"
 
 // Fingerprint sums the parts of objects found at given paths, so that a
 // change of an object can be told apart by part without keeping the
@@ -31,9 +38,10 @@ type Fingerprint struct {
 }
 
 // NewFingerprint returns the Fingerprint of groups, each a list of paths of
-// JSON member names from the root ("status", "phase"). A path stops where
-// its value is not a struct or map (a list, a string): the whole value
-// there is summed.
+// JSON member names from the root ("status", "phase"), or Elements. A path
+// stops where its value is not a struct or map (a list, a string) and the
+// path does not go on with Elements: the whole value there is summed. The
+// sum of a path into the elements of a list covers its length.
 func NewFingerprint(groups [][][]string) *Fingerprint {
 	return &Fingerprint{groups: groups, seed: maphash.MakeSeed()}
 }
@@ -115,21 +123,48 @@ func (h *hasher) str(s string) {
 // path writes the value at path below v, a value presented as New presents
 // it.
 func (h *hasher) path(v reflect.Value, path []string) {
+	if !v.IsValid() {
+		h.tag(tagNull)
+		return
+	}
+	h.pathFrom(infoFor(v.Type()), v, path)
+}
+
+// pathFrom is path from v, a value of type ti.typ.
+func (h *hasher) pathFrom(ti *typeInfo, v reflect.Value, path []string) {
 	for i, name := range path {
-		if !v.IsValid() {
-			h.tag(tagNull)
-			return
-		}
-		ti := infoFor(v.Type())
 		for ti.kind == kindPointer || ti.kind == kindInterface {
 			if v.IsNil() {
 				h.tag(tagNull)
 				return
 			}
 			v = v.Elem()
-			ti = infoFor(v.Type())
+			if ti.kind == kindPointer {
+				ti = ti.elem
+			} else {
+				ti = infoFor(v.Type())
+			}
 		}
 		switch {
+		case name == Elements && (ti.kind == kindSlice || ti.kind == kindArray):
+			if ti.kind == kindSlice && v.IsNil() {
+				h.tag(tagNull)
+				return
+			}
+			if l, isJSON := sliceOf(v); isJSON {
+				h.elements(l, path[i+1:])
+				return
+			}
+			if !h.enter() {
+				return
+			}
+			n := v.Len()
+			h.word(tagList, uint64(n)) //nolint:gosec // G115: a length
+			for j := range n {
+				h.pathFrom(ti.elem, v.Index(j), path[i+1:])
+			}
+			h.depth--
+			return
 		case ti.kind == kindStruct:
 			f := ti.fields.byName[name]
 			if f == nil {
@@ -141,7 +176,7 @@ func (h *hasher) path(v reflect.Value, path []string) {
 				h.tag(tagAbsent)
 				return
 			}
-			v = fv
+			v, ti = fv, f.info
 		case ti.kind == kindMap && ti.key == keyString:
 			if v.IsNil() {
 				h.tag(tagNull)
@@ -163,7 +198,7 @@ func (h *hasher) path(v reflect.Value, path []string) {
 				h.tag(tagAbsent)
 				return
 			}
-			v = fv
+			v, ti = fv, ti.elem
 		default:
 			// A list or a scalar: the whole value is read.
 			h.tag(tagUnreached)
@@ -172,17 +207,17 @@ func (h *hasher) path(v reflect.Value, path []string) {
 			return
 		}
 	}
-	if !v.IsValid() {
-		h.tag(tagNull)
-		return
-	}
-	h.value(infoFor(v.Type()), v)
+	h.value(ti, v)
 }
 
 // plain writes the value at path below e, a value of unstructured content
 // (maps, lists, strings, numbers, booleans and nulls as JSON decodes them).
 func (h *hasher) plain(e any, path []string) {
 	for i, name := range path {
+		if l, isList := e.([]any); isList && name == Elements && l != nil {
+			h.elements(l, path[i+1:])
+			return
+		}
 		m, isMap := e.(map[string]any)
 		if !isMap {
 			h.tag(tagUnreached)
@@ -196,6 +231,18 @@ func (h *hasher) plain(e any, path []string) {
 		}
 	}
 	h.any(e)
+}
+
+// elements writes the value at path below each element of l.
+func (h *hasher) elements(l []any, path []string) {
+	if !h.enter() {
+		return
+	}
+	h.word(tagList, uint64(len(l))) //nolint:gosec // G115: a length
+	for _, e := range l {
+		h.plain(e, path)
+	}
+	h.depth--
 }
 
 // any writes e, a value of unstructured content or any other Go value.
@@ -347,11 +394,25 @@ func (h *hasher) valueIn(ti *typeInfo, v reflect.Value) {
 			return
 		}
 		h.typed(e)
+	case kindTime, kindMicroTime:
+		if !v.CanInterface() {
+			h.memory(v)
+		} else if ti.kind == kindTime {
+			h.instant(as[metav1.Time](v).Time)
+		} else {
+			h.instant(as[metav1.MicroTime](v).Time)
+		}
 	default:
-		// Times, quantities, ints-or-strings, marshalers: what they
-		// hold.
+		// Quantities, ints-or-strings, marshalers: what they hold.
 		h.memory(v)
 	}
+}
+
+// instant writes the instant of t: the JSON form of a time is that of its
+// instant in UTC.
+func (h *hasher) instant(t time.Time) {
+	h.word(tagTime, uint64(t.Unix()))                                       //nolint:gosec // G115: the bits of the seconds
+	h.buf = binary.LittleEndian.AppendUint64(h.buf, uint64(t.Nanosecond())) //nolint:gosec // G115: 0 ≤ ns < 1e9
 }
 
 // typed writes v, of any type, with its type: values of two types may
@@ -417,9 +478,7 @@ func (h *hasher) memory(v reflect.Value) {
 
 func (h *hasher) memoryIn(v reflect.Value) {
 	if v.Type() == timeGoType && v.CanInterface() {
-		t := v.Interface().(time.Time)
-		h.word(tagTime, uint64(t.Unix()))                                       //nolint:gosec // G115: the bits of the seconds
-		h.buf = binary.LittleEndian.AppendUint64(h.buf, uint64(t.Nanosecond())) //nolint:gosec // G115: 0 ≤ ns < 1e9
+		h.instant(as[time.Time](v))
 		return
 	}
 	switch v.Kind() {
