@@ -13,12 +13,14 @@ import (
 // inputs tell which families of a resource have to compute an object's
 // series again when it changes: those whose expressions read a part of it
 // that changed. The parts are the fields the expressions read, cut two
-// members deep (status.containerStatuses, metadata.labels), grouped by the
-// families that read them; an object's parts are summed (jsonval.Fingerprint)
-// when its series are computed, and kept, a few words per object, for its
-// next change. A pod's update that raises a container's restart count
-// then computes the families that read status.containerStatuses, not the
-// others, whose series stay as they are.
+// members deep (metadata.labels), or one member into the elements of the
+// lists they iterate over (the restartCount of each of
+// status.containerStatuses), grouped by the families that read them; an
+// object's parts are summed (jsonval.Fingerprint) when its series are
+// computed, and kept, a few words per object, for its next change. A pod's
+// update that raises a container's restart count then computes the
+// families that read the containers' restart counts, not the others, whose
+// series stay as they are.
 //
 // A family is always computed when its expressions may read anything of
 // the object or other objects (get(), byIndex()), when its series may
@@ -70,7 +72,7 @@ func newInputs(cr *CompiledResource, families []*familyState) *inputs {
 		}
 		list := read.List()
 		for j, p := range list {
-			list[j] = p[:min(len(p), depth)]
+			list[j] = cut(p)
 			parts.Add(list[j])
 		}
 		paths[i] = list
@@ -125,18 +127,61 @@ func newInputs(cr *CompiledResource, families []*familyState) *inputs {
 }
 
 // familyPaths returns the paths of the object that f's expressions read,
-// and false when they may read anything or other objects.
+// into the elements of the lists they iterate over (see indexers.Reads),
+// and false when they may read anything or other objects. The values of
+// each, when f's each is a list of the object, are its elements: each.name
+// reads the name of every element, and the family reads the list's length
+// (a sample per element).
 func familyPaths(f *Family) (*jsonval.Paths, bool) {
 	out := &jsonval.Paths{}
+	var elems []string
+	if f.Each != nil {
+		if list, ok := f.Each.ListPath(); ok {
+			elems = append(slices.Clip(list), jsonval.Elements)
+			out.Add(append(slices.Clip(elems), "")) // its length
+		}
+	}
 	for _, p := range append([]*indexers.Program{f.Each, f.Value, f.LabelsFrom}, f.Labels...) {
 		if p == nil {
 			continue
 		}
-		if p.ReadsOthers() || !out.Union(p.ObjectPaths()) {
+		r, ok := p.Reads()
+		if p.ReadsOthers() || !ok || r.Object == nil {
 			return nil, false
+		}
+		if p == f.Each && elems != nil {
+			continue // the list, read element by element by the others
+		}
+		out.Union(r.Object)
+		if p == f.Each || elems == nil || !p.UsesEach() {
+			continue // each is a value computed by f.Each, from what it reads
+		}
+		if r.Each == nil {
+			out.Add(elems) // the elements whole
+			continue
+		}
+		for _, q := range r.Each.List() {
+			out.Add(append(slices.Clip(elems), q...))
 		}
 	}
 	return out, true
+}
+
+// cut returns the part of path that is summed: its first depth members, and
+// one more after each jsonval.Elements (the name of each container).
+func cut(path []string) []string {
+	n, members, limit := 0, 0, depth
+	for ; n < len(path); n++ {
+		if path[n] == jsonval.Elements {
+			limit++
+			continue
+		}
+		if members == limit {
+			break
+		}
+		members++
+	}
+	return path[:n]
 }
 
 // isPrefix reports whether prefix is a prefix of path.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
@@ -148,7 +149,8 @@ func profilePods(t *testing.T) *Compiled {
 // families and the benchmark workload's pods, that after changes of each
 // part the families read, the series are those an engine computes afresh
 // from the pods as they end, and that a change of a container's restart
-// count computes only the families that read the containers' statuses.
+// count computes only the families that read the containers' restart
+// counts.
 func TestProfilePodChanges(t *testing.T) {
 	c := profilePods(t)
 	pods := workload.Spec{Pods: 200, Namespaces: 4, Nodes: 10, PodsPerDeployment: 10}.PodObjects()
@@ -157,7 +159,8 @@ func TestProfilePodChanges(t *testing.T) {
 	h := e.Handler(0)
 
 	// What a restart computes again: the families reading the
-	// containers' statuses, and those always computed.
+	// containers' restart counts (or their statuses whole), and those
+	// always computed.
 	in := e.resources[0].inputs
 	var withStatus *corev1.Pod
 	for _, p := range pods {
@@ -172,8 +175,9 @@ func TestProfilePodChanges(t *testing.T) {
 	changed, _, _ := in.changes(slot, restarted, nil, nil)
 	for i, f := range c.Resources[0].Families {
 		paths, ok := familyPaths(f)
+		restarts := []string{"status", "containerStatuses", jsonval.Elements, "restartCount"}
 		reads := !ok || slices.ContainsFunc(paths.List(), func(p []string) bool {
-			return isPrefix([]string{"status", "containerStatuses"}, p)
+			return isPrefix(p, restarts) || isPrefix(restarts, p)
 		})
 		if got := in.computes(i, changed); got != reads {
 			t.Errorf("%s (reads %v): computed again after a restart: %v, want %v", f.Name, paths, got, reads)
@@ -209,6 +213,33 @@ func TestProfilePodChanges(t *testing.T) {
 			if len(p.Status.ContainerStatuses) > 0 {
 				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 			}
+		},
+		func(p *corev1.Pod) {
+			for i := range p.Status.ContainerStatuses {
+				p.Status.ContainerStatuses[i].Ready = !p.Status.ContainerStatuses[i].Ready
+			}
+		},
+		func(p *corev1.Pod) {
+			if len(p.Status.ContainerStatuses) > 0 {
+				p.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+				p.Status.ContainerStatuses[0].ImageID = "sha256:other"
+			}
+		},
+		func(p *corev1.Pod) {
+			if n := len(p.Status.ContainerStatuses); n > 0 {
+				p.Status.ContainerStatuses = p.Status.ContainerStatuses[:n-1]
+			}
+		},
+		func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+		},
+		func(p *corev1.Pod) {
+			for i := range p.Status.Conditions {
+				p.Status.Conditions[i].LastTransitionTime = metav1.NewTime(time.Date(2026, 11, 28, 13, 0, 0, 0, time.UTC))
+			}
+		},
+		func(p *corev1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists})
 		},
 		func(p *corev1.Pod) { p.ResourceVersion += "1" }, // nothing read changes
 	}
