@@ -31,6 +31,8 @@ func TestReads(t *testing.T) {
 		// The filter's result used other than as a range: its elements whole.
 		{`size(object.spec.containers.filter(c, c.name == "a")) > 0`, "spec.containers.[]", "", ""},
 		{`size(object.spec.containers)`, "spec.containers", "", ""},
+		// The keys of a map: the map, which jsonval sums whole there.
+		{`object.metadata.?labels.orValue({}).exists(k, k == "app")`, "metadata.labels.[]", "", ""},
 		// A variable named object hides object.
 		{`object.spec.containers.map(object, object.name)`, "spec.containers.[]., spec.containers.[].name", "", ""},
 		{`object.spec.containers.all(i, c, i < 2 || c.image != "")`, "spec.containers.[]., spec.containers.[].image", "", ""},

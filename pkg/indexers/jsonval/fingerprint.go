@@ -14,8 +14,8 @@ import (
 
 // Elements, in a path, stands for every element of a list: the path
 // [status, containerStatuses, Elements, name] is the name of each
-// container status. Where the value is not a list, the whole value is read
-// in its place.
+// container status. Where the value is not a list (a map, whose keys a
+// comprehension iterates over), the whole value is read in its place.
 const Elements = "[]"
 
 // Fingerprint sums the parts of objects found at given paths, so that a
@@ -95,6 +95,7 @@ const (
 	tagTime             // Unix seconds and nanoseconds, 8 bytes each
 	tagType             // the address of a type's table, 8 bytes, then the value
 	tagUnreached        // a path stopped before its end: the value there follows
+	tagStep             // a path went one member further
 )
 
 // maxSumDepth bounds the nesting of the values summed: an object nested
@@ -165,6 +166,13 @@ func (h *hasher) pathFrom(ti *typeInfo, v reflect.Value, path []string) {
 			}
 			h.depth--
 			return
+		case name == Elements:
+			// Not a list (a map whose keys a comprehension iterates
+			// over, say): the whole value is read.
+			h.tag(tagUnreached)
+			h.word(tagInt, uint64(i)) //nolint:gosec // G115: an index
+			h.value(ti, v)
+			return
 		case ti.kind == kindStruct:
 			f := ti.fields.byName[name]
 			if f == nil {
@@ -176,6 +184,7 @@ func (h *hasher) pathFrom(ti *typeInfo, v reflect.Value, path []string) {
 				h.tag(tagAbsent)
 				return
 			}
+			h.tag(tagStep)
 			v, ti = fv, f.info
 		case ti.kind == kindMap && ti.key == keyString:
 			if v.IsNil() {
@@ -198,6 +207,7 @@ func (h *hasher) pathFrom(ti *typeInfo, v reflect.Value, path []string) {
 				h.tag(tagAbsent)
 				return
 			}
+			h.tag(tagStep)
 			v, ti = fv, ti.elem
 		default:
 			// A list or a scalar: the whole value is read.
@@ -219,7 +229,7 @@ func (h *hasher) plain(e any, path []string) {
 			return
 		}
 		m, isMap := e.(map[string]any)
-		if !isMap {
+		if !isMap || name == Elements {
 			h.tag(tagUnreached)
 			h.word(tagInt, uint64(i)) //nolint:gosec // G115: an index
 			break
@@ -229,6 +239,7 @@ func (h *hasher) plain(e any, path []string) {
 			h.tag(tagAbsent)
 			return
 		}
+		h.tag(tagStep)
 	}
 	h.any(e)
 }

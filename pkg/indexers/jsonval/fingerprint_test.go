@@ -34,6 +34,9 @@ func TestFingerprintTellsChangedGroups(t *testing.T) {
 		{{"status", "phase"}, {"spec", "nodeName"}},
 		{{"status", "startTime"}},
 		{{"metadata", "annotations"}}, // absent throughout
+		// Into the elements of a list, and of a map: the whole map.
+		{{"status", "containerStatuses", Elements, "restartCount"}},
+		{{"metadata", "labels", Elements, "x"}},
 	}
 	edits := []struct {
 		name    string
@@ -42,13 +45,13 @@ func TestFingerprintTellsChangedGroups(t *testing.T) {
 	}{
 		{"a copy", func(*corev1.Pod) {}, nil},
 		{"the resource version, read by none", func(p *corev1.Pod) { p.ResourceVersion = "2" }, nil},
-		{"a label", func(p *corev1.Pod) { p.Labels["tier"] = "back" }, []int{0}},
-		{"a label removed", func(p *corev1.Pod) { delete(p.Labels, "zone") }, []int{0}},
+		{"a label", func(p *corev1.Pod) { p.Labels["tier"] = "back" }, []int{0, 8}},
+		{"a label removed", func(p *corev1.Pod) { delete(p.Labels, "zone") }, []int{0, 8}},
 		{"the name", func(p *corev1.Pod) { p.Name = "web-1" }, []int{1}},
 		{"a request's quantity", func(p *corev1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("200m")
 		}, []int{2}},
-		{"a restart", func(p *corev1.Pod) { p.Status.ContainerStatuses[0].RestartCount++ }, []int{3}},
+		{"a restart", func(p *corev1.Pod) { p.Status.ContainerStatuses[0].RestartCount++ }, []int{3, 7}},
 		{"a container's state", func(p *corev1.Pod) {
 			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 		}, []int{3}},
