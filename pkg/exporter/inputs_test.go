@@ -67,9 +67,11 @@ func TestUnchangedInputsKeepTheirSeries(t *testing.T) {
 					family(t, env, "pod_restarts_total", TypeCounter, "Container restarts.", map[string]string{"namespace": "object.metadata.namespace", "pod": "object.metadata.name", "container": "each.name"}, "each.restartCount", "object.status.containerStatuses", ""),
 					family(t, env, "pods_per_node", TypeGauge, "Pods per node and phase.", map[string]string{"node": "object.spec.nodeName", "phase": "object.status.phase"}, "", "", AggregateCount),
 					family(t, env, "restarts_per_node_max", TypeGauge, "Most restarts of a pod per node.", map[string]string{"node": "object.spec.nodeName"}, "object.status.containerStatuses.map(c, c.restartCount).sum()", "", AggregateMax),
-					// Series of a pod with the same labels: left out as
-					// duplicates, and counted, at each change.
-					family(t, env, "pod_letter", TypeGauge, "Letters of a pod.", map[string]string{"namespace": "object.metadata.namespace", "pod": "object.metadata.name", "letter": "each"}, "", `["a", "b", "a"]`, ""),
+					// An iteration over the keys of a map.
+					family(t, env, "pod_app_labelled", TypeGauge, "Whether a pod has the label app.", nsPod, `object.metadata.?labels.orValue({}).exists(k, k == "app")`, "", ""),
+					// Series of a pod (p3) with the same labels: left out
+					// as duplicates, and counted, at each change.
+					family(t, env, "pod_letter", TypeGauge, "Letters of a pod.", map[string]string{"namespace": "object.metadata.namespace", "pod": "object.metadata.name", "letter": "each"}, "", `object.metadata.name == "p3" ? ["a", "b", "a"] : ["a", "b"]`, ""),
 					// A string, not a number, for failed pods: their
 					// evaluations fail.
 					family(t, env, "failed_pod_value", TypeGauge, "Fails for failed pods.", nsPod, `object.status.phase == "Failed" ? object.metadata.name : 1`, "", ""),
@@ -109,6 +111,7 @@ func TestUnchangedInputsKeepTheirSeries(t *testing.T) {
 			})
 			change("p2", func(p *unstructured.Unstructured) { p.SetResourceVersion("2") }) // fails again, counted again
 			change("p4", func(p *unstructured.Unstructured) { p.SetLabels(map[string]string{"app": "web"}) })
+			change("p4", func(p *unstructured.Unstructured) { p.SetLabels(map[string]string{"tier": "web"}) })
 			// Room for the series the cap left out: they are served at
 			// the next change of their objects, read or not.
 			both("delete p0", func(e *Engine) { e.Delete(0, pods["p0"]) })
