@@ -351,7 +351,7 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	}
 	changed, failed := always, false
 	if rs.inputs != nil {
-		changed, ev.sums, ev.sumBuf = rs.inputs.changes(slot, obj, ev.sums, ev.sumBuf)
+		changed, ev.sums = rs.inputs.changes(slot, obj, ev.sums, &ev.sumScratch)
 	}
 	for fi, fs := range rs.families {
 		if rs.inputs != nil && !rs.inputs.computes(fi, changed) && fs.settled(uid) {

@@ -95,9 +95,9 @@ type evaluator struct {
 	labels       []string
 	labelsAbsent []bool
 
-	// sums and sumBuf are scratch space for inputs.changes.
-	sums   []uint64
-	sumBuf []byte
+	// sums and sumScratch are scratch space for inputs.changes.
+	sums       []uint64
+	sumScratch jsonval.SumScratch
 
 	f       *Family
 	obj     any

@@ -47,7 +47,7 @@ type inputs struct {
 }
 
 // maxSums bounds the sums per object; parts beyond it share the last.
-const maxSums = 64
+const maxSums = jsonval.MaxGroups
 
 // depth is how deep the parts are cut.
 const depth = 2
@@ -190,18 +190,17 @@ func isPrefix(prefix, path []string) bool {
 }
 
 // changes sums obj, the object at slot, into sums (grown to the number of
-// sums), and returns the bits of the sums that differ from those held,
+// sums) with scratch, and returns the bits of the sums that differ from those held,
 // always for an object whose sums are not known.
-func (in *inputs) changes(slot int32, obj any, sums []uint64, buf []byte) (changed uint64, grown []uint64, grownBuf []byte) {
+func (in *inputs) changes(slot int32, obj any, sums []uint64, scratch *jsonval.SumScratch) (changed uint64, grown []uint64) {
 	sums = slices.Grow(sums[:0], in.n)[:in.n]
-	buf, ok := in.sums.Sum(obj, sums, buf)
-	if !ok {
-		return always, sums[:0], buf
+	if !in.sums.Sum(obj, sums, scratch) {
+		return always, sums[:0]
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if int(slot) >= len(in.known) || !in.known[slot] {
-		return always, sums, buf
+		return always, sums
 	}
 	held := in.held[int(slot)*in.n:][:in.n]
 	for i, s := range sums {
@@ -209,7 +208,7 @@ func (in *inputs) changes(slot int32, obj any, sums []uint64, buf []byte) (chang
 			changed |= 1 << i
 		}
 	}
-	return changed, sums, buf
+	return changed, sums
 }
 
 // computes reports whether family i is computed for a change of bits

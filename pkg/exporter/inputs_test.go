@@ -175,7 +175,7 @@ func TestProfilePodChanges(t *testing.T) {
 	restarted := withStatus.DeepCopy()
 	restarted.Status.ContainerStatuses[0].RestartCount++
 	slot, _ := e.resources[0].slots.lookup(string(withStatus.UID))
-	changed, _, _ := in.changes(slot, restarted, nil, nil)
+	changed, _ := in.changes(slot, restarted, nil, nil)
 	for i, f := range c.Resources[0].Families {
 		paths, ok := familyPaths(f)
 		restarts := []string{"status", "containerStatuses", jsonval.Elements, "restartCount"}

@@ -2,9 +2,12 @@ package jsonval
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"reflect"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -33,48 +36,283 @@ const Elements = "[]"
 //
 // A Fingerprint is immutable and safe for concurrent use.
 type Fingerprint struct {
-	groups [][][]string
-	seed   maphash.Seed
+	groups int
+	// paths are the paths of every group as a tree, walked once per
+	// object.
+	paths *pathNode
+	seed  maphash.Seed
 }
 
-// NewFingerprint returns the Fingerprint of groups, each a list of paths of
-// JSON member names from the root ("status", "phase"), or Elements. A path
-// stops where its value is not a struct or map (a list, a string) and the
-// path does not go on with Elements: the whole value there is summed. The
-// sum of a path into the elements of a list covers its length.
+// MaxGroups is the most groups a Fingerprint has.
+const MaxGroups = 64
+
+// NewFingerprint returns the Fingerprint of groups, at most MaxGroups, each
+// a list of paths of JSON member names from the root ("status", "phase"),
+// or Elements. A path stops where its value is not a struct or map (a
+// list, a string) and the path does not go on with Elements: the whole
+// value there is summed. The sum of a path into the elements of a list
+// covers its length.
 func NewFingerprint(groups [][][]string) *Fingerprint {
-	return &Fingerprint{groups: groups, seed: maphash.MakeSeed()}
+	if len(groups) > MaxGroups {
+		panic(fmt.Sprintf("jsonval: %d groups of paths to sum, more than %d", len(groups), MaxGroups))
+	}
+	root := &pathNode{}
+	for g, paths := range groups {
+		bit := uint64(1) << g
+		for _, path := range paths {
+			n := root
+			n.below |= bit
+			for _, name := range path {
+				i := slices.IndexFunc(n.children, func(c *pathNode) bool { return c.name == name })
+				if i < 0 {
+					i = len(n.children)
+					n.children = append(n.children, &pathNode{name: name})
+				}
+				n = n.children[i]
+				n.below |= bit
+			}
+			n.whole |= bit
+		}
+	}
+	return &Fingerprint{groups: len(groups), paths: root, seed: maphash.MakeSeed()}
+}
+
+// pathNode is a member of the paths summed, and the groups that read it.
+type pathNode struct {
+	name     string
+	children []*pathNode
+	// whole are the groups (by bit) with a path that ends here: the value
+	// here is summed whole; below, those with a path through here.
+	whole, below uint64
 }
 
 // Groups returns the number of groups, the number of sums of an object.
-func (f *Fingerprint) Groups() int { return len(f.groups) }
+func (f *Fingerprint) Groups() int { return f.groups }
+
+// SumScratch is scratch space for Sum, reused from one object to the next
+// by one goroutine.
+type SumScratch struct {
+	groups [][]byte
+	value  []byte
+}
 
 // Sum sets sums[i] to the sum of the paths of the i-th group in obj (len(sums)
-// must be Groups()), using buf as scratch space, and returns buf grown. ok is
+// must be Groups()), using s (nil: its own) as scratch space. It reports
 // false when obj holds a value it cannot sum (a function, a channel, values
 // nested too deep), whose sums are then meaningless. obj is read, never
-// modified.
-func (f *Fingerprint) Sum(obj any, sums []uint64, buf []byte) (grown []byte, ok bool) {
-	var root reflect.Value
+// modified. The paths are read in one walk of obj, each group's part of it
+// written apart.
+func (f *Fingerprint) Sum(obj any, sums []uint64, s *SumScratch) bool {
+	if s == nil {
+		s = &SumScratch{}
+	}
+	if cap(s.groups) < f.groups {
+		s.groups = make([][]byte, f.groups)
+	}
+	s.groups = s.groups[:f.groups]
+	for i := range s.groups {
+		s.groups[i] = s.groups[i][:0]
+	}
+	w := walker{out: s.groups, h: hasher{buf: s.value[:0], seed: f.seed, ok: true}}
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		if o == nil {
-			return buf, false
+			return false
 		}
-		obj = o.Object
+		w.walkPlain(f.paths, o.Object)
+	case map[string]any, []any, nil:
+		w.walkPlain(f.paths, o)
+	default:
+		v := reflect.ValueOf(obj)
+		w.walk(f.paths, infoFor(v.Type()), v)
 	}
-	if obj != nil {
-		root = reflect.ValueOf(obj)
+	for i, b := range s.groups {
+		sums[i] = maphash.Bytes(f.seed, b)
 	}
-	h := hasher{buf: buf[:0], seed: f.seed, ok: true}
-	for i, group := range f.groups {
-		h.buf = h.buf[:0]
-		for _, path := range group {
-			h.path(root, path)
+	s.value = w.h.buf[:0]
+	return w.h.ok
+}
+
+// walker writes the parts of an object that each group reads into out,
+// by group, walking the tree of paths and the object together.
+type walker struct {
+	out [][]byte
+	// h writes a value whole, into its buf, to be copied to the groups
+	// that read it.
+	h hasher
+}
+
+// mark writes tag for each group of mask.
+func (w *walker) mark(mask uint64, tag byte) {
+	for m := mask; m != 0; m &= m - 1 {
+		g := bits.TrailingZeros64(m)
+		w.out[g] = append(w.out[g], tag)
+	}
+}
+
+// copyTo writes b for each group of mask.
+func (w *walker) copyTo(mask uint64, b []byte) {
+	for m := mask; m != 0; m &= m - 1 {
+		g := bits.TrailingZeros64(m)
+		w.out[g] = append(w.out[g], b...)
+	}
+}
+
+// whole writes v (invalid: null), a value of type ti, for each group of
+// mask, after tag (none: 0).
+func (w *walker) whole(mask uint64, tag byte, ti *typeInfo, v reflect.Value) {
+	w.h.buf = w.h.buf[:0]
+	if tag != 0 {
+		w.h.tag(tag)
+	}
+	if !v.IsValid() {
+		w.h.tag(tagNull)
+	} else {
+		w.h.value(ti, v)
+	}
+	w.copyTo(mask, w.h.buf)
+}
+
+// wholePlain is whole for unstructured content.
+func (w *walker) wholePlain(mask uint64, tag byte, e any) {
+	w.h.buf = w.h.buf[:0]
+	if tag != 0 {
+		w.h.tag(tag)
+	}
+	w.h.any(e)
+	w.copyTo(mask, w.h.buf)
+}
+
+// walk writes, for the paths below n, the parts of v (invalid: null), a
+// value of type ti.
+func (w *walker) walk(n *pathNode, ti *typeInfo, v reflect.Value) {
+	if !w.h.enter() {
+		return
+	}
+	w.walkIn(n, ti, v)
+	w.h.depth--
+}
+
+func (w *walker) walkIn(n *pathNode, ti *typeInfo, v reflect.Value) {
+	if n.whole != 0 {
+		w.whole(n.whole, 0, ti, v)
+	}
+	if len(n.children) == 0 {
+		return
+	}
+	for v.IsValid() && (ti.kind == kindPointer || ti.kind == kindInterface) {
+		if v.IsNil() {
+			v = reflect.Value{}
+			break
 		}
-		sums[i] = maphash.Bytes(f.seed, h.buf)
+		v = v.Elem()
+		if ti.kind == kindPointer {
+			ti = ti.elem
+		} else {
+			ti = infoFor(v.Type())
+		}
 	}
-	return h.buf[:0], h.ok
+	if !v.IsValid() || (ti.kind == kindMap || ti.kind == kindSlice) && v.IsNil() {
+		for _, c := range n.children {
+			w.mark(c.below, tagNull)
+		}
+		return
+	}
+	if ti.kind == kindMap || ti.kind == kindSlice {
+		if v.CanInterface() {
+			switch e := v.Interface().(type) {
+			case map[string]any, []any:
+				for _, c := range n.children {
+					w.childPlain(c, e)
+				}
+				return
+			}
+		}
+	}
+	for _, c := range n.children {
+		switch {
+		case c.name == Elements && (ti.kind == kindSlice || ti.kind == kindArray):
+			l := v.Len()
+			for m := c.below; m != 0; m &= m - 1 {
+				g := bits.TrailingZeros64(m)
+				w.out[g] = binary.LittleEndian.AppendUint64(append(w.out[g], tagList), uint64(l)) //nolint:gosec // G115: a length
+			}
+			for j := range l {
+				w.walk(c, ti.elem, v.Index(j))
+			}
+		case c.name == Elements:
+			// Not a list (a map, whose keys a comprehension iterates
+			// over): the whole value is read.
+			w.whole(c.below, tagUnreached, ti, v)
+		case ti.kind == kindStruct:
+			f := ti.fields.byName[c.name]
+			if f == nil {
+				w.mark(c.below, tagAbsent)
+				continue
+			}
+			fv, present := f.get(v)
+			if !present {
+				w.mark(c.below, tagAbsent)
+				continue
+			}
+			w.mark(c.below, tagStep)
+			w.walk(c, f.info, fv)
+		case ti.kind == kindMap && ti.key == keyString:
+			fv := v.MapIndex(reflect.ValueOf(c.name).Convert(v.Type().Key()))
+			if !fv.IsValid() {
+				w.mark(c.below, tagAbsent)
+				continue
+			}
+			w.mark(c.below, tagStep)
+			w.walk(c, ti.elem, fv)
+		default:
+			// A scalar, or a list whose elements are not read apart:
+			// the whole value is read.
+			w.whole(c.below, tagUnreached, ti, v)
+		}
+	}
+}
+
+// walkPlain is walk for unstructured content (maps, lists, strings,
+// numbers, booleans and nulls as JSON decodes them).
+func (w *walker) walkPlain(n *pathNode, e any) {
+	if !w.h.enter() {
+		return
+	}
+	if n.whole != 0 {
+		w.wholePlain(n.whole, 0, e)
+	}
+	for _, c := range n.children {
+		w.childPlain(c, e)
+	}
+	w.h.depth--
+}
+
+// childPlain writes, for the paths below c, the parts of the member c
+// names of e.
+func (w *walker) childPlain(c *pathNode, e any) {
+	if l, isList := e.([]any); isList && c.name == Elements && l != nil {
+		for m := c.below; m != 0; m &= m - 1 {
+			g := bits.TrailingZeros64(m)
+			w.out[g] = binary.LittleEndian.AppendUint64(append(w.out[g], tagList), uint64(len(l))) //nolint:gosec // G115: a length
+		}
+		for _, x := range l {
+			w.walkPlain(c, x)
+		}
+		return
+	}
+	m, isMap := e.(map[string]any)
+	if !isMap || c.name == Elements {
+		w.wholePlain(c.below, tagUnreached, e)
+		return
+	}
+	x, found := m[c.name]
+	if !found {
+		w.mark(c.below, tagAbsent)
+		return
+	}
+	w.mark(c.below, tagStep)
+	w.walkPlain(c, x)
 }
 
 // Tags of the encoding a sum is computed from: each value is written as a
@@ -119,141 +357,6 @@ func (h *hasher) word(t byte, w uint64) {
 func (h *hasher) str(s string) {
 	h.word(tagString, uint64(len(s))) //nolint:gosec // G115: a length
 	h.buf = append(h.buf, s...)
-}
-
-// path writes the value at path below v, a value presented as New presents
-// it.
-func (h *hasher) path(v reflect.Value, path []string) {
-	if !v.IsValid() {
-		h.tag(tagNull)
-		return
-	}
-	h.pathFrom(infoFor(v.Type()), v, path)
-}
-
-// pathFrom is path from v, a value of type ti.typ.
-func (h *hasher) pathFrom(ti *typeInfo, v reflect.Value, path []string) {
-	for i, name := range path {
-		for ti.kind == kindPointer || ti.kind == kindInterface {
-			if v.IsNil() {
-				h.tag(tagNull)
-				return
-			}
-			v = v.Elem()
-			if ti.kind == kindPointer {
-				ti = ti.elem
-			} else {
-				ti = infoFor(v.Type())
-			}
-		}
-		switch {
-		case name == Elements && (ti.kind == kindSlice || ti.kind == kindArray):
-			if ti.kind == kindSlice && v.IsNil() {
-				h.tag(tagNull)
-				return
-			}
-			if l, isJSON := sliceOf(v); isJSON {
-				h.elements(l, path[i+1:])
-				return
-			}
-			if !h.enter() {
-				return
-			}
-			n := v.Len()
-			h.word(tagList, uint64(n)) //nolint:gosec // G115: a length
-			for j := range n {
-				h.pathFrom(ti.elem, v.Index(j), path[i+1:])
-			}
-			h.depth--
-			return
-		case name == Elements:
-			// Not a list (a map whose keys a comprehension iterates
-			// over, say): the whole value is read.
-			h.tag(tagUnreached)
-			h.word(tagInt, uint64(i)) //nolint:gosec // G115: an index
-			h.value(ti, v)
-			return
-		case ti.kind == kindStruct:
-			f := ti.fields.byName[name]
-			if f == nil {
-				h.tag(tagAbsent)
-				return
-			}
-			fv, present := f.get(v)
-			if !present {
-				h.tag(tagAbsent)
-				return
-			}
-			h.tag(tagStep)
-			v, ti = fv, f.info
-		case ti.kind == kindMap && ti.key == keyString:
-			if v.IsNil() {
-				h.tag(tagNull)
-				return
-			}
-			if m, isJSON := mapOf(v); isJSON {
-				e, found := m[name]
-				if !found {
-					h.tag(tagAbsent)
-					return
-				}
-				h.tag(tagUnreached)       // the rest of the path is read from e
-				h.word(tagInt, uint64(i)) //nolint:gosec // G115: an index
-				h.plain(e, path[i+1:])
-				return
-			}
-			fv := v.MapIndex(reflect.ValueOf(name).Convert(v.Type().Key()))
-			if !fv.IsValid() {
-				h.tag(tagAbsent)
-				return
-			}
-			h.tag(tagStep)
-			v, ti = fv, ti.elem
-		default:
-			// A list or a scalar: the whole value is read.
-			h.tag(tagUnreached)
-			h.word(tagInt, uint64(i)) //nolint:gosec // G115: an index
-			h.value(ti, v)
-			return
-		}
-	}
-	h.value(ti, v)
-}
-
-// plain writes the value at path below e, a value of unstructured content
-// (maps, lists, strings, numbers, booleans and nulls as JSON decodes them).
-func (h *hasher) plain(e any, path []string) {
-	for i, name := range path {
-		if l, isList := e.([]any); isList && name == Elements && l != nil {
-			h.elements(l, path[i+1:])
-			return
-		}
-		m, isMap := e.(map[string]any)
-		if !isMap || name == Elements {
-			h.tag(tagUnreached)
-			h.word(tagInt, uint64(i)) //nolint:gosec // G115: an index
-			break
-		}
-		var found bool
-		if e, found = m[name]; !found {
-			h.tag(tagAbsent)
-			return
-		}
-		h.tag(tagStep)
-	}
-	h.any(e)
-}
-
-// elements writes the value at path below each element of l.
-func (h *hasher) elements(l []any, path []string) {
-	if !h.enter() {
-		return
-	}
-	h.word(tagList, uint64(len(l))) //nolint:gosec // G115: a length
-	for _, e := range l {
-		h.plain(e, path)
-	}
-	h.depth--
 }
 
 // any writes e, a value of unstructured content or any other Go value.
