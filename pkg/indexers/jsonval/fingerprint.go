@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -84,6 +85,25 @@ type pathNode struct {
 	// whole are the groups (by bit) with a path that ends here: the value
 	// here is summed whole; below, those with a path through here.
 	whole, below uint64
+	// member is the member of the struct type last read here, so that it
+	// is not looked up by name in every object.
+	member atomic.Pointer[structMember]
+}
+
+// structMember is the member a pathNode names in a struct type.
+type structMember struct {
+	info  *typeInfo
+	field *field // nil: the type has no such member
+}
+
+// memberOf returns the member n names in the struct type ti, nil if none.
+func (n *pathNode) memberOf(ti *typeInfo) *field {
+	if m := n.member.Load(); m != nil && m.info == ti {
+		return m.field
+	}
+	f := ti.fields.byName[n.name]
+	n.member.Store(&structMember{info: ti, field: f})
+	return f
 }
 
 // Groups returns the number of groups, the number of sums of an object.
@@ -245,7 +265,7 @@ func (w *walker) walkIn(n *pathNode, ti *typeInfo, v reflect.Value) {
 			// over): the whole value is read.
 			w.whole(c.below, tagUnreached, ti, v)
 		case ti.kind == kindStruct:
-			f := ti.fields.byName[c.name]
+			f := c.memberOf(ti)
 			if f == nil {
 				w.mark(c.below, tagAbsent)
 				continue
