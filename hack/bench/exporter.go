@@ -734,8 +734,17 @@ func (r exporterResult) render(target exporterTarget, ksmVersion string) string 
 		fmt.Fprintf(&b, "| families identical to kube-state-metrics' series for series (HELP, TYPE, label sets, values), before any update | %s | |\n", r.compared.summary())
 	}
 	for i, c := range r.churns {
-		fmt.Fprintf(&b, "| CPU under %d pod updates/s (asked) | %.2f cores | %s |\n", c.rate, r.exp.churn[i].cpu,
-			ksm(func(s *side) string { return fmt.Sprintf("%.2f cores", s.churn[i].cpu) }))
+		// Three decimals and the CPU time per update made: a few
+		// hundredths of a core apart, on a machine that made fewer updates
+		// than asked, the two would otherwise round alike.
+		perUpdate := func(cpu float64) string {
+			if c.achieved <= 0 {
+				return fmt.Sprintf("%.3f cores", cpu)
+			}
+			return fmt.Sprintf("%.3f cores (%.2f ms per update made)", cpu, 1000*cpu/c.achieved)
+		}
+		fmt.Fprintf(&b, "| CPU under %d pod updates/s (asked) | %s | %s |\n", c.rate, perUpdate(r.exp.churn[i].cpu),
+			ksm(func(s *side) string { return perUpdate(s.churn[i].cpu) }))
 	}
 	fmt.Fprintf(&b, "| secondary: RSS 1 s after the last start's first full `/metrics`, no updates (the exporter has just returned the initial lists' memory to the operating system) | %s | %s |\n",
 		mib(r.exp.rssSynced), ksm(func(s *side) string { return mib(s.rssSynced) }))

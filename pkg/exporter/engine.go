@@ -65,6 +65,9 @@ type resourceState struct {
 	// converter prepares an object for the families' programs; nil when
 	// they have none.
 	converter *indexers.Program
+	// inputs tell the families to compute again when an object changes;
+	// nil: all of them.
+	inputs *inputs
 	// events counts handler events by type: add, update, delete.
 	events [3]atomic.Uint64
 	// lastEvent is the Unix time in seconds of the newest event.
@@ -263,6 +266,7 @@ func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 			rs.families = append(rs.families, newFamilyState(f, opts.MaxSeriesPerMetric))
 		}
 		rs.shareHeads()
+		rs.inputs = newInputs(r, rs.families)
 		e.resources = append(e.resources, rs)
 	}
 	return e
@@ -399,9 +403,23 @@ func (e *Engine) updateLocked(i int, uid string, obj any) {
 	if rs.converter != nil {
 		target = rs.converter.Prepare(obj)
 	}
+	changed, failed := always, false
+	if rs.inputs != nil {
+		changed, ev.sums = rs.inputs.changes(slot, obj, ev.sums, &ev.sumScratch)
+	}
 	for fi, fs := range rs.families {
+		if rs.inputs != nil && !rs.inputs.computes(fi, changed) && fs.settled(uid) {
+			continue // what it reads is unchanged: so are its series
+		}
 		samples, errs, last := ev.evaluate(cr.Families[fi], target, lookup, &ev.shared)
-		fs.set(&key, samples, errs, last)
+		duplicates := fs.set(&key, samples, errs, last)
+		failed = failed || errs > 0 || duplicates
+	}
+	if rs.inputs != nil {
+		if failed {
+			ev.sums = ev.sums[:0]
+		}
+		rs.inputs.keep(slot, ev.sums)
 	}
 	e.deps.commit(rec)
 }
@@ -479,6 +497,9 @@ func (e *Engine) Delete(i int, obj any) {
 		key := rowKey{uid: uid, slot: slot}
 		for _, fs := range rs.families {
 			fs.set(&key, nil, 0, "")
+		}
+		if rs.inputs != nil {
+			rs.inputs.forget(slot)
 		}
 		rs.slots.release(uid)
 	}

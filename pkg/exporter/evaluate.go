@@ -95,6 +95,10 @@ type evaluator struct {
 	labels       []string
 	labelsAbsent []bool
 
+	// sums and sumScratch are scratch space for inputs.changes.
+	sums       []uint64
+	sumScratch jsonval.SumScratch
+
 	f       *Family
 	obj     any
 	lookup  indexers.Lookup

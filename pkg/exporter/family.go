@@ -178,8 +178,8 @@ type rowKey struct {
 
 // set replaces the series of object k by samples (nil or empty removes
 // them) and counts evalErrors failed evaluations, the last with message
-// lastErr.
-func (s *familyState) set(k *rowKey, samples []sample, evalErrors int, lastErr string) {
+// lastErr. It reports whether it counted series left out as duplicates.
+func (s *familyState) set(k *rowKey, samples []sample, evalErrors int, lastErr string) (duplicates bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if evalErrors > 0 {
@@ -187,10 +187,27 @@ func (s *familyState) set(k *rowKey, samples []sample, evalErrors int, lastErr s
 		s.lastError = lastErr
 	}
 	if s.f.Aggregate == AggregateNone {
+		before := s.duplicates
 		s.setPlainLocked(k, samples)
-		return
+		return s.duplicates != before
 	}
 	s.setAggregateLocked(k.uid, samples)
+	return false
+}
+
+// settled reports whether the series of object uid are all those it
+// computed last time: none was left out because of the cap, so that the
+// same samples would change nothing.
+func (s *familyState) settled(uid string) bool {
+	if s.maxSeries == 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f.Aggregate == AggregateNone {
+		return s.excess[uid] == 0
+	}
+	return !slices.ContainsFunc(s.contributions[uid], func(c contribution) bool { return c.refused })
 }
 
 func (s *familyState) setPlainLocked(k *rowKey, samples []sample) {

@@ -102,6 +102,11 @@ type Program struct {
 	// paths are the JSON paths of object it reads; nil: any (see
 	// ObjectPaths).
 	paths *jsonval.Paths
+	// reads are what it reads of object and each, into the elements of
+	// lists (see Reads); listPath is the path of the list it is, if it
+	// is one (see ListPath).
+	reads    *Reads
+	listPath []string
 	// usesEach: the expression reads the variable each.
 	usesEach bool
 	// usesObject: the expression names the variable object.
@@ -490,6 +495,8 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),
+		reads:        analyseReads(checked.NativeRep().Expr()),
+		listPath:     listPathOf(checked.NativeRep().Expr()),
 		usesEach:     usesIdent(checked.NativeRep().Expr(), EachVar),
 		usesObject:   usesIdent(checked.NativeRep().Expr(), ObjectVar),
 	}, nil

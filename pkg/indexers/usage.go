@@ -86,6 +86,12 @@ func (p *Program) ObjectPaths() *jsonval.Paths {
 	return out
 }
 
+// ObjectIsJSON reports whether the variable object is the object handed to
+// an evaluation presented as its JSON form (by the Env's default
+// converter, see jsonval.New): ObjectPaths are then paths of fields of that
+// object.
+func (p *Program) ObjectIsJSON() bool { return p.measurable }
+
 // objectPaths computes ObjectPaths from a checked expression.
 func objectPaths(e ast.Expr) *jsonval.Paths {
 	paths := &jsonval.Paths{}
