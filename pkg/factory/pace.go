@@ -78,21 +78,24 @@ func cgroupMemoryLimit(files []string) (uint64, bool) {
 }
 
 // Paced reports whether the environment leaves the collector's pacing to
-// the program: neither GOGC nor GOMEMLIMIT is set. When one is, it should
-// stand, and Pace should not be called.
+// the program: GOGC is not set. When it is, it should stand, and Pace
+// should not be called. A memory limit (GOMEMLIMIT, or one the program
+// set) leaves the pacing to the program: Pace keeps below it.
 func Paced() bool {
 	_, gogc := os.LookupEnv("GOGC")
-	_, limit := os.LookupEnv("GOMEMLIMIT")
-	return !gogc && !limit
+	return !gogc
 }
 
 // Pace turns off the collector's percentage pacing (debug.SetGCPercent(-1))
 // and sets the runtime's soft memory limit (debug.SetMemoryLimit) as p
 // says, again every few milliseconds as the live heap grows, until the
 // returned stop is called; stop restores the percentage and the limit
-// there were before, and may be called more than once.
+// there were before, and may be called more than once. The limit there
+// was before (GOMEMLIMIT's) is a ceiling: Pace never sets one above it.
 func Pace(p FillPacing) (stop func()) {
-	prevLimit := debug.SetMemoryLimit(p.limit(ReadRuntimeMemory()))
+	ceiling := debug.SetMemoryLimit(-1) // reads it
+	limit := func() int64 { return min(ceiling, p.limit(ReadRuntimeMemory())) }
+	prevLimit := debug.SetMemoryLimit(limit())
 	prevPercent := debug.SetGCPercent(-1)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -104,7 +107,7 @@ func Pace(p FillPacing) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				debug.SetMemoryLimit(p.limit(ReadRuntimeMemory()))
+				debug.SetMemoryLimit(limit())
 			}
 		}
 	})

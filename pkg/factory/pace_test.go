@@ -11,8 +11,8 @@ import (
 
 // TestPace: while paced, the collector has no target percentage and the
 // memory limit is the floor, or the factor times the live heap when that
-// is more; once stopped (twice), the percentage and the limit are those
-// before.
+// is more, but never above the limit set before; once stopped (twice),
+// the percentage and the limit are those before.
 func TestPace(t *testing.T) {
 	prevPercent := debug.SetGCPercent(150)
 	prevLimit := debug.SetMemoryLimit(3 << 40)
@@ -36,6 +36,17 @@ func TestPace(t *testing.T) {
 	}
 	if l := debug.SetMemoryLimit(-1); l != 3<<40 {
 		t.Errorf("stopped: memory limit %d, want 3 TiB again", l)
+	}
+
+	// A limit set before (GOMEMLIMIT) is a ceiling.
+	debug.SetMemoryLimit(1 << 30)
+	stop = Pace(FillPacing{Floor: 1 << 40, Factor: 3})
+	if l := debug.SetMemoryLimit(-1); l != 1<<30 {
+		t.Errorf("paced with a floor of 1 TiB under a limit of 1 GiB: memory limit %d, want the limit", l)
+	}
+	stop()
+	if l := debug.SetMemoryLimit(3 << 40); l != 1<<30 {
+		t.Errorf("stopped: memory limit %d, want 1 GiB again", l)
 	}
 
 	stop = Pace(FillPacing{Factor: 3})

@@ -367,7 +367,8 @@ func newLogger(w io.Writer, verbosity int, format string) *slog.Logger {
 
 // gcPacing is the garbage collector's pacing while the caches fill and
 // its target percentage once they have synced (see exporter.Options),
-// unless GOGC or GOMEMLIMIT says otherwise, which then holds throughout.
+// unless GOGC says otherwise, which then holds throughout. A memory limit
+// (GOMEMLIMIT, --auto-gomemlimit) stays the ceiling of both.
 func gcPacing() (startup factory.FillPacing, steady int) {
 	if !factory.Paced() {
 		return factory.FillPacing{}, 0
@@ -401,10 +402,6 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		startupGC, steadyGC := gcPacing()
 		if o.dropIn != nil {
 			log = o.dropIn.logger
-			if o.dropIn.memoryLimitSet {
-				// --auto-gomemlimit set the limit, as GOMEMLIMIT would.
-				startupGC, steadyGC = factory.FillPacing{}, 0
-			}
 		}
 		opts := exporter.Options{
 			Sources:            o.sources(),

@@ -482,9 +482,6 @@ type dropInSettings struct {
 	configFiles []exporter.KubeStateMetricsConfigFile
 	// logger logs through klog, as kube-state-metrics does.
 	logger *slog.Logger
-	// memoryLimitSet is set when --auto-gomemlimit set the runtime's
-	// memory limit, which the exporter's pacing then leaves alone.
-	memoryLimitSet bool
 }
 
 // apply sets d's settings on the exporter's options and server config;
@@ -607,15 +604,14 @@ func (o *KubeStateMetricsOptions) Run(ctx context.Context) error {
 	if o.settings.Kubeconfig == "" && o.settings.Apiserver == "" && !inCluster() {
 		log.Warn("neither --kubeconfig nor --apiserver, and not in a cluster: the default kubeconfig is used (KUBECONFIG, ~/.kube/config), where kube-state-metrics would use an empty config")
 	}
-	memoryLimitSet := false
 	if o.settings.AutoGoMemlimit {
-		memoryLimitSet = setMemoryLimit(o.settings.AutoGoMemlimitRatio, log)
+		// The exporter's pacing of the collector keeps below it.
+		setMemoryLimit(o.settings.AutoGoMemlimitRatio, log)
 	}
 	for {
 		runCtx, cancel := context.WithCancel(ctx)
 		next := o.watchFiles(runCtx, cancel, log)
 		e := o.exportOptions(log)
-		e.dropIn.memoryLimitSet = memoryLimitSet
 		err := e.Run(runCtx)
 		cancel()
 		n := next()

@@ -16,12 +16,11 @@ import (
 // memory limit of the process's cgroup (v2 memory.max, v1
 // memory.limit_in_bytes) or, without one, of the system's memory, as
 // kube-state-metrics' --auto-gomemlimit does, and logs what it set. A
-// GOMEMLIMIT in the environment wins, and nothing is set. It reports
-// whether it set the limit.
-func setMemoryLimit(ratio float64, log *slog.Logger) bool {
+// GOMEMLIMIT in the environment wins, and nothing is set.
+func setMemoryLimit(ratio float64, log *slog.Logger) {
 	if v, ok := os.LookupEnv("GOMEMLIMIT"); ok {
 		log.Info("--auto-gomemlimit: GOMEMLIMIT is set in the environment and stays", "GOMEMLIMIT", v)
-		return false
+		return
 	}
 	total, source := factory.MemoryLimit()
 	from := "cgroup"
@@ -29,14 +28,13 @@ func setMemoryLimit(ratio float64, log *slog.Logger) bool {
 		var err error
 		if total, err = systemMemory("/proc/meminfo"); err != nil {
 			log.Error("--auto-gomemlimit: no memory limit found: the runtime's limit stays unset", "err", err)
-			return false
+			return
 		}
 		from = "system"
 	}
 	limit := int64(float64(total) * ratio)
 	debug.SetMemoryLimit(limit)
 	log.Info("--auto-gomemlimit: set the Go runtime's memory limit (GOMEMLIMIT)", "bytes", limit, "ratio", ratio, "of", total, "from", from)
-	return true
 }
 
 // systemMemory returns the MemTotal of a /proc/meminfo file, in bytes.
