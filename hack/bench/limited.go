@@ -191,8 +191,8 @@ func renderLimited(exp []limitedStart, expSteady int64, ksm []limitedStart, ksmS
 	fmt.Fprintf(&b, "`/metrics` alone, its `/readyz` answering before its lists are in). The peak is the cgroup's most ever used\n")
 	fmt.Fprintf(&b, "(memory.max_usage_in_bytes, or memory.peak: what the kernel holds against the limit, page cache included, but\n")
 	fmt.Fprintf(&b, "not pages of the binary already cached by another cgroup, which VmHWM counts); OOM kills are the kernel's count\n")
-	fmt.Fprintf(&b, "in the cgroup (oom_kill), limit hits how often usage reached the limit (memory.failcnt, or memory.events' max).\n\n")
-	fmt.Fprintf(&b, "| start | limit | ready | first full `/metrics` | cgroup peak | OOM kills | limit hits | VmHWM then | outcome |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "in the cgroup (oom_kill).\n\n")
+	fmt.Fprintf(&b, "| start | limit | ready | first full `/metrics` | cgroup peak | OOM kills | VmHWM then | outcome |\n|---|---|---|---|---|---|---|---|\n")
 	row := func(who string, i int, l limitedStart, steady int64) {
 		t := func(d time.Duration) string {
 			if d == 0 {
@@ -213,8 +213,8 @@ func renderLimited(exp []limitedStart, expSteady int64, ksm []limitedStart, ksmS
 		if l.hwm > 0 {
 			hwm = mib(l.hwm)
 		}
-		fmt.Fprintf(&b, "| %s %d | %s (%d bytes: %.1f× %s) | %s | %s | %s (%.0f%%) | %d | %d | %s | %s |\n", who, i+1, mib(l.limit), l.limit, limitFactor, mib(steady),
-			t(l.ready), t(l.full), mib(l.cg.Peak), 100*float64(l.cg.Peak)/float64(l.limit), l.cg.OOMKills, l.cg.Failures, hwm, outcome)
+		fmt.Fprintf(&b, "| %s %d | %s (%d bytes: %.1f× %s) | %s | %s | %s (%.0f%%) | %d | %s | %s |\n", who, i+1, mib(l.limit), l.limit, limitFactor, mib(steady),
+			t(l.ready), t(l.full), mib(l.cg.Peak), 100*float64(l.cg.Peak)/float64(l.limit), l.cg.OOMKills, hwm, outcome)
 	}
 	for i, l := range exp {
 		row("exporter", i, l, expSteady)

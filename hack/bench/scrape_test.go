@@ -234,9 +234,9 @@ func TestRenderLimitedStarts(t *testing.T) {
 			churn: []sideChurn{{cpu: 0.05, rss: []int64{90 << 20, steady, 110 << 20}}},
 			limited: []limitedStart{
 				{limit: limit, ready: 2 * time.Second, full: 2500 * time.Millisecond, served: 10, hwm: 140 << 20,
-					cg: memcg.Stats{Limit: limit, Peak: 120 << 20, Failures: 3}},
+					cg: memcg.Stats{Limit: limit, Peak: 120 << 20}},
 				{limit: limit, served: 0, ended: "signal: killed", stderr: "listening",
-					cg: memcg.Stats{Limit: limit, Peak: limit, OOMKills: 1, Failures: 9}},
+					cg: memcg.Stats{Limit: limit, Peak: limit, OOMKills: 1}},
 			},
 		},
 		churns: []churnResult{{rate: 100, achieved: 100, seconds: 30}},
@@ -244,8 +244,8 @@ func TestRenderLimitedStarts(t *testing.T) {
 	out := r.render(exporterTarget{name: "the kube-state-metrics profile"}, "")
 	for _, want := range []string{
 		"| **started under a memory limit of 1.5× the RSS under 100 pod updates/s**, `GOMEMLIMIT` set to it (starts below) | **1 of 2** starts ready with a full `/metrics` (median 2.50 s); 1 OOM kills; the cgroup's peak 150 MiB of its 150 MiB limit | not measured |",
-		"| exporter 1 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | 2.00 s | 2.50 s | 120 MiB (80%) | 0 | 3 | 140 MiB | ready, full |",
-		"| exporter 2 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | – | – | 150 MiB (100%) | 1 | 9 | – | **ended before it was full: signal: killed** |",
+		"| exporter 1 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | 2.00 s | 2.50 s | 120 MiB (80%) | 0 | 140 MiB | ready, full |",
+		"| exporter 2 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | – | – | 150 MiB (100%) | 1 | – | **ended before it was full: signal: killed** |",
 		"```text\nlistening\n```",
 	} {
 		if !strings.Contains(out, want) {

@@ -39,10 +39,6 @@ type Stats struct {
 	// for want of memory (oom_kill in memory.oom_control, v2:
 	// memory.events).
 	OOMKills int64
-	// Failures is how often the group's usage hit its limit
-	// (memory.failcnt, v2: the max count of memory.events): each time the
-	// kernel reclaimed memory, or killed, to stay under it.
-	Failures int64
 }
 
 // made numbers the groups of this process.
@@ -179,12 +175,7 @@ func (g *Group) Stats() (Stats, error) {
 	if s.OOMKills, err = Field(string(b), "oom_kill"); err != nil {
 		return s, fmt.Errorf("%s/%s: %w", g.Dir, eventsFile, err)
 	}
-	if g.V2 {
-		s.Failures, err = Field(string(b), "max")
-	} else {
-		s.Failures, err = g.number("memory.failcnt")
-	}
-	return s, err
+	return s, nil
 }
 
 // number reads the number in the group's file.
