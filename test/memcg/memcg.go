@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // Root is where the machine's cgroup hierarchies are mounted.
@@ -152,6 +154,24 @@ func (g *Group) write(file, value string) error {
 // touches is counted in the group.
 func (g *Group) Command(path string, args ...string) *exec.Cmd {
 	return exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.Dir, "cgroup.procs"), path}, args...)...) //nolint:gosec // G204: the program the caller runs under the limit
+}
+
+// DropPageCache asks the kernel to drop the cached pages of the file at
+// path that no process maps (posix_fadvise POSIX_FADV_DONTNEED), so that
+// the next process to run it reads them again and has them counted in its
+// own cgroup, as a container started on a node that has not run its image
+// does; pages read before by a process of another cgroup stay counted
+// there otherwise.
+func DropPageCache(path string) error {
+	f, err := os.Open(path) //nolint:gosec // G304: the program the caller runs under the limit
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("dropping the cached pages of %s: %w", path, err)
+	}
+	return nil
 }
 
 // Stats reads what the kernel counted in the group.

@@ -31,10 +31,11 @@ const limitFactor = 1.5
 // it has served a full /metrics twice, then starts it again inside a
 // memory cgroup limited to 1.5 times that RSS, with GOMEMLIMIT set to the
 // limit in bytes, as deploy/base/deployment.yaml sets it from the
-// container's limits.memory. There it must become ready, serve a
-// kube_pod_info series for every pod the API server holds, and still run,
-// with no process of the cgroup killed for want of memory and its peak
-// usage within the limit.
+// container's limits.memory, the binary's cached pages dropped first so
+// that those it reads count against the limit, as in a container. There it
+// must become ready, serve a kube_pod_info series for every pod the API
+// server holds, and still run, with no process of the cgroup killed for
+// want of memory. The cgroup's peak usage is logged against the limit.
 func TestStartUnderMemoryLimit(t *testing.T) {
 	began := time.Now()
 	pods := loadPods(t, workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50})
@@ -54,6 +55,12 @@ func TestStartUnderMemoryLimit(t *testing.T) {
 	t.Logf("without a limit: RSS %s once full (anonymous %s, files %s), VmHWM %s (%.2f× that RSS); the limit: %.1f× = %s (%d bytes)",
 		mib(steady), mib(anon), mib(file), mib(freePeak), float64(freePeak)/float64(steady), limitFactor, mib(limit), limit)
 
+	// The pages of the binary the first start read are counted in the
+	// test's cgroup until dropped: in a container they count against its
+	// limit.
+	if err := memcg.DropPageCache(bin); err != nil {
+		t.Fatal(err)
+	}
 	g, err := memcg.New("kubectl-informer-e2e", limit)
 	if err != nil {
 		t.Fatalf("starting the exporter under a memory limit needs a memory cgroup of its own: %v", err)
@@ -77,12 +84,17 @@ func TestStartUnderMemoryLimit(t *testing.T) {
 	if st.OOMKills != 0 {
 		t.Errorf("the kernel killed %d processes of the cgroup for want of memory", st.OOMKills)
 	}
-	if st.Limit != limit || st.Peak > st.Limit {
-		t.Errorf("the cgroup's limit is %d bytes and its peak %d, want a limit of %d and a peak within it", st.Limit, st.Peak, limit)
+	// The limit applied to the exporter: the cgroup has it, and counted
+	// the exporter's own memory. Its usage cannot pass the limit (beyond
+	// the kernel's forced charges): reaching it means the kernel
+	// reclaimed page cache, the binary's included, to keep it there.
+	anon = procStatus(t, limited.cmd.Process.Pid, "RssAnon:")
+	if st.Limit != limit || st.Peak < anon {
+		t.Errorf("the cgroup's limit is %d bytes and its peak %d, want a limit of %d and a peak of at least the exporter's anonymous memory, %d", st.Limit, st.Peak, limit, anon)
 	}
-	t.Logf("under the limit: ready in %s, full in %s; the cgroup's peak %s (%.0f%% of the limit); VmHWM %s; the test took %s",
+	t.Logf("under the limit: ready in %s, full in %s; the cgroup's peak %s (%.0f%% of the limit); the exporter's VmHWM %s, anonymous memory now %s; the test took %s",
 		limited.ready.Round(time.Millisecond), limited.full.Round(time.Millisecond), mib(st.Peak), 100*float64(st.Peak)/float64(limit),
-		mib(procStatus(t, limited.cmd.Process.Pid, "VmHWM:")), time.Since(began).Round(time.Second))
+		mib(procStatus(t, limited.cmd.Process.Pid, "VmHWM:")), mib(anon), time.Since(began).Round(time.Second))
 }
 
 // loadPods makes the namespaces and nodes of spec through the API server,
