@@ -103,8 +103,10 @@ const probeEvery = 200 * time.Millisecond
 // and ten times uncompressed; then, for each rate, pods are updated at
 // that rate for d while the CPU and RSS of both are measured, and for a
 // further probe period while the exporter is scraped to measure the lag
-// from update to series. apiserverPID is the API server's process, whose
-// CPU each start costs.
+// from update to series. Last, both are stopped and started again, starts
+// times each, under a memory limit derived from their RSS under updates
+// (measureLimited). apiserverPID is the API server's process, whose CPU
+// each start costs.
 func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID, starts int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
 	var exp, ksm *process
@@ -303,15 +305,15 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		}
 		r.churns = append(r.churns, c)
 	}
-	return r, r.startLimited(plugin, ksmBin, kubeconfig, target, args, procs, starts, pods)
+	return r, r.measureLimited(plugin, ksmBin, kubeconfig, target, args, procs, starts, pods)
 }
 
-// startLimited stops the running exporters procs, then starts each side
+// measureLimited stops the running exporters procs, then starts each side
 // starts times in turn under a memory limit of limitFactor times its
 // steady RSS (see startLimited). A start may take up to ten times the
 // longest unlimited one to serve a full /metrics (at least two minutes):
 // a collector working against its limit slows it.
-func (r *exporterResult) startLimited(plugin, ksmBin, kubeconfig string, target exporterTarget, args func(string) []string, procs []*process, starts, pods int) error {
+func (r *exporterResult) measureLimited(plugin, ksmBin, kubeconfig string, target exporterTarget, args func(string) []string, procs []*process, starts, pods int) error {
 	for _, p := range procs {
 		p.stop()
 	}
