@@ -67,8 +67,9 @@ func startLimited(name, path string, args []string, addr string, how polling, po
 		return l, err
 	}
 	defer func() { _ = g.Remove() }()
+	l.limit = g.Limit
 	cmd := g.Command(path, args...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(limit, 10))
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(g.Limit, 10))
 	stderr := &tailWriter{}
 	cmd.Stderr = stderr
 	start := time.Now()
@@ -213,6 +214,8 @@ func renderLimited(exp []limitedStart, expSteady int64, ksm []limitedStart, ksmS
 			outcome = fmt.Sprintf("**not full after %s** (%d `kube_pod_info` series)", l.gaveUp, l.served)
 		case l.cg.OOMKills > 0:
 			outcome = "**ready, full, but a process was OOM-killed**"
+		case l.cg.Peak >= l.limit:
+			outcome = "ready, full, **the cgroup at its limit**"
 		}
 		hwm := "–"
 		if l.hwm > 0 {

@@ -237,15 +237,18 @@ func TestRenderLimitedStarts(t *testing.T) {
 					cg: memcg.Stats{Limit: limit, Peak: 120 << 20}},
 				{limit: limit, served: 0, ended: "signal: killed", stderr: "listening",
 					cg: memcg.Stats{Limit: limit, Peak: limit, OOMKills: 1}},
+				{limit: limit, ready: 30 * time.Second, full: 31 * time.Second, served: 10, hwm: 150 << 20,
+					cg: memcg.Stats{Limit: limit, Peak: limit}},
 			},
 		},
 		churns: []churnResult{{rate: 100, achieved: 100, seconds: 30}},
 	}
 	out := r.render(exporterTarget{name: "the kube-state-metrics profile"}, "")
 	for _, want := range []string{
-		"| **started under a memory limit of 1.5× the RSS under 100 pod updates/s**, `GOMEMLIMIT` set to it (starts below) | **1 of 2** starts ready with a full `/metrics` (median 2.50 s); 1 OOM kills; the cgroup's peak 150 MiB of its 150 MiB limit | not measured |",
+		"| **started under a memory limit of 1.5× the RSS under 100 pod updates/s**, `GOMEMLIMIT` set to it (starts below) | **2 of 3** starts ready with a full `/metrics` (median 31.00 s); 1 OOM kills; the cgroup's peak 150 MiB of its 150 MiB limit | not measured |",
 		"| exporter 1 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | 2.00 s | 2.50 s | 120 MiB (80%) | 0 | 140 MiB | ready, full |",
 		"| exporter 2 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | – | – | 150 MiB (100%) | 1 | – | **ended before it was full: signal: killed** |",
+		"| exporter 3 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | 30.00 s | 31.00 s | 150 MiB (100%) | 0 | 150 MiB | ready, full, **the cgroup at its limit** |",
 		"```text\nlistening\n```",
 	} {
 		if !strings.Contains(out, want) {

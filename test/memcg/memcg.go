@@ -26,6 +26,9 @@ const Root = "/sys/fs/cgroup"
 type Group struct {
 	// Dir is the cgroup's directory.
 	Dir string
+	// Limit is its memory limit in bytes: the one asked for, rounded down
+	// to a whole page as the kernel rounds it.
+	Limit int64
 	// V2 is set on a unified (v2) hierarchy.
 	V2 bool
 }
@@ -46,14 +49,14 @@ type Stats struct {
 // made numbers the groups of this process.
 var made atomic.Int64
 
-// New makes a memory cgroup limited to limit bytes, named after name, the
-// process's ID and a count. On cgroup v1 it is a child of the cgroup this
+// New makes a memory cgroup limited to limit bytes (see Group.Limit),
+// named after name, the process's ID and a count. On cgroup v1 it is a child of the cgroup this
 // process runs in when that is visible, else of the memory hierarchy's
 // root; on v2, a child of the hierarchy's root, with the memory controller
 // enabled there. Remove it when done.
 func New(name string, limit int64) (*Group, error) {
 	leaf := fmt.Sprintf("%s-%d-%d", name, os.Getpid(), made.Add(1))
-	g := &Group{V2: IsV2()}
+	g := &Group{V2: IsV2(), Limit: limit &^ int64(os.Getpagesize()-1)}
 	if g.V2 {
 		if err := enableMemoryV2(Root); err != nil {
 			return nil, err
@@ -75,7 +78,7 @@ func New(name string, limit int64) (*Group, error) {
 		files = append(files, "memory.memsw.limit_in_bytes")
 	}
 	for i, f := range files {
-		v := strconv.FormatInt(limit, 10)
+		v := strconv.FormatInt(g.Limit, 10)
 		if f == "memory.swap.max" {
 			v = "0"
 		}
@@ -157,7 +160,8 @@ func (g *Group) Command(path string, args ...string) *exec.Cmd {
 }
 
 // DropPageCache asks the kernel to drop the cached pages of the file at
-// path that no process maps (posix_fadvise POSIX_FADV_DONTNEED), so that
+// path that no process maps (fsync, then posix_fadvise
+// POSIX_FADV_DONTNEED), so that
 // the next process to run it reads them again and has them counted in its
 // own cgroup, as a container started on a node that has not run its image
 // does; pages read before by a process of another cgroup stay counted
@@ -168,6 +172,10 @@ func DropPageCache(path string) error {
 		return err
 	}
 	defer func() { _ = f.Close() }()
+	// Pages not yet written back (a binary just built) are not dropped.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing back %s: %w", path, err)
+	}
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		return fmt.Errorf("dropping the cached pages of %s: %w", path, err)
 	}
