@@ -54,8 +54,8 @@ func TestStartUnderMemoryLimit(t *testing.T) {
 	anon, file := procStatus(t, free.cmd.Process.Pid, "RssAnon:"), procStatus(t, free.cmd.Process.Pid, "RssFile:")
 	free.stop()
 	limit := int64(limitFactor * float64(steady))
-	t.Logf("without a limit: RSS %s once full (anonymous %s, files %s), VmHWM %s (%.2f× that RSS); the limit: %.1f× = %s (%d bytes)",
-		mib(steady), mib(anon), mib(file), mib(freePeak), float64(freePeak)/float64(steady), limitFactor, mib(limit), limit)
+	t.Logf("without a limit: ready in %s, full in %s; RSS %s once full (anonymous %s, files %s), VmHWM %s (%.2f× that RSS); the limit: %.1f× = %s (%d bytes)",
+		free.ready.Round(time.Millisecond), free.full.Round(time.Millisecond), mib(steady), mib(anon), mib(file), mib(freePeak), float64(freePeak)/float64(steady), limitFactor, mib(limit), limit)
 
 	// The pages of the binary the first start read are counted in the
 	// test's cgroup until dropped: in a container they count against its
