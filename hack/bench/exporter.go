@@ -320,7 +320,7 @@ func (r *exporterResult) measureLimited(plugin, ksmBin, kubeconfig string, targe
 	const settle = 2 * time.Second
 	giveUp := func(s side) time.Duration {
 		longest := slices.MaxFunc(s.starts, func(a, b startStats) int { return cmp.Compare(a.full, b.full) }).full
-		return max(2*time.Minute, 10*longest)
+		return max(2*time.Minute, 10*longest).Round(time.Second)
 	}
 	for range starts {
 		time.Sleep(settle)
