@@ -21,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-informer/kubectl-informer/test/memcg"
 )
 
 // exporterResult is what benchExporter measured.
@@ -54,6 +56,9 @@ type side struct {
 	// churn is what each rate of pod updates cost it, in the order of
 	// exporterResult.churns.
 	churn []sideChurn
+	// limited are starts under a memory limit of limitFactor times its
+	// steadyRSS, after the updates.
+	limited []limitedStart
 }
 
 // sideChurn is one exporter's CPU and memory while pods are updated.
@@ -98,8 +103,10 @@ const probeEvery = 200 * time.Millisecond
 // and ten times uncompressed; then, for each rate, pods are updated at
 // that rate for d while the CPU and RSS of both are measured, and for a
 // further probe period while the exporter is scraped to measure the lag
-// from update to series. apiserverPID is the API server's process, whose
-// CPU each start costs.
+// from update to series. Last, both are stopped and started again, starts
+// times each, under a memory limit derived from their RSS under updates
+// (measureLimited). apiserverPID is the API server's process, whose CPU
+// each start costs.
 func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg *rest.Config, apiserverPID, starts int, rates []int, d, probe time.Duration) (exporterResult, error) {
 	var r exporterResult
 	var exp, ksm *process
@@ -124,6 +131,12 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 	// Each start waits for the API server to settle after the previous one,
 	// whose garbage it would otherwise collect on the next one's time.
 	const settle = 2 * time.Second
+	// No series may be dropped: at 100,000 pods the KSM config has
+	// 500,000 phase series, over the default cap of 100,000 per metric.
+	args := func(addr string) []string {
+		a := append([]string{"export", "--kubeconfig=" + kubeconfig}, target.args...)
+		return append(a, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
+	}
 	for i := range starts {
 		last := i == starts-1
 		time.Sleep(settle)
@@ -137,12 +150,6 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		addr, err := freeAddr()
 		if err != nil {
 			return r, err
-		}
-		// No series may be dropped: at 100,000 pods the KSM config has
-		// 500,000 phase series, over the default cap of 100,000 per metric.
-		args := func(addr string) []string {
-			a := append([]string{"export", "--kubeconfig=" + kubeconfig}, target.args...)
-			return append(a, "--web.listen-address="+addr, "--max-series-per-metric=10000000")
 		}
 		p, s, err := startProcess("the exporter", plugin, args(addr), addr, pollBoth, apiserverPID, pods)
 		if err != nil {
@@ -298,7 +305,54 @@ func benchExporter(plugin, ksmBin, kubeconfig string, target exporterTarget, cfg
 		}
 		r.churns = append(r.churns, c)
 	}
-	return r, nil
+	return r, r.measureLimited(plugin, ksmBin, kubeconfig, target, args, procs, starts, pods)
+}
+
+// measureLimited stops the running exporters procs, then starts each side
+// starts times in turn under a memory limit of limitFactor times its
+// steady RSS (see startLimited). A start may take up to ten times the
+// longest unlimited one to serve a full /metrics (at least two minutes):
+// a collector working against its limit slows it.
+func (r *exporterResult) measureLimited(plugin, ksmBin, kubeconfig string, target exporterTarget, args func(string) []string, procs []*process, starts, pods int) error {
+	for _, p := range procs {
+		p.stop()
+	}
+	const settle = 2 * time.Second
+	giveUp := func(s side) time.Duration {
+		longest := slices.MaxFunc(s.starts, func(a, b startStats) int { return cmp.Compare(a.full, b.full) }).full
+		return max(2*time.Minute, 10*longest).Round(time.Second)
+	}
+	for range starts {
+		time.Sleep(settle)
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "starting the exporter under a memory limit of %s…\n", mib(int64(limitFactor*float64(r.exp.steadyRSS()))))
+		l, err := startLimited("the exporter", plugin, args(addr), addr, pollReadyz, pods, int64(limitFactor*float64(r.exp.steadyRSS())), giveUp(r.exp))
+		if err != nil {
+			return err
+		}
+		r.exp.limited = append(r.exp.limited, l)
+		if ksmBin == "" {
+			continue
+		}
+		time.Sleep(settle)
+		if addr, err = freeAddr(); err != nil {
+			return err
+		}
+		taddr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		l, err = startLimited("kube-state-metrics", ksmBin, kubeStateMetricsArgs(target, kubeconfig, addr, taddr), addr, pollMetrics, pods,
+			int64(limitFactor*float64(r.ksm.steadyRSS())), giveUp(*r.ksm))
+		if err != nil {
+			return err
+		}
+		r.ksm.limited = append(r.ksm.limited, l)
+	}
+	return nil
 }
 
 // sampleRSS samples the RSS of each process every interval until stop is
@@ -725,6 +779,8 @@ func (r exporterResult) render(target exporterTarget, ksmVersion string) string 
 	}
 	fmt.Fprintf(&b, "| peak RSS while syncing (VmHWM at the first full `/metrics`), median of the starts | %s | %s |\n",
 		peak(r.exp), ksm(func(s *side) string { return peak(*s) }))
+	fmt.Fprintf(&b, "| **started under a memory limit of %.1f× the RSS under %d pod updates/s**, `GOMEMLIMIT` set to it (starts below) | %s | %s |\n",
+		limitFactor, firstRate(r.churns), limitedSummary(r.exp.limited), ksm(func(s *side) string { return limitedSummary(s.limited) }))
 	fmt.Fprintf(&b, "| `/metrics` as Prometheus 3 scrapes it (its default Accept, gzip), read and decompressed, median of 10 (min–max) | %s | %s |\n",
 		scrapes(r.exp.gzipped), ksm(func(s *side) string { return scrapes(s.gzipped) }))
 	fmt.Fprintf(&b, "| the same, uncompressed (`Accept-Encoding: identity`) | %s | %s |\n",
@@ -748,6 +804,18 @@ func (r exporterResult) render(target exporterTarget, ksmVersion string) string 
 	}
 	fmt.Fprintf(&b, "| secondary: RSS 1 s after the last start's first full `/metrics`, no updates (the exporter has just returned the initial lists' memory to the operating system) | %s | %s |\n",
 		mib(r.exp.rssSynced), ksm(func(s *side) string { return mib(s.rssSynced) }))
+	if len(r.exp.limited) > 0 {
+		var ksmLimited []limitedStart
+		var ksmSteady int64
+		if r.ksm != nil {
+			ksmLimited, ksmSteady = r.ksm.limited, r.ksm.steadyRSS()
+		}
+		how := "cgroup v1"
+		if memcg.IsV2() {
+			how = "cgroup v2"
+		}
+		b.WriteString(renderLimited(r.exp.limited, r.exp.steadyRSS(), ksmLimited, ksmSteady, how))
+	}
 	if len(r.floor) > 0 {
 		fmt.Fprintf(&b, "\nThe least a client-go program does to cache the same pods, started in turn with the exporter: a\n")
 		fmt.Fprintf(&b, "SharedInformerFactory with client-go's defaults (HTTP/2, WatchList), protobuf, one pod informer, no handlers,\n")
@@ -781,6 +849,14 @@ func (r exporterResult) render(target exporterTarget, ksmVersion string) string 
 		}
 	}
 	return b.String()
+}
+
+// firstRate is the first rate of updates measured (0: none).
+func firstRate(churns []churnResult) int {
+	if len(churns) == 0 {
+		return 0
+	}
+	return churns[0].rate
 }
 
 // churnRSS is the median of the RSS samples taken under updates, with their

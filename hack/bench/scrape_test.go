@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-informer/kubectl-informer/test/memcg"
 )
 
 // exposition is a /metrics body of two pods.
@@ -214,5 +216,43 @@ kube_pod_container_status_ready{namespace="a",pod="p4",uid="4",container="app"} 
 	want := map[string]int32{"1": 3, "2": 5}
 	if !maps.Equal(got, want) {
 		t.Errorf("restarts = %v, want %v", got, want)
+	}
+}
+
+// TestRenderLimitedStarts: the starts under a memory limit are summed up
+// beside the peak, and each is listed with its limit, derived from the
+// RSS under updates, and what ended it.
+func TestRenderLimitedStarts(t *testing.T) {
+	start := startStats{ready: 700 * time.Millisecond, full: 720 * time.Millisecond, hwm: 300 << 20}
+	st := scrapeStat{took: 6 * time.Millisecond, wire: 1 << 20, body: 12 << 20}
+	const steady = 100 << 20
+	limit := int64(limitFactor * steady)
+	r := exporterResult{
+		exp: side{
+			starts:  []startStats{start},
+			gzipped: []scrapeStat{st}, plain: []scrapeStat{st},
+			churn: []sideChurn{{cpu: 0.05, rss: []int64{90 << 20, steady, 110 << 20}}},
+			limited: []limitedStart{
+				{limit: limit, ready: 2 * time.Second, full: 2500 * time.Millisecond, served: 10, hwm: 140 << 20,
+					cg: memcg.Stats{Limit: limit, Peak: 120 << 20}},
+				{limit: limit, served: 0, ended: "signal: killed", stderr: "listening",
+					cg: memcg.Stats{Limit: limit, Peak: limit, OOMKills: 1}},
+				{limit: limit, ready: 30 * time.Second, full: 31 * time.Second, served: 10, hwm: 150 << 20,
+					cg: memcg.Stats{Limit: limit, Peak: limit}},
+			},
+		},
+		churns: []churnResult{{rate: 100, achieved: 100, seconds: 30}},
+	}
+	out := r.render(exporterTarget{name: "the kube-state-metrics profile"}, "")
+	for _, want := range []string{
+		"| **started under a memory limit of 1.5× the RSS under 100 pod updates/s**, `GOMEMLIMIT` set to it (starts below) | **2 of 3** starts ready with a full `/metrics` (median 31.00 s); 1 OOM kills; the cgroup's peak 150 MiB of its 150 MiB limit | not measured |",
+		"| exporter 1 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | 2.00 s | 2.50 s | 120 MiB (80%) | 0 | 140 MiB | ready, full |",
+		"| exporter 2 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | – | – | 150 MiB (100%) | 1 | – | **ended before it was full: signal: killed** |",
+		"| exporter 3 | 150 MiB (157286400 bytes: 1.5× 100 MiB) | 30.00 s | 31.00 s | 150 MiB (100%) | 0 | 150 MiB | ready, full, **the cgroup at its limit** |",
+		"```text\nlistening\n```",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
 	}
 }
