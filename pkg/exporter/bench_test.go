@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/openapi/openapitest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
@@ -98,6 +99,20 @@ func podVersions(b *testing.B, pods []*corev1.Pod) (changed []*corev1.Pod, byUID
 	return changed, byUID
 }
 
+// alternate hands n pod updates to h, each of a pod of changed from its
+// version in byUID to the changed one or back: each pod alternates between
+// its two versions, so that every update changes a series.
+func alternate(h cache.ResourceEventHandler, changed []*corev1.Pod, byUID map[types.UID]*corev1.Pod, n int) {
+	for i := range n {
+		q := changed[i%len(changed)]
+		if (i/len(changed))%2 == 0 {
+			h.OnUpdate(byUID[q.UID], q)
+		} else {
+			h.OnUpdate(q, byUID[q.UID])
+		}
+	}
+}
+
 // BenchmarkEngineKSMPodUpdates recomputes the series of
 // examples/kube-state-metrics-pods.yaml for one pod changed (its first
 // container's restart count), among 10,000 pods, each update handed to the
@@ -115,16 +130,7 @@ func BenchmarkEngineKSMPodUpdates(b *testing.B) {
 	changed, byUID := podVersions(b, pods)
 	b.ReportAllocs()
 	b.ResetTimer()
-	for i := range b.N {
-		// Each pod alternates between its two versions, so that every
-		// update changes a series.
-		q := changed[i%len(changed)]
-		if (i/len(changed))%2 == 0 {
-			h.OnUpdate(byUID[q.UID], q)
-		} else {
-			h.OnUpdate(q, byUID[q.UID])
-		}
-	}
+	alternate(h, changed, byUID, b.N)
 	drain(e)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
@@ -351,14 +357,7 @@ func BenchmarkEngineProfilePodUpdates(b *testing.B) {
 	runtime.GC()
 	cpu0 := processCPU(b)
 	b.ResetTimer()
-	for i := range b.N {
-		q := changed[i%len(changed)]
-		if (i/len(changed))%2 == 0 {
-			h.OnUpdate(byUID[q.UID], q)
-		} else {
-			h.OnUpdate(q, byUID[q.UID])
-		}
-	}
+	alternate(h, changed, byUID, b.N)
 	drain(e)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
