@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Elements, in a path, stands for every element of a list: the path
+// Elements stands, in a path, for every element of a list: the path
 // [status, containerStatuses, Elements, name] is the name of each
 // container status. Where the value is not a list (a map, whose keys a
 // comprehension iterates over), the whole value is read in its place.
@@ -146,8 +146,8 @@ func (f *Fingerprint) Sum(obj any, sums []uint64, s *SumScratch) bool {
 		v := reflect.ValueOf(obj)
 		w.walk(f.paths, infoFor(v.Type()), v)
 	}
-	for i, b := range s.groups {
-		sums[i] = maphash.Bytes(f.seed, b)
+	for i := range sums[:len(s.groups)] {
+		sums[i] = maphash.Bytes(f.seed, s.groups[i])
 	}
 	s.value = w.h.buf[:0]
 	return w.h.ok
@@ -563,15 +563,6 @@ func (h *hasher) bool(b bool) {
 	} else {
 		h.tag(tagFalse)
 	}
-}
-
-// mapOf returns v as a map[string]any when it is one that can be read.
-func mapOf(v reflect.Value) (map[string]any, bool) {
-	if !v.CanInterface() {
-		return nil, false
-	}
-	m, ok := v.Interface().(map[string]any)
-	return m, ok
 }
 
 // strings writes a map of strings, as mapEntries does.
