@@ -29,7 +29,9 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -44,9 +46,12 @@ type options struct {
 	stateDir string
 	results  string
 	keep     bool
-	goBench  bool
-	queries  bool
-	server   bool
+	// loaded uses the cluster running in stateDir, loaded with the
+	// workload already, instead of a fresh one.
+	loaded  bool
+	goBench bool
+	queries bool
+	server  bool
 	// ksm is a kube-state-metrics binary to measure beside the exporter;
 	// empty: not measured.
 	ksm string
@@ -70,6 +75,7 @@ func main() {
 	flag.StringVar(&o.stateDir, "dir", "_output/bench-cluster", "state directory of the benchmark's own control plane")
 	flag.StringVar(&o.results, "results", "bench/RESULTS.md", "where to write the report")
 	flag.BoolVar(&o.keep, "keep", false, "leave the benchmark cluster running afterwards")
+	flag.BoolVar(&o.loaded, "loaded", false, "use the cluster running in -dir, which a run with -keep (or the workload command, with the same spec) loaded with -pods pods, instead of starting and loading a fresh one; it is left running")
 	flag.BoolVar(&o.goBench, "go-bench", true, "also run the Go benchmarks")
 	flag.BoolVar(&o.queries, "queries", true, "measure the one-shot queries (false: only the query server, the exporter and the Go benchmarks)")
 	floor := flag.String(floorFlag, "", "run as the bare client-go informer the exporter is compared with, against this kubeconfig (used by the harness itself)")
@@ -129,27 +135,37 @@ func run(o options) error {
 		return err
 	}
 	localcluster := filepath.Join(o.binDir, "localcluster")
-	// A fresh cluster, so that the object count is exactly the workload's.
-	_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()                                    //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
-	out, err := exec.Command(localcluster, "up", "-bin", o.binDir, "-dir", o.stateDir).CombinedOutput() //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
-	if err != nil {
-		return fmt.Errorf("starting the control plane: %v\n%s", err, out)
+	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64, Controllers: true, Others: true}
+	var kubeconfig string
+	var sum workload.Summary
+	if o.loaded {
+		kubeconfig = filepath.Join(o.stateDir, "kubeconfig")
+		if sum, err = loadedWorkload(kubeconfig, spec); err != nil {
+			return err
+		}
+	} else {
+		// A fresh cluster, so that the object count is exactly the workload's.
+		_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()                                    //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
+		out, err := exec.Command(localcluster, "up", "-bin", o.binDir, "-dir", o.stateDir).CombinedOutput() //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
+		if err != nil {
+			return fmt.Errorf("starting the control plane: %v\n%s", err, out)
+		}
+		if !o.keep {
+			defer func() { _ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run() }() //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
+		}
+		kubeconfig = strings.TrimSpace(string(out))
 	}
-	if !o.keep {
-		defer func() { _ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run() }() //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
-	}
-	kubeconfig := strings.TrimSpace(string(out))
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
 	}
-	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64, Controllers: true, Others: true}
-	fmt.Fprintf(os.Stderr, "loading %d pods…\n", o.pods)
-	sum, err := workload.Load(context.Background(), cfg, spec, os.Stderr)
-	if err != nil {
-		return fmt.Errorf("loading the workload: %w", err)
+	if !o.loaded {
+		fmt.Fprintf(os.Stderr, "loading %d pods…\n", o.pods)
+		if sum, err = workload.Load(context.Background(), cfg, spec, os.Stderr); err != nil {
+			return fmt.Errorf("loading the workload: %w", err)
+		}
+		fmt.Fprintln(os.Stderr, "loaded:", sum)
 	}
-	fmt.Fprintln(os.Stderr, "loaded:", sum)
 
 	apiserverVersion, err := serverVersion(cfg)
 	if err != nil {
@@ -390,6 +406,9 @@ func render(o options, v versions, sum workload.Summary, rows []row, cache, serv
 	fmt.Fprintf(&b, "- machine: %d cores (nproc), %s, %s, %s/%s\n", runtime.NumCPU(), cpuModel(), memTotal(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "- versions: %s (harness and plugin), kube-apiserver %s, kube-state-metrics: %s\n", runtime.Version(), v.apiserver, ksm)
 	fmt.Fprintf(&b, "- cluster: the project's local kube-apiserver + etcd (hack/controlplane), loopback\n")
+	if o.loaded {
+		fmt.Fprintf(&b, "- the cluster was running and loaded with the workload before the run (-loaded): its %d pods were counted, not created\n", o.pods)
+	}
 	fmt.Fprintf(&b, "- workload: %d pods (2 containers each) in 20 namespaces on 100 nodes, %d deployments, %d custom resources\n", o.pods, sum.Deployments, sum.CustomResources)
 	if len(rows) == 0 {
 		fmt.Fprintf(&b, "- one-shot queries: not measured in this run\n")
@@ -508,4 +527,31 @@ func readPID(path string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// loadedWorkload checks that the cluster of kubeconfig holds the pods of
+// spec, as loaded by an earlier run, and returns what spec loads.
+func loadedWorkload(kubeconfig string, spec workload.Spec) (workload.Summary, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return workload.Summary{}, fmt.Errorf("-loaded: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return workload.Summary{}, err
+	}
+	list, err := client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return workload.Summary{}, fmt.Errorf("-loaded: listing the cluster's pods: %w", err)
+	}
+	n := len(list.Items)
+	if r := list.RemainingItemCount; r != nil {
+		n += int(*r)
+	}
+	spec = spec.Default()
+	if n != spec.Pods {
+		return workload.Summary{}, fmt.Errorf("-loaded: the cluster holds %d pods, not the %d of -pods", n, spec.Pods)
+	}
+	return workload.Summary{Namespaces: spec.Namespaces, Nodes: spec.Nodes, Pods: spec.Pods,
+		Deployments: spec.Pods / spec.PodsPerDeployment, CustomResources: spec.CustomResources}, nil
 }
