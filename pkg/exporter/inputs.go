@@ -212,9 +212,11 @@ func (in *inputs) changes(slot int32, obj any, sums []uint64, scratch *jsonval.S
 }
 
 // computes reports whether family i is computed for a change of bits
-// changed; a family added since the inputs were made always is.
+// changed: every family is for an object whose sums were not known
+// (changed is always), a family reading nothing of the object included; a
+// family added since the inputs were made always is.
 func (in *inputs) computes(i int, changed uint64) bool {
-	return i >= len(in.reads) || in.reads[i]&changed != 0 || in.reads[i] == always
+	return changed == always || i >= len(in.reads) || in.reads[i]&changed != 0 || in.reads[i] == always
 }
 
 // keep holds sums (none: unknown) as those of the object at slot.

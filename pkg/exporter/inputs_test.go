@@ -67,6 +67,8 @@ func TestUnchangedInputsKeepTheirSeries(t *testing.T) {
 					family(t, env, "pod_restarts_total", TypeCounter, "Container restarts.", map[string]string{"namespace": "object.metadata.namespace", "pod": "object.metadata.name", "container": "each.name"}, "each.restartCount", "object.status.containerStatuses", ""),
 					family(t, env, "pods_per_node", TypeGauge, "Pods per node and phase.", map[string]string{"node": "object.spec.nodeName", "phase": "object.status.phase"}, "", "", AggregateCount),
 					family(t, env, "restarts_per_node_max", TypeGauge, "Most restarts of a pod per node.", map[string]string{"node": "object.spec.nodeName"}, "object.status.containerStatuses.map(c, c.restartCount).sum()", "", AggregateMax),
+					// Reads nothing of a pod: computed at its add alone.
+					family(t, env, "pods_total", TypeGauge, "Pods.", nil, "", "", AggregateCount),
 					// An iteration over the keys of a map.
 					family(t, env, "pod_app_labelled", TypeGauge, "Whether a pod has the label app.", nsPod, `object.metadata.?labels.orValue({}).exists(k, k == "app")`, "", ""),
 					// Series of a pod (p3) with the same labels: left out
