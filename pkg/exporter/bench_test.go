@@ -246,15 +246,7 @@ func (w *copyingWriter) Write(p []byte) (int, error) {
 // estimates, so that the exporter evaluates every pod family without
 // tracking its cost, and so does the benchmark.
 func BenchmarkEngineProfilePods(b *testing.B) {
-	env, err := indexers.NewEnv()
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: []string{"pods"}}}.Load(env)
-	if err != nil {
-		b.Fatal(err)
-	}
-	checkPods(b, env, c)
+	c := profilePods(b)
 	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -339,15 +331,7 @@ func BenchmarkLoadProfile(b *testing.B) {
 // workload, as BenchmarkEngineKSMPodUpdates does for three families: what
 // the exporter does for each pod update it watches.
 func BenchmarkEngineProfilePodUpdates(b *testing.B) {
-	env, err := indexers.NewEnv()
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: []string{"pods"}}}.Load(env)
-	if err != nil {
-		b.Fatal(err)
-	}
-	checkPods(b, env, c)
+	c := profilePods(b)
 	pods := workload.Spec{Pods: 10000, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50}.PodObjects()
 	e := computeAll(c, pods)
 	defer e.Close()

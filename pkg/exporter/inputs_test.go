@@ -136,7 +136,7 @@ func TestUnchangedInputsKeepTheirSeries(t *testing.T) {
 
 // profilePods loads the kube-state-metrics profile's pod families, checked
 // against the pod's schema as the exporter checks them.
-func profilePods(t *testing.T) *Compiled {
+func profilePods(t testing.TB) *Compiled {
 	t.Helper()
 	env, err := indexers.NewEnv()
 	if err != nil {
