@@ -209,6 +209,23 @@ func TestProfilePodChanges(t *testing.T) {
 				p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
 			}
 		},
+		func(p *corev1.Pod) {
+			if len(p.Spec.Containers) > 0 {
+				p.Spec.Containers[0].Image = "registry.example/other:2"
+				p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+			}
+		},
+		func(p *corev1.Pod) {
+			// A container more, with its status; or one less.
+			if len(p.Spec.Containers) > 0 && len(p.Status.ContainerStatuses) > 0 && rng.IntN(2) == 0 {
+				c, s := p.Spec.Containers[0], p.Status.ContainerStatuses[0]
+				c.Name, s.Name = "extra", "extra"
+				p.Spec.Containers = append(p.Spec.Containers, c)
+				p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, s)
+			} else if n := len(p.Spec.Containers); n > 0 {
+				p.Spec.Containers = p.Spec.Containers[:n-1]
+			}
+		},
 		func(p *corev1.Pod) { p.Spec.NodeName = "elsewhere" },
 		func(p *corev1.Pod) {
 			t := metav1.NewTime(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))

@@ -104,6 +104,10 @@ func (a *readAnalysis) walk(e ast.Expr, vars map[string]binding) {
 		a.add(b)
 		return
 	}
+	if b, ok := shapeOf(e, vars); ok {
+		a.add(b)
+		return
+	}
 	if e.Kind() != ast.ComprehensionKind {
 		for _, c := range children(e) {
 			a.walk(c, vars)
@@ -150,6 +154,13 @@ func (a *readAnalysis) rangeOf(e ast.Expr, vars map[string]binding) (binding, bo
 	if b, ok := source(e, vars); ok {
 		return b, true
 	}
+	if l, cond, ok := orNothing(e); ok {
+		b, ok := a.rangeOf(l, vars)
+		if ok {
+			a.walk(cond, vars)
+		}
+		return b, ok
+	}
 	if e.Kind() != ast.ComprehensionKind {
 		return binding{}, false
 	}
@@ -168,6 +179,50 @@ func (a *readAnalysis) rangeOf(e ast.Expr, vars map[string]binding) (binding, bo
 	inner[c.IterVar()] = elements(b)
 	a.walk(cond, inner)
 	return b, true
+}
+
+// orNothing reports whether e is a conditional whose one branch is an empty
+// list literal (C ? L : [], or C ? [] : L), and returns the other branch
+// and the condition: iterating over e iterates over L or over nothing.
+func orNothing(e ast.Expr) (l, cond ast.Expr, ok bool) {
+	if e.Kind() != ast.CallKind || e.AsCall().FunctionName() != "_?_:_" || len(e.AsCall().Args()) != 3 {
+		return nil, nil, false
+	}
+	args := e.AsCall().Args()
+	empty := func(x ast.Expr) bool { return x.Kind() == ast.ListKind && len(x.AsList().Elements()) == 0 }
+	switch {
+	case empty(args[2]):
+		return args[1], args[0], true
+	case empty(args[1]):
+		return args[2], args[0], true
+	}
+	return nil, nil, false
+}
+
+// shapeOf reports whether e is type(X) or size(X) (X.size()) of a source
+// X (see source), and returns what it reads of X: whether it is present
+// and null, a list's length, any other value whole. Both are told by
+// them, the elements of a list not read.
+func shapeOf(e ast.Expr, vars map[string]binding) (binding, bool) {
+	if e.Kind() != ast.CallKind {
+		return binding{}, false
+	}
+	call := e.AsCall()
+	var x ast.Expr
+	switch {
+	case call.FunctionName() == "type" && !call.IsMemberFunction() && len(call.Args()) == 1,
+		call.FunctionName() == "size" && !call.IsMemberFunction() && len(call.Args()) == 1:
+		x = call.Args()[0]
+	case call.FunctionName() == "size" && call.IsMemberFunction() && len(call.Args()) == 0:
+		x = call.Target()
+	default:
+		return binding{}, false
+	}
+	b, ok := source(x, vars)
+	if !ok {
+		return binding{}, false
+	}
+	return binding{each: b.each, path: append(slices.Clip(elements(b).path), "")}, true
 }
 
 // filterOf returns the condition of c when c is a filter() macro: its

@@ -30,7 +30,19 @@ func TestReads(t *testing.T) {
 		{`object.spec.containers.map(c, string(c))`, "spec.containers.[]", "", ""},
 		// The filter's result used other than as a range: its elements whole.
 		{`size(object.spec.containers.filter(c, c.name == "a")) > 0`, "spec.containers.[]", "", ""},
-		{`size(object.spec.containers)`, "spec.containers", "", ""},
+		// A size or a type: a list's length, whether it is present and
+		// null; anything else whole.
+		{`size(object.spec.containers)`, "spec.containers.[].", "", ""},
+		{`object.spec.containers.size() + size(object.metadata.?labels.orValue({}))`, "metadata.labels.[]., spec.containers.[].", "", ""},
+		{`type(object.spec.?containers.orValue([])) == list`, "spec.containers.[].", "", ""},
+		{`type(object.spec.containers[0]) == map`, "spec.containers", "", ""},
+		// A range that is a list or nothing: the elements as read.
+		{`(type(object.spec.?containers.orValue([])) == list ? object.spec.containers : []).map(c, c.name)`,
+			"spec.containers.[]., spec.containers.[].name", "", ""},
+		{`(has(object.spec.nodeName) ? [] : object.status.?conditions.orValue([])).filter(c, c.type == "Ready").map(c, c.status)`,
+			"spec.nodeName, status.conditions.[]., status.conditions.[].status, status.conditions.[].type", "", ""},
+		{`(object.metadata.name == "a" ? object.spec.containers : object.spec.initContainers).map(c, c.name)`,
+			"metadata.name, spec.containers, spec.initContainers", "", ""},
 		// The keys of a map: the map, which jsonval sums whole there.
 		{`object.metadata.?labels.orValue({}).exists(k, k == "app")`, "metadata.labels.[]", "", ""},
 		// A variable named object hides object.
