@@ -136,6 +136,10 @@ type Engine struct {
 	// queues feed the workers that compute series from events; an object
 	// always goes to the same worker, so its events stay in order.
 	queues []chan event
+	// busy counts, by queue, the events queued or being computed; an
+	// event of a queue with none is computed by the handler that received
+	// it (see enqueue).
+	busy []atomic.Int64
 	// pending counts events queued and not yet computed.
 	pending  atomic.Int64
 	computed func(time.Duration)
@@ -180,31 +184,43 @@ type EngineOptions struct {
 	Computed func(time.Duration)
 }
 
-func (e *Engine) work(q chan event) {
-	for ev := range q {
-		if ev.after != nil {
-			<-ev.after
-		}
-		if ev.delete {
-			e.Delete(ev.resource, ev.obj)
-		} else {
-			e.Update(ev.resource, ev.obj)
-		}
-		if ev.initial {
-			e.resources[ev.resource].initial.Add(-1)
-		}
-		if ev.done != nil {
-			close(ev.done)
-		}
-		e.pending.Add(-1)
-		if e.computed != nil {
-			e.computed(time.Since(ev.at))
-		}
+func (e *Engine) work(q int, events <-chan event) {
+	for ev := range events {
+		e.compute(ev)
+		e.busy[q].Add(-1)
+	}
+}
+
+// compute computes an event handed to enqueue.
+func (e *Engine) compute(ev event) {
+	if ev.after != nil {
+		<-ev.after
+	}
+	if ev.delete {
+		e.Delete(ev.resource, ev.obj)
+	} else {
+		e.Update(ev.resource, ev.obj)
+	}
+	if ev.initial {
+		e.resources[ev.resource].initial.Add(-1)
+	}
+	if ev.done != nil {
+		close(ev.done)
+	}
+	e.pending.Add(-1)
+	if e.computed != nil {
+		e.computed(time.Since(ev.at))
 	}
 }
 
 // enqueue hands an event to the worker of its object, and reports
-// whether it did: not once the engine is closed.
+// whether it did: not once the engine is closed. An event after the
+// initial lists, that waits for no other, when its worker has nothing
+// queued or being computed, is computed at once by the caller: an update
+// at a time, as a watch brings them, then costs no handover to a worker
+// (waking it, and its goroutine's switches). The events of an object
+// still come in order: its worker computes none of them meanwhile, and
+// each handler hands over its events one at a time.
 func (e *Engine) enqueue(ev event) bool {
 	obj := ev.obj
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -221,6 +237,12 @@ func (e *Engine) enqueue(ev event) bool {
 		e.resources[ev.resource].initial.Add(1)
 	}
 	ev.at = time.Now()
+	if !ev.initial && ev.after == nil && e.busy[q].CompareAndSwap(0, 1) {
+		e.compute(ev)
+		e.busy[q].Add(-1)
+		return true
+	}
+	e.busy[q].Add(1)
 	e.queues[q] <- ev
 	return true
 }
@@ -255,10 +277,10 @@ func NewEngine(c *Compiled, opts EngineOptions) *Engine {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	for range workers {
-		q := make(chan event, 256)
-		e.queues = append(e.queues, q)
-		go e.work(q)
+	e.busy = make([]atomic.Int64, workers)
+	for q := range workers {
+		e.queues = append(e.queues, make(chan event, 256))
+		go e.work(q, e.queues[q])
 	}
 	for _, r := range c.Resources {
 		rs := &resourceState{name: r.Config.Resource, converter: converter(r), slots: newObjectSlots()}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -707,12 +708,23 @@ func TestGateHoldsFamiliesUntilTheInitialListIsComputed(t *testing.T) {
 
 	// Once written, families stay: with the gate shut and an event of a
 	// later change pending.
+	// The handler computes an event of a worker with nothing queued
+	// itself: it is handed over from a goroutine of its own, which waits
+	// on the stripe as the worker would.
 	open.Store(false)
 	stripe = e.stripe("uid-c")
 	stripe.Lock()
-	h.OnAdd(pod("shop", "c", "uid-c", "n1", "Running", 0), false)
+	handed := make(chan struct{})
+	go func() {
+		defer close(handed)
+		h.OnAdd(pod("shop", "c", "uid-c", "n1", "Running", 0), false)
+	}()
+	for e.Pending() == 0 {
+		runtime.Gosched()
+	}
 	ok := served()
 	stripe.Unlock()
+	<-handed
 	waitIdle(t, e)
 	if !ok {
 		t.Error("pod_info is not written after it was, with the gate shut and an event pending")
