@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
@@ -328,5 +329,121 @@ func TestCompletionInBash(t *testing.T) {
 		}) {
 			t.Errorf("%s query pot: COMPREPLY %q, want pot with its description", tc.name, got)
 		}
+	}
+}
+
+// TestCompletionObjectNames completes object names as kubectl get does:
+// after a type, after TYPE/, after TYPE/NAME (the types with a slash), in
+// the namespace of -n or --namespace or of the --context of the
+// --kubeconfig given. Each answer is byte-compared with kubectl's
+// "__complete get" of the same arguments.
+func TestCompletionObjectNames(t *testing.T) {
+	_, bin := hostRelease(t)
+	c := newCompleter(t, bin)
+	plugin := filepath.Join(bin, exeName("kubectl-informer"))
+	kubectl := filepath.Join(cluster.BinDir, "kubectl")
+	ctx := context.Background()
+
+	ns := cluster.NewNamespace(t, "names")
+	other := cluster.NewNamespace(t, "names-other")
+	for _, name := range []string{"api-0", "api-1", "web-0"} {
+		cluster.CreatePod(t, ns, name, nil)
+	}
+	for namespace, names := range map[string][]string{ns: {"api-cfg", "web-cfg"}, other: {"api-other"}} {
+		for _, name := range names {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			if _, err := cluster.Client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A kubeconfig whose context "other" has the namespace other.
+	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := *cfg.Contexts[cfg.CurrentContext]
+	current.Namespace = other
+	cfg.Contexts["other"] = &current
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	// The names the API server lists in a namespace, starting with prefix.
+	names := func(list func() ([]string, error), prefix string) []string {
+		t.Helper()
+		all, err := list()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range all {
+			if strings.HasPrefix(n, prefix) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	podNames := func(namespace string) func() ([]string, error) {
+		return func() ([]string, error) {
+			list, err := cluster.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+			var out []string
+			for _, p := range list.Items {
+				out = append(out, p.Name)
+			}
+			return out, err
+		}
+	}
+	cmNames := func(namespace string) func() ([]string, error) {
+		return func() ([]string, error) {
+			list, err := cluster.Client.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{})
+			var out []string
+			for _, cm := range list.Items {
+				out = append(out, cm.Name)
+			}
+			return out, err
+		}
+	}
+	withType := func(typ string, names []string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, typ+"/"+n)
+		}
+		return out
+	}
+	leaveOut := func(names []string, given string) []string {
+		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == given })
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"pods", "-n", ns, "api-"}, names(podNames(ns), "api-")},
+		{[]string{"-n", ns, "pods/"}, withType("pods", names(podNames(ns), ""))},
+		{[]string{"-n", ns, "po/w"}, withType("po", names(podNames(ns), "w"))},
+		{[]string{"-n", ns, "pods,cm", ""}, append(names(podNames(ns), ""), names(cmNames(ns), "")...)},
+		{[]string{"-n", ns, "pods", "api-0", ""}, leaveOut(names(podNames(ns), ""), "api-0")},
+		{[]string{"-n", ns, "pods/api-0", "configmaps/"}, withType("configmaps", names(cmNames(ns), ""))},
+		{[]string{"--namespace", other, "cm", "api"}, names(cmNames(other), "api")},
+		{[]string{"--kubeconfig", kubeconfig, "--context", "other", "cm", ""}, names(cmNames(other), "")},
+	} {
+		what := "query " + strings.Join(tt.args, " ")
+		got, directive := c.run(plugin, append([]string{"__complete", "query"}, tt.args...)...)
+		if len(tt.want) == 0 || !slices.Equal(got, tt.want) || directive != ":4" {
+			t.Errorf("%s: got %q %s, want %q :4", what, got, directive, tt.want)
+		}
+		kgot, kdirective := c.run(kubectl, append([]string{"__complete", "get"}, tt.args...)...)
+		if !slices.Equal(got, kgot) || directive != kdirective {
+			t.Errorf("%s: got %q %s, kubectl get completes %q %s", what, got, directive, kgot, kdirective)
+		}
+	}
+
+	// After TYPE/NAME, the types follow with a slash, and no space.
+	got, directive := c.run(plugin, "__complete", "query", "-n", ns, "pods/api-0", "configm")
+	kgot, _ := c.run(kubectl, "__complete", "get", "-n", ns, "pods/api-0", "configm")
+	if !slices.Equal(got, []string{"configmaps/"}) || !slices.Equal(got, kgot) || directive != ":6" {
+		t.Errorf("query pods/api-0 configm: got %q %s, want %q :6 as kubectl's", got, directive, kgot)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -35,7 +36,8 @@ var shells = []string{"bash", "zsh", "fish", "powershell"}
 const completionLong = `Completion prints a script that makes your shell complete kubectl-informer:
 verbs, flags, resource types (plural and short names, from the cluster's
 discovery; after a comma, the next type of a list, without descriptions,
-which bash could not match), namespaces for -n,
+which bash could not match), the names of objects after a type of query
+(as kubectl completes those of get), namespaces for -n,
 kubeconfig contexts, output formats, index names for --by (from --index and
 the config file) and YAML files for --config.
 
@@ -238,7 +240,15 @@ func withPrefix(names []string, prefix string) []string {
 // completionTimeout. It returns false when ask fails or runs out of time
 // (an exec credential plugin or a proxy can block beyond any request
 // timeout: the answer is then abandoned).
+//
+// A --context of several contexts (query's) asks the first: cobra parses
+// the flags of a completion twice, so that one --context given also reads
+// as a list of itself twice.
 func fromCluster[T any](flags *genericclioptions.ConfigFlags, ask func(context.Context) (T, error)) (T, bool) {
+	if flags.Context != nil {
+		first, _, _ := strings.Cut(*flags.Context, ",")
+		*flags.Context = strings.TrimSpace(first)
+	}
 	limit := completionTimeout
 	wrap := flags.WrapConfigFn
 	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
@@ -302,17 +312,7 @@ func completeNamespaces(flags *genericclioptions.ConfigFlags, toComplete string)
 // the cluster an informer can list and watch. Types already named are left
 // out.
 func completeResources(flags *genericclioptions.ConfigFlags, args []string, toComplete string) []cobra.Completion {
-	lists, ok := fromCluster(flags, func(context.Context) ([]*metav1.APIResourceList, error) {
-		r, err := factory.NewResolverFor(flags)
-		if err != nil {
-			return nil, err
-		}
-		lists, err := r.Discovery().ServerPreferredResources()
-		if err != nil && (len(lists) == 0 || !discovery.IsGroupDiscoveryFailedError(err)) {
-			return nil, err
-		}
-		return lists, nil
-	})
+	lists, ok := resourceLists(flags)
 	if !ok {
 		return nil
 	}
@@ -327,6 +327,60 @@ func completeResources(flags *genericclioptions.ConfigFlags, args []string, toCo
 		}
 	}
 	return resourceCompletions(lists, prefix, last, named)
+}
+
+// resourceLists returns the cluster's preferred resources, from
+// discovery; false when they cannot be read.
+func resourceLists(flags *genericclioptions.ConfigFlags) ([]*metav1.APIResourceList, bool) {
+	return fromCluster(flags, func(context.Context) ([]*metav1.APIResourceList, error) {
+		r, err := factory.NewResolverFor(flags)
+		if err != nil {
+			return nil, err
+		}
+		lists, err := r.Discovery().ServerPreferredResources()
+		if err != nil && (len(lists) == 0 || !discovery.IsGroupDiscoveryFailedError(err)) {
+			return nil, err
+		}
+		return lists, nil
+	})
+}
+
+// typeSlashCompletions returns the resource types that list and watch, as
+// kubectl completes them before a name: plural, or plural.group outside
+// the core group, each followed by a slash; those of the core group first,
+// then group after group, in the order of their names.
+func typeSlashCompletions(lists []*metav1.APIResourceList, toComplete string) []cobra.Completion {
+	type entry struct{ group, name string }
+	var entries []entry
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue
+			}
+			name := r.Name
+			if gv.Group != "" {
+				name += "." + gv.Group
+			}
+			if strings.HasPrefix(name, toComplete) {
+				entries = append(entries, entry{gv.Group, name})
+			}
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].group != entries[j].group {
+			return entries[i].group < entries[j].group
+		}
+		return entries[i].name < entries[j].name
+	})
+	out := make([]cobra.Completion, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.name+"/")
+	}
+	return out
 }
 
 // resourceCompletions returns, for each resource of lists that supports
@@ -459,9 +513,93 @@ func queried(flags *genericclioptions.ConfigFlags, resources, args []string) set
 	return out
 }
 
-// registerQueryCompletions completes the flags of query.
+// completeQueryArgs completes the arguments of query as kubectl get's
+// are: the first with resource types; after a type, the names of its
+// objects (those already given left out); after TYPE/, the names of that
+// type's objects, and after a TYPE/NAME argument, the types, each with a
+// slash. Names are read from the cluster in the namespace of -n or of the
+// kubeconfig's context, as kubectl reads them.
+func completeQueryArgs(flags *genericclioptions.ConfigFlags, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	directive := cobra.ShellCompDirectiveNoFileComp
+	switch typ, prefix, slash := strings.Cut(toComplete, "/"); {
+	case len(args) > 0 && !strings.Contains(args[0], "/"):
+		var out []cobra.Completion
+		for _, n := range completeObjectNames(flags, args[0], toComplete) {
+			if !slices.Contains(args[1:], n) {
+				out = append(out, n)
+			}
+		}
+		return out, directive
+	case slash:
+		var out []cobra.Completion
+		for _, n := range completeObjectNames(flags, typ, prefix) {
+			out = append(out, typ+"/"+n)
+		}
+		return out, directive
+	case len(args) == 0:
+		return completeResources(flags, args, toComplete), directive
+	default:
+		lists, ok := resourceLists(flags)
+		if !ok {
+			return nil, directive
+		}
+		return typeSlashCompletions(lists, toComplete), directive | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
+// completeObjectNames returns the names of the objects of the resource
+// types typ (a comma-separated list) that start with prefix, type after
+// type in the order the API server lists them; a namespaced type's are
+// those of the namespace of -n or of the kubeconfig's context.
+func completeObjectNames(flags *genericclioptions.ConfigFlags, typ, prefix string) []string {
+	names, _ := fromCluster(flags, func(ctx context.Context) ([]string, error) {
+		r, err := factory.NewResolverFor(flags)
+		if err != nil {
+			return nil, err
+		}
+		resources, err := r.Resolve([]string{typ})
+		if err != nil {
+			return nil, err
+		}
+		ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := flags.ToRESTConfig()
+		if err != nil {
+			return nil, err
+		}
+		client, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, res := range resources {
+			var lister metadata.ResourceInterface = client.Resource(res.GVR)
+			if res.Namespaced {
+				lister = client.Resource(res.GVR).Namespace(ns)
+			}
+			list, err := lister.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			for _, item := range list.Items {
+				if strings.HasPrefix(item.Name, prefix) {
+					names = append(names, item.Name)
+				}
+			}
+		}
+		return names, nil
+	})
+	return names
+}
+
+// registerQueryCompletions completes the arguments and flags of query.
 func registerQueryCompletions(cmd *cobra.Command, o *QueryOptions) {
 	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeQueryArgs(o.ConfigFlags, args, toComplete)
+	}
 	mustRegister(cmd, "by", func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeIndexNames(o.ConfigFlags, o.ConfigFile, o.Indexes, args, toComplete)
 	})

@@ -53,6 +53,8 @@ func (o *QueryOptions) interact(ctx context.Context, start func(interactive.Opti
 	defer func() { _ = line.Close() }()
 	line.SetCtrlCAborts(true)
 	line.SetTabCompletionStyle(liner.TabPrints)
+	// A line longer than the terminal wraps, and stays whole in the scrollback.
+	line.SetMultiLineMode(true)
 	line.SetWordCompleter(s.Complete)
 	path := historyPath()
 	if h, err := os.Open(path); err == nil { //nolint:gosec // G304: the history file under the user's own XDG_STATE_HOME

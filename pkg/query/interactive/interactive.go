@@ -714,11 +714,31 @@ func (s *Session) resourceNames() []string {
 // github.com/peterh/liner's WordCompleter: command names after ":", index
 // names and values after ":by", formats after ":o", resources after
 // ":resources", and elsewhere the field names seen at a path such as
-// object.status. in a sample of the cached objects.
+// object.status. in a sample of the cached objects, and the keys of a map
+// after [" (object.metadata.labels["app.kubernetes.io/na).
+//
+// Every completion extends the text before pos as typed: liner replaces
+// that text with the longest prefix the completions share, so that one
+// that does not start with it would delete what was typed.
 func (s *Session) Complete(line string, pos int) (head string, completions []string, tail string) {
 	runes := []rune(line)
 	pos = min(max(pos, 0), len(runes))
-	before, tail := string(runes[:pos]), string(runes[pos:])
+	before := string(runes[:pos])
+	head, completions, tail = s.complete(before, string(runes[pos:]))
+	kept := completions[:0]
+	for _, c := range completions {
+		if strings.HasPrefix(head+c, before) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	return head, kept, tail
+}
+
+// complete returns the completions of the word that ends before.
+func (s *Session) complete(before, tail string) (head string, completions []string, _ string) {
 	trimmed := strings.TrimLeft(before, " ")
 	if strings.HasPrefix(trimmed, ":") {
 		name, rest, spaced := strings.Cut(trimmed[1:], " ")
@@ -753,8 +773,69 @@ func (s *Session) Complete(line string, pos int) (head string, completions []str
 			return before, nil, tail
 		}
 	}
+	if h, c, ok := s.completeKey(before); ok {
+		return h, c, tail
+	}
 	h, c := s.completeField(before)
 	return h, c, tail
+}
+
+// completeKey completes the key of a map after an opening bracket and,
+// perhaps, a quote and the start of the key: object.metadata.labels[ or
+// object.metadata.labels["app. offers each key seen there in the samples,
+// quoted and closed (object.metadata.labels["app.kubernetes.io/name"]).
+// It reports false when before does not end so.
+func (s *Session) completeKey(before string) (string, []string, bool) {
+	b := strings.LastIndexByte(before, '[')
+	if b < 0 {
+		return "", nil, false
+	}
+	open := before[b+1:]
+	quote := byte('"')
+	if open != "" {
+		quote = open[0]
+		if quote != '"' && quote != '\'' || strings.ContainsAny(open[1:], string(quote)+"\\") {
+			return "", nil, false
+		}
+		open = open[1:]
+	}
+	path := before[:b]
+	i := fieldStart(path)
+	head, word := path[:i], path[i:]
+	segments := strings.Split(word, ".")
+	if segments[0] != indexers.ObjectVar || len(segments) < 2 {
+		return "", nil, false
+	}
+	keys := sets.New[string]()
+	for _, obj := range s.sampleObjects() {
+		for _, v := range walk([]any{obj}, segments[1:]) {
+			if m, ok := v.(map[string]any); ok {
+				for k := range m {
+					if strings.HasPrefix(k, open) && !strings.ContainsAny(k, string(quote)+"\\\n") {
+						keys.Insert(k)
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for _, k := range sets.List(keys) {
+		out = append(out, word+"["+string(quote)+k+string(quote)+"]")
+	}
+	return head, out, true
+}
+
+// fieldStart returns where the field path that ends s starts: after the
+// last byte that cannot be part of one.
+func fieldStart(s string) int {
+	i := len(s)
+	for i > 0 {
+		if c := s[i-1]; !strings.ContainsRune(".?[]_", rune(c)) && !isASCIIAlnum(c) {
+			break
+		}
+		i--
+	}
+	return i
 }
 
 // completeWord offers the candidates that start with the last
@@ -814,13 +895,7 @@ var listFunctions = []string{"all(", "exists(", "exists_one(", "filter(", "map("
 // is offered: after a list, its functions (listFunctions); after a list
 // indexed with [N], the fields of its elements.
 func (s *Session) completeField(before string) (string, []string) {
-	i := len(before)
-	for i > 0 {
-		if c := before[i-1]; !strings.ContainsRune(".?[]_", rune(c)) && !isASCIIAlnum(c) {
-			break
-		}
-		i--
-	}
+	i := fieldStart(before)
 	head, word := before[:i], before[i:]
 	dot := strings.LastIndex(word, ".")
 	if dot < 0 {
@@ -855,12 +930,12 @@ func (s *Session) completeField(before string) (string, []string) {
 			}
 		}
 	}
+	// A key that is not an identifier is offered after [ (completeKey):
+	// here it would not extend the text typed.
 	var out []string
 	for _, k := range sets.List(keys) {
 		if isIdent(k) {
 			out = append(out, prefix+k)
-		} else if !strings.HasSuffix(prefix, "?") {
-			out = append(out, strings.TrimSuffix(prefix, ".")+"["+strconv.Quote(k)+"]")
 		}
 	}
 	// An optional value (?field anywhere before) has no list functions.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -321,5 +322,57 @@ func TestSessionLookups(t *testing.T) {
 	s.Do(`get("pods", "default", "db-0") == null`)
 	if want := "error: filter: \"pods\" is cached only in part here (label selector app=web): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read \"pods\" with get()\n"; errOut.String() != want || out.Len() > 0 {
 		t.Errorf("with a label selector: printed %q, stderr %q; want stderr %q", out, errOut, want)
+	}
+}
+
+// TestSessionCompleteExtends: every completion starts with the text typed,
+// so that liner, which replaces that text with the longest prefix the
+// completions share, never deletes any of it; the keys of a map that are
+// not identifiers complete after [ or [" (and [').
+func TestSessionCompleteExtends(t *testing.T) {
+	s, _, _ := testSession(t, plan.Request{})
+	pod := fixture.Pod("default", "api-0", "n1", corev1.PodRunning, 0, time.Hour, "nginx")
+	pod.Labels = map[string]string{"app": "api", "tier": "front", "team.example.com/owner": "ops"}
+	if err := s.plan.Caches().Queried()[0].Informer.GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		line       string
+		candidates []string
+	}{
+		{"object.metadata.labels.t", []string{"object.metadata.labels.tier"}},
+		{"object.metadata.labels.", []string{"object.metadata.labels.app", "object.metadata.labels.tier"}},
+		{`object.metadata.labels["t`, []string{`object.metadata.labels["team.example.com/owner"]`, `object.metadata.labels["tier"]`}},
+		{`object.metadata.labels["team.ex`, []string{`object.metadata.labels["team.example.com/owner"]`}},
+		{`object.metadata.labels['te`, []string{`object.metadata.labels['team.example.com/owner']`}},
+		{`object.metadata.labels[`, []string{`object.metadata.labels["app"]`, `object.metadata.labels["team.example.com/owner"]`, `object.metadata.labels["tier"]`}},
+		{`object.metadata.labels["x`, nil},
+		{`object.spec.containers[`, nil},
+		{`object.spec.containers[0].n`, []string{"object.spec.containers[0].name"}},
+	}
+	env := fixture.Env(t)
+	for _, tt := range tests {
+		line := `size(object.spec.containers) > 0 && ` + tt.line
+		head, got, tail := s.Complete(line+")", len([]rune(line)))
+		if tail != ")" || strings.Join(got, " | ") != strings.Join(tt.candidates, " | ") {
+			t.Errorf("Complete(%q) = %q, %q, %q; want %q", line, head, got, tail, tt.candidates)
+			continue
+		}
+		for _, c := range got {
+			if !strings.HasPrefix(head+c, line) {
+				t.Errorf("Complete(%q) offers %q after %q: it does not extend the text typed", line, c, head)
+			}
+			if !strings.HasSuffix(c, "]") {
+				continue
+			}
+			prog, err := env.Compile(c, indexers.KindValue, "offer")
+			if err != nil {
+				t.Errorf("Complete(%q) offers %q, which does not compile: %v", line, c, err)
+				continue
+			}
+			if _, err := prog.Value(pod); err != nil {
+				t.Errorf("Complete(%q) offers %q, which fails on the pod that has the key: %v", line, c, err)
+			}
+		}
 	}
 }
