@@ -504,7 +504,7 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 // nothing on stderr.
 func (s *queryServer) query(t *testing.T, kubeconfig, want string, args ...string) {
 	t.Helper()
-	args = append(append([]string{"query", "--kubeconfig", kubeconfig}, args...), "--server", s.url, "--server-ca", s.ca)
+	args = append(append([]string{"query", "--kubeconfig", kubeconfig}, args...), "--query-server", s.url, "--server-ca", s.ca)
 	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
