@@ -138,7 +138,7 @@ a deprecation warning.
 
 ` + exitCodesHelp,
 		Example: queryExample,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    requireResourceType(streams.ErrOut, "query"),
 		RunE:    runE(o),
 	}
 	f := cmd.Flags()
