@@ -497,7 +497,7 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 	}
 }
 
-// query runs "kubectl informer query ARGS --server URL --server-ca CA" in
+// query runs "kubectl informer query ARGS --query-server URL --server-ca CA" in
 // process as the user of kubeconfig, until it prints want (or for
 // framework.HangTimeout: the server's caches see a new object a moment
 // after it is written). It fails the test unless the query succeeded, printing
