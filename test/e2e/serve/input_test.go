@@ -93,3 +93,15 @@ func TestServerSpellings(t *testing.T) {
 		t.Errorf("--server URL --server-ca CA: stderr %q, want a deprecation warning naming --query-server", old.errOut)
 	}
 }
+
+// TestServerCertificateHint checks that a query server whose certificate
+// the client does not trust is reported with the flag that fixes it.
+func TestServerCertificateHint(t *testing.T) {
+	s := startServer(t)
+	// Without --server-ca the kubeconfig's certificate authority, which
+	// did not sign the server's self-signed certificate, verifies it.
+	r := run(t, "query", "--kubeconfig", cluster.Kubeconfig, "--config", configFile, "pods", "-A", "--query-server", s.url)
+	if r.code != app.ExitRuntime || r.out != "" || !strings.Contains(r.errOut, "x509") || !strings.Contains(r.errOut, "pass --server-ca") {
+		t.Errorf("query --query-server %s without --server-ca: exit %d, stdout %q, stderr %q; want exit %d, the x509 error and a hint of --server-ca", s.url, r.code, r.out, r.errOut, app.ExitRuntime)
+	}
+}
