@@ -130,7 +130,7 @@ func benchServer(plugin, kubeconfig string, runs int) (serverResult, error) {
 		}
 		args = append(args, s.args...)
 		local := measured{s.name, plugin, args}
-		remote := measured{s.name + " --server", plugin, append(slices.Clone(args), "--server", srv.url, "--server-ca", srv.ca)}
+		remote := measured{s.name + " --query-server", plugin, append(slices.Clone(args), "--query-server", srv.url, "--server-ca", srv.ca)}
 		fmt.Fprintf(os.Stderr, "checking %s against the query server…\n", s.name)
 		if err := sameOutput(local, remote); err != nil {
 			return r, err
@@ -144,7 +144,7 @@ func benchServer(plugin, kubeconfig string, runs int) (serverResult, error) {
 	}
 	r.rssAfter = procRSS(pid)
 	fmt.Fprintf(os.Stderr, "asking the query server for %d -o json answers at once…\n", concurrentAnswers)
-	if r.concurrent, err = answerConcurrently(plugin, []string{"query", kc, "pods", "-A", "-o", "json", "--server", srv.url, "--server-ca", srv.ca}, pid); err != nil {
+	if r.concurrent, err = answerConcurrently(plugin, []string{"query", kc, "pods", "-A", "-o", "json", "--query-server", srv.url, "--server-ca", srv.ca}, pid); err != nil {
 		return r, err
 	}
 	err = srv.stop()
@@ -192,7 +192,7 @@ func answerConcurrently(plugin string, args []string, pid int) (concurrentResult
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range concurrentAnswers {
-		wg.Go(func() { outs[i], errs[i] = measured{"query --server -o json", plugin, args}.output() })
+		wg.Go(func() { outs[i], errs[i] = measured{"query --query-server -o json", plugin, args}.output() })
 	}
 	wg.Wait()
 	r.wall = time.Since(start)
@@ -363,7 +363,7 @@ func (r serverResult) render(pods int) string {
 	fmt.Fprintf(&b, "| RSS after sync (1 s after ready) | %s |\n", mib(r.rssSynced))
 	fmt.Fprintf(&b, "| RSS after the queries below | %s |\n", mib(r.rssAfter))
 	if c := r.concurrent; c.wall > 0 {
-		fmt.Fprintf(&b, "| %d clients asking `query pods -A -o json --server` at once (%d KiB each): until all have their answer | %s |\n",
+		fmt.Fprintf(&b, "| %d clients asking `query pods -A -o json --query-server` at once (%d KiB each): until all have their answer | %s |\n",
 			concurrentAnswers, c.bytes/1024, wall(c.wall))
 		fmt.Fprintf(&b, "| the same: peak RSS (sampled every 20 ms), above the RSS before | %s, +%s |\n", mib(c.peak), mib(c.peak-c.before))
 		fmt.Fprintf(&b, "| the same: RSS 3 s after the last answer | %s |\n", mib(c.after))
@@ -378,7 +378,7 @@ func (r serverResult) render(pods int) string {
 			a.proto, wall(a.floor[n/2]), wall(a.floor[0]), wall(a.floor[n-1]), a.answer[n/2].Seconds()/a.floor[n/2].Seconds())
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "| query (%d pods) | one-shot local: wall | peak RSS | `--server`: wall | peak RSS | local ÷ server wall | stdout |\n|---|---|---|---|---|---|---|\n", pods)
+	fmt.Fprintf(&b, "| query (%d pods) | one-shot local: wall | peak RSS | `--query-server`: wall | peak RSS | local ÷ server wall | stdout |\n|---|---|---|---|---|---|---|\n", pods)
 	for i, l := range r.local {
 		s := r.remote[i]
 		lm, ll, lh := l.wall()

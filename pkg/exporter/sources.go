@@ -68,13 +68,14 @@ type Selection struct {
 
 // Validate checks the selection against the profile: the regular
 // expressions compile, allowlist and denylist are not both given, and
-// every resource is one the profile knows. It returns the resources the
+// every resource is one the profile knows; each error names the flag
+// (kube-state-metrics' and export's) at fault. It returns the resources the
 // profile's source has but the profile does not serve yet, to be warned
 // about.
 func (s Selection) Validate(profile string) (unserved []string, err error) {
 	var errs []error
 	if len(s.MetricAllowlist) > 0 && len(s.MetricDenylist) > 0 {
-		errs = append(errs, errors.New("a metric allowlist and a metric denylist are exclusive: give one"))
+		errs = append(errs, errors.New("--metric-allowlist and --metric-denylist are exclusive: give one"))
 	}
 	if _, err := s.keeper(profile); err != nil {
 		errs = append(errs, err)
@@ -94,7 +95,7 @@ func (s Selection) Validate(profile string) (unserved []string, err error) {
 		case slices.Contains(known, r):
 			unserved = append(unserved, r)
 		default:
-			errs = append(errs, fmt.Errorf("resource %q is not one of the %s profile; its resources are %s", r, profile, strings.Join(served, ", ")))
+			errs = append(errs, fmt.Errorf("--resources: resource %q is not one of the %s profile; its resources are %s", r, profile, strings.Join(served, ", ")))
 		}
 	}
 	return unserved, errors.Join(errs...)
@@ -117,15 +118,15 @@ func (s Selection) UnmatchedOptIns(profile string) []string {
 // keeper returns whether the selection serves a family of profile, by its
 // name, with the regular expressions compiled once.
 func (s Selection) keeper(profile string) (func(name string) bool, error) {
-	list, allow := s.MetricDenylist, false
+	list, allow, flag := s.MetricDenylist, false, "--metric-denylist"
 	if len(s.MetricAllowlist) > 0 {
-		list, allow = s.MetricAllowlist, true
+		list, allow, flag = s.MetricAllowlist, true, "--metric-allowlist"
 	}
-	res, err := compilePatterns("metric name pattern", list)
+	res, err := compilePatterns(flag+": metric name pattern", list)
 	if err != nil {
 		return nil, err
 	}
-	optIns, err := compilePatterns("metric opt-in pattern", s.MetricOptInList)
+	optIns, err := compilePatterns("--metric-opt-in-list: metric opt-in pattern", s.MetricOptInList)
 	if err != nil {
 		return nil, err
 	}

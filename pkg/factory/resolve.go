@@ -106,7 +106,8 @@ func (r *Resolver) Resolve(args []string) ([]Resource, error) {
 		for _, name := range strings.Split(arg, ",") {
 			name = strings.TrimSpace(name)
 			if name == "" {
-				continue
+				// "pods," or ",pods": kubectl's words for the empty type.
+				return nil, &unknownResourceError{msg: `the server doesn't have a resource type ""`, bare: true}
 			}
 			res, err := r.resolveOne(name)
 			if err == nil {
@@ -185,7 +186,7 @@ func (r *Resolver) resolveOne(arg string) (Resource, error) {
 	m, err := r.mapper.RESTMapping(gk)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return Resource{}, unknownResource(gr, fullGVR)
+			return Resource{}, r.unknownResource(gr, fullGVR)
 		}
 		return Resource{}, discoveryError(err)
 	}
@@ -225,9 +226,14 @@ func fromMapping(arg string, m *meta.RESTMapping) Resource {
 type unknownResourceError struct {
 	msg        string
 	suggestion string
+	// bare: kubectl's message alone, without a suggestion or a hint.
+	bare bool
 }
 
 func (e *unknownResourceError) Error() string {
+	if e.bare {
+		return e.msg
+	}
 	if e.suggestion != "" {
 		return fmt.Sprintf("%s; did you mean %q? (kubectl api-resources lists them all)", e.msg, e.suggestion)
 	}
@@ -242,19 +248,22 @@ func isUnknownResource(err error) bool {
 // IsUnknownResource reports whether err says a resource type does not exist.
 func IsUnknownResource(err error) bool { return isUnknownResource(err) }
 
-func unknownResource(gr schema.GroupResource, gvr *schema.GroupVersionResource) error {
-	version := ""
-	if gvr != nil {
-		version = gvr.Version
+// unknownResource is the error for a name that matched no resource type.
+// RESOURCE.VERSION.GROUP of a resource that GROUP serves in other versions
+// only names the version the server does not serve, and suggests the
+// versions it serves; otherwise the last dotted parts are the group.
+func (r *Resolver) unknownResource(gr schema.GroupResource, gvr *schema.GroupVersionResource) error {
+	if gvr != nil && gvr.Group != "" {
+		if served, err := r.mapper.ResourcesFor(gvr.GroupResource().WithVersion("")); err == nil && len(served) > 0 {
+			return &unknownResourceError{
+				msg:        fmt.Sprintf("the server doesn't have a resource type %q in group %q and version %q", gvr.Resource, gvr.Group, gvr.Version),
+				suggestion: served[0].Resource + "." + served[0].Version + "." + served[0].Group,
+			}
+		}
 	}
-	var msg string
-	switch {
-	case gr.Group != "" && version != "":
-		msg = fmt.Sprintf("the server doesn't have a resource type %q in group %q and version %q", gr.Resource, gr.Group, version)
-	case gr.Group != "":
+	msg := fmt.Sprintf("the server doesn't have a resource type %q", gr.Resource)
+	if gr.Group != "" {
 		msg = fmt.Sprintf("the server doesn't have a resource type %q in group %q", gr.Resource, gr.Group)
-	default:
-		msg = fmt.Sprintf("the server doesn't have a resource type %q", gr.Resource)
 	}
 	return &unknownResourceError{msg: msg}
 }
@@ -266,7 +275,7 @@ const maxSuggestionCandidates = 4096
 // withSuggestion adds the closest known resource name to an unknown-resource error.
 func (r *Resolver) withSuggestion(err error, name string) error {
 	var u *unknownResourceError
-	if !errors.As(err, &u) {
+	if !errors.As(err, &u) || u.bare || u.suggestion != "" {
 		return err
 	}
 	_, lists, _ := r.lists.ServerGroupsAndResources()
@@ -303,7 +312,12 @@ func (r *Resolver) withSuggestion(err error, name string) error {
 	})
 	names = slices.DeleteFunc(names, func(c string) bool { return len(c) <= 2 }) // short names suggest too much
 	names = names[:min(len(names), maxSuggestionCandidates)]
-	best, _ := suggest.Closest(strings.SplitN(name, ".", 2)[0], names)
+	first := strings.SplitN(name, ".", 2)[0]
+	if _, known := rank[first]; known {
+		// The type exists in another group: naming itself again helps no one.
+		return u
+	}
+	best, _ := suggest.Closest(first, names)
 	u.suggestion = best
 	return u
 }

@@ -64,7 +64,7 @@ type TemplateFileError struct {
 
 func (e *TemplateFileError) Error() string {
 	return fmt.Sprintf("-o %s: a query server reads no files: send the template's text with -o %s=TEMPLATE "+
-		"(kubectl informer query --server reads a template file itself and sends its text)", e.Format, e.Inline)
+		"(kubectl informer query --query-server reads a template file itself and sends its text)", e.Format, e.Inline)
 }
 
 // TemplateFile returns, when output (FORMAT or FORMAT=FILE) is a format
@@ -126,7 +126,7 @@ func columnsSpec(text string) (string, error) {
 	cols := make([]string, len(file.Columns))
 	for i, c := range file.Columns {
 		if strings.ContainsAny(c.Header, ",:") || strings.Contains(c.FieldSpec, ",") {
-			return "", fmt.Errorf("column %q: a header with ',' or ':', or a path with ',', cannot be sent as -o custom-columns: query without --server", c.Header)
+			return "", fmt.Errorf("column %q: a header with ',' or ':', or a path with ',', cannot be sent as -o custom-columns: query without --query-server", c.Header)
 		}
 		cols[i] = c.Header + ":" + c.FieldSpec
 	}

@@ -3,6 +3,7 @@ package queryserver
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,23 @@ func (e *UnreachableError) Error() string {
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// certificateHint names the flag that fixes a query server certificate
+// the client did not accept, or is "" for other errors.
+func certificateHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &unknown):
+		return "the query server's certificate is signed by an authority this client does not trust: pass --server-ca with the certificate that signed it (for a self-signed server, the certificate kubectl informer serve wrote)"
+	case errors.As(err, &hostname):
+		return "the query server's certificate is not valid for this address: use an address its certificate names, or add it to the server's --tls-san"
+	case errors.As(err, &invalid):
+		return "the query server's certificate was refused: check it, or pass --server-ca with the certificate authority that signed it"
+	}
+	return ""
+}
 
 // NewClient returns a client of the query server at server (an https://
 // URL) that authenticates as cfg does with the API server: its bearer
@@ -138,6 +156,9 @@ func (c *Client) Query(ctx context.Context, q Query, out, errOut io.Writer) erro
 		var op *net.OpError
 		if ctx.Err() == nil && errors.As(err, &op) && op.Op == "dial" {
 			return &UnreachableError{URL: c.url, Err: err}
+		}
+		if hint := certificateHint(err); hint != "" {
+			return fmt.Errorf("sending the query to %s: %w\n%s", c.url, err, hint)
 		}
 		return fmt.Errorf("sending the query to %s: %w", c.url, err)
 	}

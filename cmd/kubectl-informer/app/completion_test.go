@@ -131,7 +131,7 @@ indexes:
 		{name: "query -o", args: []string{"query", "pods", "-o", ""}, contains: []string{"json", "yaml", "wide", "name", "jsonpath", "custom-columns"}, directive: ":4"},
 		{name: "query --output=", args: []string{"query", "pods", "--output="}, contains: []string{"json", "wide"}, directive: ":4"},
 		{name: "watch -o", args: []string{"watch", "pods", "-o", ""}, want: []string{"json"}, directive: ":4"},
-		{name: "version -o", args: []string{"version", "-o", ""}, want: []string{"json"}, directive: ":4"},
+		{name: "version -o", args: []string{"version", "-o", ""}, want: []string{"json", "yaml"}, directive: ":4"},
 		{name: "version arguments", args: []string{"version", ""}, want: []string{}, directive: ":4"},
 		{name: "export --log.format", args: []string{"export", "--log.format", ""}, want: []string{"logfmt", "json"}, directive: ":4"},
 		{name: "export --config", args: []string{"export", "--config", ""}, want: []string{"yaml", "yml"}, directive: ":8"},

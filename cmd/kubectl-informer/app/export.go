@@ -51,18 +51,20 @@ type ExportOptions struct {
 	Host                 string
 	Port                 int
 	ListenAddresses      []string
-	WebConfigFile        string
-	Shard                int
-	TotalShards          int
-	MaxSeriesPerMetric   int
-	EnablePprof          bool
-	CostLimit            uint64
-	Check                bool
-	PrintRBAC            bool
-	RBACName             string
-	RBACNamespace        string
-	Verbosity            int
-	LogFormat            string
+	// listenAddressSet: --web.listen-address was given.
+	listenAddressSet   bool
+	WebConfigFile      string
+	Shard              int
+	TotalShards        int
+	MaxSeriesPerMetric int
+	EnablePprof        bool
+	CostLimit          uint64
+	Check              bool
+	PrintRBAC          bool
+	RBACName           string
+	RBACNamespace      string
+	Verbosity          int
+	LogFormat          string
 
 	// labels and annotations are the parsed allowlists.
 	labels, annotations map[string][]string
@@ -204,6 +206,7 @@ namespaces. No informer starts and nothing is served.
 // Complete records which of the flags that matter only with others were
 // given.
 func (o *ExportOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.listenAddressSet = cmd.Flags().Changed("web.listen-address")
 	for _, name := range []string{"rbac-name", "rbac-namespace"} {
 		if cmd.Flags().Changed(name) {
 			o.rbacNaming = append(o.rbacNaming, name)
@@ -276,6 +279,9 @@ func (o *ExportOptions) Validate() error {
 	if o.Host != "" && o.Port == 0 {
 		errs = append(errs, errors.New("--host needs --port"))
 	}
+	if o.Port != 0 && o.listenAddressSet {
+		errs = append(errs, errors.New("--port and --web.listen-address both choose where to listen: give one"))
+	}
 	if o.LogFormat != "logfmt" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log.format %q: want logfmt or json", o.LogFormat))
 	}
@@ -316,7 +322,7 @@ func (o *ExportOptions) validateSelection() []error {
 	} else if !slices.Contains(profiles.Names(), o.Profile) {
 		errs = append(errs, fmt.Errorf("--profile %q: the profiles are %s", o.Profile, strings.Join(profiles.Names(), ", ")))
 	} else if _, err := o.selection().Validate(o.Profile); err != nil {
-		errs = append(errs, fmt.Errorf("--resources, --metric-allowlist, --metric-denylist, --metric-opt-in-list: %w", err))
+		errs = append(errs, err)
 	}
 	var err error
 	if o.labels, err = exporter.ParseAllowlist(o.LabelsAllowlist); err != nil {

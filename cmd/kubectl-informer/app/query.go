@@ -110,9 +110,6 @@ type QueryOptions struct {
 // NewQueryCommand returns the "query" verb.
 func NewQueryCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &QueryOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
-	// --server names a query server here; the API server is the
-	// kubeconfig's (--kubeconfig, --context, --cluster).
-	o.ConfigFlags.APIServer = nil
 	cmd := &cobra.Command{
 		Use:   "query (TYPE[,TYPE...] [NAME...] | TYPE/NAME...) [flags]",
 		Short: "Answer a query from informer caches, with CEL filters and indexes",
@@ -131,15 +128,17 @@ In every expression the variable object is the object as its JSON (as in a
 ValidatingAdmissionPolicy), and get("nodes", name), get("configmaps", ns, name)
 and byIndex("pods", "byNode", value) read other cached resources.
 
-With --server URL the query is sent to a query server (kubectl informer serve)
-and answered from its warm caches, with the credentials of the kubeconfig's
-context, which the server checks with the API server: the output is what the
-local query prints. Here --server names that query server; the API server is
-the kubeconfig's (--kubeconfig, --context, --cluster).
+With --query-server URL the query is sent to a query server (kubectl informer
+serve) and answered from its warm caches, with the credentials of the
+kubeconfig's context, which the server checks with the API server: the output
+is what the local query prints. --server (-s) is the API server's address, as
+in kubectl; the older spelling --server URL given with --server-ca,
+--server-clusters or --server-all-clusters still names the query server, with
+a deprecation warning.
 
 ` + exitCodesHelp,
 		Example: queryExample,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    requireResourceType(streams.ErrOut, "query"),
 		RunE:    runE(o),
 	}
 	f := cmd.Flags()
@@ -167,10 +166,10 @@ the kubeconfig's (--kubeconfig, --context, --cluster).
 	addCostLimitFlag(f, &o.CostLimit)
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after the answer, print it again each time it changes (for --count and --group-by, only the new numbers)")
 	f.BoolVarP(&o.Interactive, "interactive", "i", false, "after the caches sync, answer queries typed line by line: a CEL filter or a command such as :count or :by (:help lists them); takes precedence over --watch")
-	f.StringVar(&o.QueryServer, "server", "", "send the query to this query server (https://HOST:PORT, see kubectl informer serve) instead of filling local caches")
-	f.StringVar(&o.ServerCA, "server-ca", "", "with --server: the certificate authority that signed the query server's certificate (default: the kubeconfig's)")
-	f.StringSliceVar(&o.ServerClusters, "server-clusters", nil, "with --server: answer from these of the query server's clusters (its context names; comma-separated or repeated), merged with a CLUSTER column when several (default: its home cluster)")
-	f.BoolVar(&o.ServerAllClusters, "server-all-clusters", false, "with --server: answer from every cluster of the query server, merged with a CLUSTER column")
+	f.StringVar(&o.QueryServer, "query-server", "", "send the query to this query server (https://HOST:PORT, see kubectl informer serve) instead of filling local caches")
+	f.StringVar(&o.ServerCA, "server-ca", "", "with --query-server: the certificate authority that signed the query server's certificate (default: the kubeconfig's)")
+	f.StringSliceVar(&o.ServerClusters, "server-clusters", nil, "with --query-server: answer from these of the query server's clusters (its context names; comma-separated or repeated), merged with a CLUSTER column when several (default: its home cluster)")
+	f.BoolVar(&o.ServerAllClusters, "server-all-clusters", false, "with --query-server: answer from every cluster of the query server, merged with a CLUSTER column")
 	f.StringVar(&o.ConfigFile, "config", "", "config file with named indexes per resource and flag defaults (default: "+configDefaultHelp()+" when present)")
 	registerQueryCompletions(cmd, o)
 	return cmd
@@ -205,6 +204,7 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	o.costLimitSet = cmd.Flags().Changed("cost-limit")
+	o.deprecatedServer(cmd)
 	cfg, err := loadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -224,6 +224,22 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 	}
 	o.namespace, err = namespaceOf(o.ConfigFlags, o.AllNamespaces)
 	return err
+}
+
+// deprecatedServer reads the older spelling of --query-server: --server URL
+// given with a flag that only a query server takes (--server-ca,
+// --server-clusters, --server-all-clusters) names the query server, with a
+// warning. Otherwise --server is the API server's address, as in kubectl.
+func (o *QueryOptions) deprecatedServer(cmd *cobra.Command) {
+	f := cmd.Flags()
+	if !f.Changed("server") || f.Changed("query-server") || o.ConfigFlags.APIServer == nil || *o.ConfigFlags.APIServer == "" {
+		return
+	}
+	if !f.Changed("server-ca") && !f.Changed("server-clusters") && !f.Changed("server-all-clusters") {
+		return
+	}
+	o.QueryServer, *o.ConfigFlags.APIServer = *o.ConfigFlags.APIServer, ""
+	_, _ = fmt.Fprintln(o.ErrOut, "Warning: --server with --server-ca, --server-clusters or --server-all-clusters names the query server: this spelling is deprecated and will be removed in a future release; use --query-server, --server is the API server's address as in kubectl")
 }
 
 // Validate checks the flags and compiles every expression, before any
@@ -278,11 +294,11 @@ func (o *QueryOptions) Validate() error {
 	if o.QueryServer != "" {
 		switch {
 		case o.Interactive || o.Watch:
-			errs = append(errs, errors.New("--server answers one query: -i and --watch need local caches"))
+			errs = append(errs, errors.New("--query-server answers one query: -i and --watch need local caches"))
 		case o.ShowManagedFields:
-			errs = append(errs, errors.New("--server: a query server does not keep metadata.managedFields; query without --server"))
+			errs = append(errs, errors.New("--query-server: a query server does not keep metadata.managedFields; query without --query-server"))
 		case o.costLimitSet:
-			errs = append(errs, errors.New("--server: the query server evaluates with its own --cost-limit; query without --server to set yours"))
+			errs = append(errs, errors.New("--query-server: the query server evaluates with its own --cost-limit; query without --query-server to set yours"))
 		}
 		if o.ServerAllClusters && len(o.ServerClusters) > 0 {
 			errs = append(errs, errors.New("--server-clusters and --server-all-clusters choose the server's clusters both: give one of them"))
@@ -293,14 +309,14 @@ func (o *QueryOptions) Validate() error {
 			set  bool
 		}{{"--server-ca", o.ServerCA != ""}, {"--server-clusters", len(o.ServerClusters) > 0}, {"--server-all-clusters", o.ServerAllClusters}} {
 			if flag.set {
-				errs = append(errs, fmt.Errorf("%s is only for --server", flag.name))
+				errs = append(errs, fmt.Errorf("%s is only for --query-server", flag.name))
 			}
 		}
 	}
 	if len(o.contexts) > 0 {
 		switch {
 		case o.QueryServer != "":
-			errs = append(errs, errors.New("--server: --context names the credentials sent to the query server, one context; choose the server's clusters with --server-clusters or --server-all-clusters"))
+			errs = append(errs, errors.New("--query-server: --context names the credentials sent to the query server, one context; choose the server's clusters with --server-clusters or --server-all-clusters"))
 		}
 	}
 	if len(errs) > 0 {
@@ -353,7 +369,7 @@ func compilePlan(req plan.Request, errOut io.Writer, opts ...indexers.Option) (*
 }
 
 // Run connects to the cluster, fills the caches and prints the answer; or,
-// with --server, prints the query server's answer.
+// with --query-server, prints the query server's answer.
 func (o *QueryOptions) Run(ctx context.Context) error {
 	if o.QueryServer != "" {
 		return o.runRemote(ctx)
@@ -387,7 +403,7 @@ func (o *QueryOptions) runRemote(ctx context.Context) error {
 	}
 	client, err := queryserver.NewClient(cfg, o.QueryServer, o.ServerCA)
 	if err != nil {
-		return &UsageError{Err: fmt.Errorf("--server %w", err)}
+		return &UsageError{Err: fmt.Errorf("--query-server %w", err)}
 	}
 	// The server's caches are warm: --sync-timeout bounds the wait for its
 	// answer to start.

@@ -6,6 +6,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -74,6 +75,22 @@ type UsageError = query.UsageError
 func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
+
+// requireResourceType is the Args of a verb that names resource types:
+// without any, it says what kubectl get says without a type, and is a
+// usage error.
+func requireResourceType(errOut io.Writer, verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return nil
+		}
+		_, _ = fmt.Fprintf(errOut, "You must specify the type of resource to %s. Use \"kubectl api-resources\" for a complete list of supported resources.\n\n", verb)
+		return &UsageError{Err: errors.New(requiredResource + "\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl informer " + verb + " -h' for help and examples")}
+	}
+}
+
+// requiredResource is kubectl get's error without a resource type.
+const requiredResource = "Required resource not specified."
 
 const exitCodesHelp = `Exit codes:
   0  success (also when nothing matched, and a watch, query --watch or export stopped by Ctrl-C)

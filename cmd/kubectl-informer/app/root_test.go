@@ -37,7 +37,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "unknown verb", args: []string{"bogus"}, code: ExitUsage, stderr: `error: unknown command "bogus"`},
 		{name: "unknown flag", args: []string{"version", "--bogus"}, code: ExitUsage, stderr: "error: unknown flag: --bogus"},
 		{name: "extra argument", args: []string{"version", "x"}, code: ExitUsage, stderr: `error: unknown command "x"`},
-		{name: "bad output", args: []string{"version", "-o", "yaml"}, code: ExitUsage, stderr: `error: unknown output format "yaml"`},
+		{name: "bad output", args: []string{"version", "-o", "xml", "--client"}, code: ExitUsage, stderr: "error: --output must be 'yaml' or 'json'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

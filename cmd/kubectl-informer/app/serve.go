@@ -89,7 +89,7 @@ func NewServeCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Answer queries of many users from one warm cache, over HTTPS",
 		Long: `serve lists and watches the named resources into informer caches, with the
 indexes of --index and --config, and answers queries sent with
-"kubectl informer query ... --server URL" from them, for as long as it runs:
+"kubectl informer query ... --query-server URL" from them, for as long as it runs:
 each query costs the API server nothing, however many users ask.
 
 Callers are authenticated and authorized by the API server, as it would
@@ -118,7 +118,7 @@ characters and 64 types (else 400), and only names that resolve are cached.
 Connections are closed after --idle-timeout idle, and a client that stops
 reading an answer for --write-timeout has its request ended.
 The server reads no files for its callers: -o go-template-file, templatefile,
-jsonpath-file and custom-columns-file are refused (query --server reads such
+jsonpath-file and custom-columns-file are refused (query --query-server reads such
 a file itself and sends its text), and printing a template stops once
 --max-request-duration is spent.
 /healthz and /readyz (200 once the caches have synced) need no credentials;
@@ -127,7 +127,7 @@ get on the non-resource URL /metrics.
 
 With several contexts (--context a,b or --all-contexts) one server holds the
 caches of several clusters, filled in parallel, and answers queries over any
-of them ("query --server URL --server-clusters a,b" or --server-all-clusters),
+of them ("query --query-server URL --server-clusters a,b" or --server-all-clusters),
 merged with a CLUSTER column as a local query over several contexts is. The home
 cluster (--home-context; by default the first context given, or the current
 context with --all-contexts) authenticates every caller and authorizes
@@ -143,13 +143,13 @@ others' answer, a warning naming it, and exit code 3.
   kubectl informer serve pods,nodes -A --index pods:byNode=object.spec.nodeName --cert-dir /tmp/informer-certs
 
   # Then ask it, as any user of the cluster
-  kubectl informer query pods -A --by byNode=node-001 --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt
+  kubectl informer query pods -A --by byNode=node-001 --query-server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt
 
   # Serve the pods of two clusters; east authenticates and authorizes callers
   kubectl informer serve pods -A --context east,west --cert-dir /tmp/informer-certs
 
   # Then ask it about both, as a cluster-admin of east
-  kubectl informer query pods -A --server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt --server-all-clusters --count`,
+  kubectl informer query pods -A --query-server https://localhost:8443 --server-ca /tmp/informer-certs/serving.crt --server-all-clusters --count`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: runE(o),
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/version"
 )
@@ -25,7 +26,7 @@ const serverVersionTimeout = 5 * time.Second
 type VersionOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
-	// Output is "" (one line) or "json".
+	// Output is "" (one line), "json" or "yaml".
 	Output string
 	// Client prints the plugin's version only, without asking the server.
 	Client bool
@@ -61,17 +62,18 @@ stderr, and version still succeeds; --client does not ask it.`,
 		},
 	}
 	o.ConfigFlags.AddFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `output format: "" (one line) or "json"`)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `output format: "" (one line), "json" or "yaml"`)
 	cmd.Flags().BoolVar(&o.Client, "client", false, "print the plugin's version only, without asking the API server")
-	fixed(cmd, "output", "json")
+	fixed(cmd, "output", "json", "yaml")
 	registerClusterCompletions(cmd, o.ConfigFlags, false)
 	return cmd
 }
 
 // Validate checks the output format.
 func (o *VersionOptions) Validate() error {
-	if o.Output != "" && o.Output != "json" {
-		return usageErrorf("unknown output format %q: use -o json or omit -o", o.Output)
+	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
+		// kubectl version's words.
+		return usageErrorf("--output must be 'yaml' or 'json'")
 	}
 	return nil
 }
@@ -87,8 +89,17 @@ func (o *VersionOptions) Run() error {
 			_, _ = fmt.Fprintf(o.ErrOut, "warning: the API server's version is unknown: %v\n", firstLine(serverErr))
 		}
 	}
-	if o.Output == "json" {
+	switch o.Output {
+	case "json":
 		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(o.Out, string(b))
+		return err
+	case "yaml":
+		// As kubectl version -o yaml: the JSON fields, and a blank line.
+		b, err := yaml.Marshal(out)
 		if err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ object per event instead (NDJSON). Ctrl-C ends the watch.
 
 ` + exitCodesHelp,
 		Example: watchExample,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    requireResourceType(streams.ErrOut, "watch"),
 		RunE:    runE(o),
 	}
 	f := cmd.Flags()

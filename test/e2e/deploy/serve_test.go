@@ -497,14 +497,14 @@ func startQueryServer(t *testing.T, user string, args serveArgs, config string) 
 	}
 }
 
-// query runs "kubectl informer query ARGS --server URL --server-ca CA" in
+// query runs "kubectl informer query ARGS --query-server URL --server-ca CA" in
 // process as the user of kubeconfig, until it prints want (or for
 // framework.HangTimeout: the server's caches see a new object a moment
 // after it is written). It fails the test unless the query succeeded, printing
 // nothing on stderr.
 func (s *queryServer) query(t *testing.T, kubeconfig, want string, args ...string) {
 	t.Helper()
-	args = append(append([]string{"query", "--kubeconfig", kubeconfig}, args...), "--server", s.url, "--server-ca", s.ca)
+	args = append(append([]string{"query", "--kubeconfig", kubeconfig}, args...), "--query-server", s.url, "--server-ca", s.ca)
 	deadline := time.Now().Add(framework.HangTimeout)
 	for {
 		code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)

@@ -35,3 +35,34 @@ func TestUnknownResourceExitCode(t *testing.T) {
 		})
 	}
 }
+
+// TestExportFlagMistakes checks that export refuses flags that contradict
+// each other, and names only the flag at fault.
+func TestExportFlagMistakes(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		want    string
+		notWant []string
+	}{
+		{"--port and --web.listen-address", []string{"--port", "18080", "--web.listen-address", "127.0.0.1:0"},
+			"--port and --web.listen-address both choose where to listen: give one", nil},
+		{"unknown --resources", []string{"--resources", "podz"},
+			`--resources: resource "podz" is not one of the kube-state-metrics profile`, []string{"--metric-allowlist", "--metric-denylist", "--metric-opt-in-list"}},
+		{"bad --metric-opt-in-list", []string{"--metric-opt-in-list", "("},
+			`--metric-opt-in-list: metric opt-in pattern "("`, []string{"--resources", "--metric-allowlist", "--metric-denylist"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"export", "--kubeconfig", cluster.Kubeconfig, "--profile", "kube-state-metrics", "--check"}, tt.args...)
+			code, out, errOut := framework.RunPlugin(context.Background(), nil, args...)
+			if code != 2 || !strings.HasPrefix(errOut, "error: "+tt.want) || strings.Count(errOut, "error: ") != 1 {
+				t.Errorf("exit code %d, stdout:\n%s\nstderr:\n%s\nwant 2 and one error %q", code, out, errOut, tt.want)
+			}
+			for _, flag := range tt.notWant {
+				if strings.Contains(errOut, flag) {
+					t.Errorf("stderr %q names %s, which was not given", errOut, flag)
+				}
+			}
+		})
+	}
+}

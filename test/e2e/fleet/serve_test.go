@@ -41,12 +41,12 @@ func startFleetServer(t *testing.T) *fleetServer {
 	return s
 }
 
-// query runs "kubectl informer query ARGS --server URL" with kubeconfig's
+// query runs "kubectl informer query ARGS --query-server URL" with kubeconfig's
 // current context as the caller.
 func (s *fleetServer) query(t *testing.T, kubeconfig string, args ...string) (int, string, string) {
 	t.Helper()
 	args = append([]string{"query", "--kubeconfig", kubeconfig}, args...)
-	return run(t, append(args, "--server", s.url, "--server-ca", s.ca)...)
+	return run(t, append(args, "--query-server", s.url, "--server-ca", s.ca)...)
 }
 
 // TestServeFleet runs one query server over three clusters, and a fourth

@@ -29,7 +29,7 @@ import (
 // TestDeployServe applies deploy/serve as users apply it and asks the query
 // server as a user of the cluster does, following deploy/README.md: through
 // kubectl port-forward to its Service, trusting the certificate the server
-// presents, with the plugin's own client (query --server). A ServiceAccount
+// presents, with the plugin's own client (query --query-server). A ServiceAccount
 // allowed to list the pods of a namespace gets exactly the pods the API
 // server holds there, running on the node; one without the grant is
 // refused with the API server's reason.
@@ -84,7 +84,7 @@ func TestDeployServe(t *testing.T) {
 	type pod struct{ Name, UID, Node, Phase, IP string }
 	var got, want []pod
 	framework.Eventually(t, "the query server answers the pods of "+ns+" as the API server does", func() bool {
-		code, out, errOut := framework.RunPlugin(ctx, nil, "query", "pods", "-n", ns, "-o", "json", "--server", url, "--server-ca", ca, "--kubeconfig", reader)
+		code, out, errOut := framework.RunPlugin(ctx, nil, "query", "pods", "-n", ns, "-o", "json", "--query-server", url, "--server-ca", ca, "--kubeconfig", reader)
 		if code != 0 {
 			t.Logf("query as the reader: exit %d: %s", code, errOut)
 			return false
@@ -115,7 +115,7 @@ func TestDeployServe(t *testing.T) {
 		}
 	}
 	// The server's own index (deploy/serve/config.yaml) answers the same.
-	code, out, errOut := framework.RunPlugin(ctx, nil, "query", "pods", "-n", ns, "--by", "byNode="+framework.NodeName, "-o", "name", "--server", url, "--server-ca", ca, "--kubeconfig", reader)
+	code, out, errOut := framework.RunPlugin(ctx, nil, "query", "pods", "-n", ns, "--by", "byNode="+framework.NodeName, "-o", "name", "--query-server", url, "--server-ca", ca, "--kubeconfig", reader)
 	var names []string
 	for _, p := range want {
 		names = append(names, "pod/"+p.Name)
@@ -125,7 +125,7 @@ func TestDeployServe(t *testing.T) {
 	}
 
 	// Without the grant, the server refuses as the API server would.
-	code, out, errOut = framework.RunPlugin(ctx, nil, "query", "pods", "-n", ns, "--server", url, "--server-ca", ca, "--kubeconfig", stranger)
+	code, out, errOut = framework.RunPlugin(ctx, nil, "query", "pods", "-n", ns, "--query-server", url, "--server-ca", ca, "--kubeconfig", stranger)
 	wantErr := fmt.Sprintf(`error: Error from the query server (Forbidden): pods is forbidden: User "system:serviceaccount:%s:stranger" cannot list resource "pods" in API group "" in the namespace %q`, ns, ns)
 	if code != app.ExitRuntime || out != "" || !strings.Contains(errOut, wantErr) {
 		t.Errorf("query by a ServiceAccount without the grant: exit %d, stdout %q, stderr %q; want exit %d and %s", code, out, errOut, app.ExitRuntime, wantErr)

@@ -112,8 +112,8 @@ func TestCostLimitFlag(t *testing.T) {
 		t.Errorf("indexes --cost-limit 10: exit code %d, stdout %q, stderr %q; want 0, no value of ok and the warning %q", r.code, r.out, r.errOut, warn)
 	}
 
-	r := query(t, append(scope, "--server", "https://127.0.0.1:1", "--cost-limit", "10")...)
-	if want := "error: --server: the query server evaluates with its own --cost-limit; query without --server to set yours\n"; r.code != 2 || r.errOut != want {
-		t.Errorf("--server with --cost-limit: exit code %d, stderr %q; want 2 and %q", r.code, r.errOut, want)
+	r := query(t, append(scope, "--query-server", "https://127.0.0.1:1", "--cost-limit", "10")...)
+	if want := "error: --query-server: the query server evaluates with its own --cost-limit; query without --query-server to set yours\n"; r.code != 2 || r.errOut != want {
+		t.Errorf("--query-server with --cost-limit: exit code %d, stderr %q; want 2 and %q", r.code, r.errOut, want)
 	}
 }

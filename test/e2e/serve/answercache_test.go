@@ -41,7 +41,7 @@ func TestAnswerCache(t *testing.T) {
 		t.Helper()
 		remote := s.query(t, cluster.Kubeconfig, args...)
 		if local := localQuery(t, args...); !sameAnswer(local, remote, -1) || local.code != 0 {
-			t.Fatalf("%s: query %s: --server differs from the local query\n%s", what, strings.Join(args, " "), diff("local", local, "--server", remote))
+			t.Fatalf("%s: query %s: --query-server differs from the local query\n%s", what, strings.Join(args, " "), diff("local", local, "--query-server", remote))
 		}
 		return remote
 	}
@@ -80,7 +80,7 @@ func TestAnswerCache(t *testing.T) {
 	for round := range 2 {
 		remote := small.query(t, cluster.Kubeconfig, jsonArgs...)
 		if local := localQuery(t, jsonArgs...); !sameAnswer(local, remote, -1) {
-			t.Fatalf("answer %d of a server with a small cache differs from the local query\n%s", round, diff("local", local, "--server", remote))
+			t.Fatalf("answer %d of a server with a small cache differs from the local query\n%s", round, diff("local", local, "--query-server", remote))
 		}
 	}
 	if code := small.run.Stop(t); code != 0 {

@@ -95,7 +95,7 @@ func testServerFiles(t *testing.T, s *server, ns, kubeconfig, nobody string) {
 	}
 }
 
-// testClientFiles: query --server reads a template file where it runs and
+// testClientFiles: query --query-server reads a template file where it runs and
 // sends its text, and prints what a local query prints.
 func testClientFiles(t *testing.T, s *server, ns, kubeconfig string) {
 	dir := t.TempDir()
@@ -119,7 +119,7 @@ func testClientFiles(t *testing.T, s *server, ns, kubeconfig string) {
 		args = append([]string{"pods", "-n", ns}, args...)
 		remote, local := s.query(t, kubeconfig, args...), localQuery(t, args...)
 		if remote != local || local.code != 0 || !strings.Contains(local.out, "p1") {
-			t.Errorf("query %s:\n%s", strings.Join(args, " "), diff("local", local, "--server", remote))
+			t.Errorf("query %s:\n%s", strings.Join(args, " "), diff("local", local, "--query-server", remote))
 		}
 	}
 	r := s.query(t, kubeconfig, "pods", "-n", ns, "-o", "go-template-file="+filepath.Join(dir, "missing"))

@@ -96,7 +96,7 @@ func (s *server) anonymousClient(t *testing.T) *http.Client {
 }
 
 // adminClient returns an HTTPS client that trusts the serving certificate
-// and presents the admin's client certificate, as "query --server" does.
+// and presents the admin's client certificate, as "query --query-server" does.
 func (s *server) adminClient(t *testing.T) *http.Client {
 	t.Helper()
 	c := rest.CopyConfig(cluster.Config)
@@ -110,12 +110,12 @@ func (s *server) adminClient(t *testing.T) *http.Client {
 	return hc
 }
 
-// query runs "kubectl informer query ARGS --server URL --server-ca CA"
+// query runs "kubectl informer query ARGS --query-server URL --server-ca CA"
 // with kubeconfig and the config file.
 func (s *server) query(t *testing.T, kubeconfig string, args ...string) result {
 	t.Helper()
 	args = append([]string{"query", "--kubeconfig", kubeconfig, "--config", configFile}, args...)
-	return run(t, append(args, "--server", s.url, "--server-ca", s.ca)...)
+	return run(t, append(args, "--query-server", s.url, "--server-ca", s.ca)...)
 }
 
 // post sends body to POST /v1/query with hc and returns the status code

@@ -17,7 +17,7 @@ import (
 // podListers is a group that may list pods everywhere.
 const podListers = "e2e-serve-pod-listers"
 
-// testImpersonation checks --as and --as-group with --server: the query
+// testImpersonation checks --as and --as-group with --query-server: the query
 // is answered as the user impersonated, and only when the caller may
 // impersonate it, as the API server decides.
 func testImpersonation(t *testing.T, s *server) {

@@ -31,7 +31,7 @@ func TestLimits(t *testing.T) {
 		// A query that evaluates no expression costs nothing.
 		local, remote := localQuery(t, "pods", "-A", "--count"), s.query(t, cluster.Kubeconfig, "pods", "-A", "--count")
 		if local != remote || local.code != 0 {
-			t.Errorf("--count without expressions:\n%s", diff("local", local, "--server", remote))
+			t.Errorf("--count without expressions:\n%s", diff("local", local, "--query-server", remote))
 		}
 	})
 

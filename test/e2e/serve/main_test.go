@@ -1,6 +1,6 @@
 // Package serve_test runs "kubectl informer serve" against a real
 // kube-apiserver holding the sample workload and sends it queries with
-// "kubectl informer query --server" as several users: each must get
+// "kubectl informer query --query-server" as several users: each must get
 // exactly what a local query prints, restricted to what that user may
 // list, or be refused as the API server would refuse it.
 package serve_test

@@ -127,11 +127,11 @@ func testAdmin(t *testing.T, s *server, empty string) {
 				age = c.age
 			}
 			if !sameAnswer(local, remote, age) {
-				t.Fatalf("query %s: --server differs from the local query\n%s", strings.Join(c.args, " "), diff("local", local, "--server", remote))
+				t.Fatalf("query %s: --query-server differs from the local query\n%s", strings.Join(c.args, " "), diff("local", local, "--query-server", remote))
 			}
 			if local.code != c.code || (local.out == "") != c.quiet || !strings.Contains(local.errOut, c.warns) {
 				t.Fatalf("query %s: exit code %d, stdout empty %t; want %d, %t, stderr holding %q\n%s", strings.Join(c.args, " "),
-					local.code, local.out == "", c.code, c.quiet, c.warns, diff("local", local, "--server", remote))
+					local.code, local.out == "", c.code, c.quiet, c.warns, diff("local", local, "--query-server", remote))
 			}
 		})
 	}
