@@ -808,12 +808,21 @@ func IsImpersonationDenied(err error) bool {
 	return strings.Contains(st.Message, "cannot impersonate-on:")
 }
 
+// TokenPlaceholder stands for the value of --token in the kubectl commands
+// that messages suggest: a shell variable the user sets to the token, never
+// the secret itself. ShellJoin leaves it unquoted.
+const TokenPlaceholder = `"$TOKEN"`
+
 // ShellJoin joins a command's words for a shell: words holding anything
-// but letters, digits and -_./:=@, are single-quoted.
+// but letters, digits and -_./:=@, are single-quoted, but for
+// TokenPlaceholder.
 func ShellJoin(words []string) string {
 	out := make([]string, len(words))
 	for i, w := range words {
 		out[i] = w
+		if w == TokenPlaceholder {
+			continue
+		}
 		if w == "" || strings.IndexFunc(w, func(r rune) bool {
 			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("-_./:=@,", r)
 		}) >= 0 {

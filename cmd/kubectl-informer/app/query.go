@@ -132,8 +132,8 @@ ValidatingAdmissionPolicy), and get("nodes", name), get("configmaps", ns, name)
 and byIndex("pods", "byNode", value) read other cached resources.
 
 With --server URL the query is sent to a query server (kubectl informer serve)
-and answered from its warm caches, with the credentials of the kubeconfig's
-context, which the server checks with the API server: the output is what the
+and answered from its warm caches, with your credentials (--token, or the
+kubeconfig's context), which the server checks with the API server: the output is what the
 local query prints. Here --server names that query server; the API server is
 the kubeconfig's (--kubeconfig, --context, --cluster).
 
