@@ -475,6 +475,10 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 		se *factory.SyncError
 	)
 	switch {
+	case errors.As(err, &se) && se.Cause == nil && requestTimeout > 0 && requestTimeout < se.Timeout:
+		// Each list was cut at --request-timeout and tried again until
+		// the sync timeout: the shorter bound is the one to raise.
+		return fmt.Errorf("%w\nevery request, each list included, is held to --request-timeout (%s): raise --request-timeout if the API server is only slow, or check its health", err, requestTimeout)
 	case errors.As(err, &se) && se.Cause == nil:
 		return fmt.Errorf("%w\nraise --sync-timeout for very large clusters, or check the API server's health", err)
 	case errors.As(err, &na):
