@@ -219,6 +219,15 @@ func (i *Informer) Objects() int64 {
 // object (see Needs.Readers).
 func (i *Informer) Transient() bool { return i.readers > 0 }
 
+// WatchDenied returns the error of the informer's last watch when RBAC
+// denied it while allowing the list; nil otherwise (see
+// Factory.WatchDenied).
+func (i *Informer) WatchDenied() error {
+	i.errLock.Lock()
+	defer i.errLock.Unlock()
+	return i.watchDenied
+}
+
 // LastError returns the last list or watch error the reflector reported.
 // The reflector does not report successes: use HasSynced to know whether
 // the cache is usable, and Healthy whether it keeps following the cluster.
