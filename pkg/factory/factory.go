@@ -93,6 +93,36 @@ type Factory struct {
 	stopAll context.CancelFunc
 	// running counts the goroutines of the informers started.
 	running sync.WaitGroup
+	// denied is closed at the first watch RBAC denies while its list is
+	// allowed; deniedErr, set before, is that watch's *ForbiddenError.
+	denied     chan struct{}
+	deniedOnce sync.Once
+	deniedErr  error
+}
+
+// WatchDenied returns a channel closed when RBAC first denies an informer
+// its watch while allowing its list: the reflector then lists again and
+// again and the cache follows the cluster only by those lists. kubectl get
+// -w fails at once on it; commands that watch read WatchDeniedError.
+func (f *Factory) WatchDenied() <-chan struct{} { return f.denied }
+
+// WatchDeniedError is the *ForbiddenError of the first watch denied (see
+// WatchDenied); nil when none was.
+func (f *Factory) WatchDeniedError() error {
+	select {
+	case <-f.denied:
+		return f.deniedErr
+	default:
+		return nil
+	}
+}
+
+// watchDenied records err, a watch of inf RBAC denied.
+func (f *Factory) watchDenied(inf *Informer, err error) {
+	f.deniedOnce.Do(func() {
+		f.deniedErr = &ForbiddenError{Resource: inf.Resource, Namespace: inf.Scope.Namespace, Verb: "watch", Err: err, KubectlFlags: f.cfg.KubectlFlags}
+		close(f.denied)
+	})
 }
 
 // informerKey identifies an informer: cluster-scoped resources ignore the
@@ -138,11 +168,18 @@ type Informer struct {
 	// early are the Early functions of the requests that counted readers
 	// (see Needs.Early); guarded by the Factory's lock.
 	early []func(runtime.Object)
-	// errLock guards lastErr and health.
+	// errLock guards lastErr, health and watchDenied.
 	errLock sync.Mutex
 	lastErr error
 	health  health
-	started time.Time
+	// watchDenied is the error of the last watch when RBAC denied it;
+	// nil once a watch is allowed. A list allowed meanwhile leaves the
+	// informer unhealthy: its cache follows the cluster only by relists.
+	watchDenied error
+	// onWatchDenied is called with the error of each watch RBAC denies;
+	// set when the informer starts.
+	onWatchDenied func(error)
+	started       time.Time
 }
 
 // health is how the API server has been answering an informer's requests.
@@ -181,6 +218,15 @@ func (i *Informer) Objects() int64 {
 // Transient reports whether the informer's cache keeps only a Stub of each
 // object (see Needs.Readers).
 func (i *Informer) Transient() bool { return i.readers > 0 }
+
+// WatchDenied returns the error of the informer's last watch when RBAC
+// denied it while allowing the list; nil otherwise (see
+// Factory.WatchDenied).
+func (i *Informer) WatchDenied() error {
+	i.errLock.Lock()
+	defer i.errLock.Unlock()
+	return i.watchDenied
+}
 
 // LastError returns the last list or watch error the reflector reported.
 // The reflector does not report successes: use HasSynced to know whether
@@ -230,9 +276,22 @@ func (i *Informer) recordRequest(ctx context.Context, request string, err error)
 	if ctx.Err() != nil || asksForList(err) {
 		return
 	}
+	denied := request == "watch" && apierrors.IsForbidden(err) && !IsImpersonationDenied(err)
+	if denied && i.onWatchDenied != nil {
+		defer i.onWatchDenied(err)
+	}
 	i.errLock.Lock()
 	defer i.errLock.Unlock()
+	if request == "watch" {
+		i.watchDenied = nil
+		if denied {
+			i.watchDenied = err
+		}
+	}
 	switch {
+	case err == nil && request == "list" && i.watchDenied != nil:
+		// The list is allowed, the watch that follows is not: the
+		// informer stays unhealthy, as the watch failed.
 	case err == nil:
 		i.health = health{}
 	case i.health.err == nil:
@@ -332,7 +391,7 @@ func New(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Factory{cfg: cfg, clients: cl, informers: map[informerKey]*Informer{}}, nil
+	return &Factory{cfg: cfg, clients: cl, informers: map[informerKey]*Informer{}, denied: make(chan struct{})}, nil
 }
 
 // Needs says what a consumer needs of a resource's objects.
@@ -525,6 +584,7 @@ func (f *Factory) startLocked(inf *Informer) error {
 	if err := si.SetTransform(tf); err != nil {
 		return err
 	}
+	inf.onWatchDenied = func(err error) { f.watchDenied(inf, err) }
 	if err := si.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
 		inf.setErr(ctx, err)
 	}); err != nil {
@@ -752,7 +812,10 @@ func IsPermanent(err error) bool {
 type ForbiddenError struct {
 	Resource  Resource
 	Namespace string
-	Err       error
+	// Verb is the verb denied: "watch" when the list was allowed and the
+	// watch was not; "" (list) otherwise.
+	Verb string
+	Err  error
 	// KubectlFlags are carried by the kubectl auth can-i command the
 	// message suggests (see Config.KubectlFlags).
 	KubectlFlags []string
@@ -763,7 +826,11 @@ func (e *ForbiddenError) Error() string {
 	if IsImpersonationDenied(e.Err) {
 		return msg // not RBAC on the resource: what to do is the caller's to say
 	}
-	canI := []string{"kubectl", "auth", "can-i", "list", e.Resource.String()}
+	verb := "list"
+	if e.Verb != "" {
+		verb = e.Verb
+	}
+	canI := []string{"kubectl", "auth", "can-i", verb, e.Resource.String()}
 	where, other := "cluster-wide", ""
 	switch {
 	case e.Resource.Namespaced && e.Namespace != "":
@@ -776,6 +843,10 @@ func (e *ForbiddenError) Error() string {
 		other = " or query a namespace you may read"
 	}
 	canI = append(canI, e.KubectlFlags...)
+	if verb == "watch" {
+		return fmt.Sprintf("%s\nRBAC denied watch of %s %s while allowing its list: the informer follows changes by watching; ask for the watch verb there (check with %s)%s",
+			msg, e.Resource, where, ShellJoin(canI), other)
+	}
 	return fmt.Sprintf("%s\nRBAC denied list/watch of %s %s: the informer needs the list and watch verbs there; ask for them (check with %s)%s",
 		msg, e.Resource, where, ShellJoin(canI), other)
 }
@@ -808,12 +879,21 @@ func IsImpersonationDenied(err error) bool {
 	return strings.Contains(st.Message, "cannot impersonate-on:")
 }
 
+// TokenPlaceholder stands for the value of --token in the kubectl commands
+// that messages suggest: a shell variable the user sets to the token, never
+// the secret itself. ShellJoin leaves it unquoted.
+const TokenPlaceholder = `"$TOKEN"`
+
 // ShellJoin joins a command's words for a shell: words holding anything
-// but letters, digits and -_./:=@, are single-quoted.
+// but letters, digits and -_./:=@, are single-quoted, but for
+// TokenPlaceholder.
 func ShellJoin(words []string) string {
 	out := make([]string, len(words))
 	for i, w := range words {
 		out[i] = w
+		if w == TokenPlaceholder {
+			continue
+		}
 		if w == "" || strings.IndexFunc(w, func(r rune) bool {
 			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("-_./:=@,", r)
 		}) >= 0 {

@@ -113,8 +113,8 @@ func (e *StatusError) Error() string {
 	}
 	switch e.Code {
 	case http.StatusUnauthorized:
-		return "the query server refused the credentials of the kubeconfig (401 Unauthorized): " + msg +
-			"; check the context's user (kubectl auth whoami) or log in again"
+		return "the query server refused the credentials sent (401 Unauthorized): " + msg +
+			"; check them with kubectl auth whoami and the same --token, --context or --kubeconfig, or log in again"
 	case http.StatusForbidden:
 		return "Error from the query server (Forbidden): " + msg
 	case http.StatusTooManyRequests:

@@ -248,6 +248,25 @@ func (f *Fleet) Synced() bool {
 	return true
 }
 
+// WatchDenied returns Served.WatchDenied's lines of every cluster, each
+// named by its cluster when several are served.
+func (f *Fleet) WatchDenied() []string {
+	var out []string
+	for _, n := range f.names {
+		s := f.served[n]
+		if s == nil {
+			continue
+		}
+		for _, line := range s.WatchDenied() {
+			if len(f.names) > 1 {
+				line = n + ": " + line
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // Answer answers a, printing the answer on out and warnings on errOut.
 // Over one cluster it answers as Served.Answer does. Over several (or
 // AllClusters) it answers from each and prints the answers merged, with

@@ -146,6 +146,23 @@ func (s *Served) Synced() bool {
 	return true
 }
 
+// WatchDenied returns, for each served informer whose watch RBAC denies
+// while allowing its list, a line naming it and the API server's message:
+// its cache follows the cluster only by listing again.
+func (s *Served) WatchDenied() []string {
+	var out []string
+	for _, inf := range s.infs {
+		if err := inf.WatchDenied(); err != nil {
+			name := inf.Resource.String()
+			if inf.Scope.Namespace != "" && inf.Resource.Namespaced {
+				name += " in " + inf.Scope.Namespace
+			}
+			out = append(out, name+": "+strings.ReplaceAll((&factory.RequestError{Err: err}).Reason(), "\n", " "))
+		}
+	}
+	return out
+}
+
 // Access reports whether the caller of a request may list res in
 // namespace, or at the cluster scope when namespace is "".
 type Access func(ctx context.Context, res factory.Resource, namespace string) (bool, error)

@@ -43,6 +43,10 @@ const (
 	maxBodyBytes = 1 << 20
 )
 
+// WatchDeniedSummary says what a watch RBAC denies while allowing the list
+// means for the caches: /readyz and the log say it, then name each.
+const WatchDeniedSummary = "RBAC denies the watch of these resources while allowing their list: their caches follow the cluster only by listing again; grant the watch verb"
+
 // Answerer answers a query from warm caches; *Fleet is one.
 type Answerer interface {
 	Answer(a Asked, out, errOut io.Writer) error
@@ -160,6 +164,12 @@ func (s *Server) Handler() http.Handler {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = io.WriteString(w, "the caches have not synced\n")
 			return
+		}
+		if d, ok := s.o.Answerer.(interface{ WatchDenied() []string }); ok {
+			if lines := d.WatchDenied(); len(lines) > 0 {
+				_, _ = fmt.Fprintf(w, "ok, but %s\n%s\n", WatchDeniedSummary, strings.Join(lines, "\n"))
+				return
+			}
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})

@@ -12,8 +12,9 @@ import (
 
 // kubectlFlags are the flags that the kubectl commands suggested in
 // messages carry, so that they ask about the cluster and the user the
-// command used: --kubeconfig and the other kubeconfig flags as given, and
-// --context, given or the kubeconfig's current one.
+// command used: --kubeconfig and the other kubeconfig flags as given,
+// --context, given or the kubeconfig's current one, the server and TLS
+// flags, --as and --as-group, and --token as TokenPlaceholder.
 func kubectlFlags(flags *genericclioptions.ConfigFlags) []string {
 	var out []string
 	add := func(name string, value *string) {
@@ -34,6 +35,19 @@ func kubectlFlags(flags *genericclioptions.ConfigFlags) []string {
 	add("--context", &context)
 	add("--cluster", flags.ClusterName)
 	add("--user", flags.AuthInfoName)
+	add("--server", flags.APIServer)
+	add("--tls-server-name", flags.TLSServerName)
+	add("--certificate-authority", flags.CAFile)
+	if flags.Insecure != nil && *flags.Insecure {
+		out = append(out, "--insecure-skip-tls-verify")
+	}
+	add("--client-certificate", flags.CertFile)
+	add("--client-key", flags.KeyFile)
+	if flags.BearerToken != nil && *flags.BearerToken != "" {
+		// The token is a secret: never printed, the command names it
+		// by a shell variable the user sets to the token given.
+		out = append(out, "--token", factory.TokenPlaceholder)
+	}
 	return append(out, impersonation(flags)...)
 }
 

@@ -129,10 +129,10 @@ ValidatingAdmissionPolicy), and get("nodes", name), get("configmaps", ns, name)
 and byIndex("pods", "byNode", value) read other cached resources.
 
 With --query-server URL the query is sent to a query server (kubectl informer
-serve) and answered from its warm caches, with the credentials of the
-kubeconfig's context, which the server checks with the API server: the output
-is what the local query prints. --server (-s) is the API server's address, as
-in kubectl; the older spelling --server URL given with --server-ca,
+serve) and answered from its warm caches, with your credentials (--token, or
+the kubeconfig's context), which the server checks with the API server: the
+output is what the local query prints. --server (-s) is the API server's
+address, as in kubectl; the older spelling --server URL given with --server-ca,
 --server-clusters or --server-all-clusters still names the query server, with
 a deprecation warning.
 
@@ -491,6 +491,10 @@ func clusterError(ctx context.Context, requestTimeout time.Duration, err error) 
 		se *factory.SyncError
 	)
 	switch {
+	case errors.As(err, &se) && se.Cause == nil && requestTimeout > 0 && requestTimeout < se.Timeout:
+		// Each list was cut at --request-timeout and tried again until
+		// the sync timeout: the shorter bound is the one to raise.
+		return fmt.Errorf("%w\nevery request, each list included, is held to --request-timeout (%s): raise --request-timeout if the API server is only slow, or check its health", err, requestTimeout)
 	case errors.As(err, &se) && se.Cause == nil:
 		return fmt.Errorf("%w\nraise --sync-timeout for very large clusters, or check the API server's health", err)
 	case errors.As(err, &na):

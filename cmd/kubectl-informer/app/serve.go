@@ -439,6 +439,7 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 		log.Warn("the cache of resource type names is full: names beyond it are resolved on each request; " +
 			"so many spellings of the served types come from a client that makes them up: the query log names its user")
 	})
+	go logWatchDenied(ctx, log, fleet)
 	bound := queryserver.NewMemoryBound(o.memoryHeadroom)
 	if bound != nil {
 		go bound.Run(ctx, time.Second)
@@ -479,4 +480,23 @@ func (o *ServeOptions) serve(ctx context.Context, log *slog.Logger, ln net.Liste
 		o.ready(ln.Addr().String())
 	}
 	return serving.Until(ctx, hs, func() error { return hs.ServeTLS(ln, "", "") })
+}
+
+// logWatchDenied logs once, when it first happens, that RBAC denies the
+// watch of served resources while allowing their list (see
+// queryserver.Fleet.WatchDenied); /readyz says it for as long as it lasts.
+func logWatchDenied(ctx context.Context, log *slog.Logger, fleet *queryserver.Fleet) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if lines := fleet.WatchDenied(); len(lines) > 0 {
+			log.Warn(queryserver.WatchDeniedSummary, "denied", strings.Join(lines, "; "))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -270,15 +270,17 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 		err = p.Print(&b, &e, p.caches, queried, results)
 		return b.String(), e.String(), err
 	}
-	return watchAnswers(ctx, c.factory.Informers(), render, out, errOut, debounce)
+	return watchAnswers(ctx, c.factory.Informers(), c.factory, render, out, errOut, debounce)
 }
 
 // watchAnswers prints the answer render gives (its text, and what printing
 // it said on errOut, such as "No resources found"; render writes the
 // warnings of evaluations to the writer it is given) and prints it again
 // each time an event of informers changes it, a burst of events once,
-// until ctx ends: ExecuteWatch's loop.
-func watchAnswers(ctx context.Context, informers []*factory.Informer, render func(warnings io.Writer) (text, said string, err error), out, errOut io.Writer, debounce time.Duration) error {
+// until ctx ends: ExecuteWatch's loop. A watch that RBAC denies while
+// allowing the list (see factory.Factory.WatchDenied) ends it with that
+// error, as kubectl get -w ends; denied is nil when nothing is checked.
+func watchAnswers(ctx context.Context, informers []*factory.Informer, denied *factory.Factory, render func(warnings io.Writer) (text, said string, err error), out, errOut io.Writer, debounce time.Duration) error {
 	// shown tells answers apart: an empty one by what it said.
 	shown := func(text, said string) string {
 		if text == "" {
@@ -320,10 +322,16 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, render fun
 	}
 	last := shown(text, said)
 	var quiet <-chan time.Time
+	var deniedCh <-chan struct{}
+	if denied != nil {
+		deniedCh = denied.WatchDenied()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-deniedCh:
+			return denied.WatchDeniedError()
 		case <-changed:
 			quiet = time.After(debounce)
 		case <-quiet:

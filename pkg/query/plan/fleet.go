@@ -156,7 +156,7 @@ func ExecuteWatchFleet(ctx context.Context, members []Member, out, errOut io.Wri
 		err = answerFleet(ctx, filled, &b, &e, warnings)
 		return b.String(), e.String(), err
 	}
-	if err := watchAnswers(ctx, informers, render, out, errOut, debounce); err != nil {
+	if err := watchAnswers(ctx, informers, nil, render, out, errOut, debounce); err != nil {
 		return err
 	}
 	if len(failed) > 0 {

@@ -547,13 +547,19 @@ func (w *Watcher) run(ctx context.Context, conn plan.Conn, out, errOut io.Writer
 		return nil
 	}
 	c, err := w.plan.Fill(runCtx, conn, errOut, plan.FillOptions{ResyncPeriod: w.req.ResyncPeriod, Events: true, Lasting: true, Started: started})
+	var denied error
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return err
 	case err == nil:
+		// A watch RBAC denies while allowing the list ends the command,
+		// as kubectl get -w ends: the cache would follow the cluster only
+		// by lists made again and again.
 		select {
 		case <-ctx.Done():
 		case <-em.failed:
+		case <-c.Factory().WatchDenied():
+			denied = c.Factory().WatchDeniedError()
 		}
 	}
 	// A watch ended (Ctrl-C) before its caches synced still summarises
@@ -569,6 +575,9 @@ func (w *Watcher) run(ctx context.Context, conn plan.Conn, out, errOut io.Writer
 		for _, line := range c.IndexFailures() {
 			_, _ = fmt.Fprintf(errOut, "warning: %s\n", line)
 		}
+	}
+	if denied != nil {
+		return denied
 	}
 	return em.writeErr()
 }

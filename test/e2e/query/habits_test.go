@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
+	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -187,12 +188,44 @@ func TestRBACHints(t *testing.T) {
 	}
 	checkCanI(t, canI, "no")
 
+	// A --token given on the command line is the identity checked: the
+	// hint carries it as a placeholder, never the secret itself, and with
+	// the token put in its place the command answers for the token's
+	// service account, not for the kubeconfig's admin.
+	ns := cluster.NewNamespace(t, "token-hint")
+	token := cluster.ServiceAccountToken(t, ns, "nobody")
+	userless := userlessKubeconfig(t)
+	r = run(t, "query", "--kubeconfig", userless, "--token", token, "pods", "-n", "shop")
+	canI = fmt.Sprintf("kubectl auth can-i list pods -n shop --kubeconfig %s --context %s --token %s", userless, adminCtx, factory.TokenPlaceholder)
+	if r.code != 1 || !strings.Contains(r.errOut, "(check with "+canI+")") || strings.Contains(r.errOut, token) {
+		t.Fatalf("--token: exit %d, stderr %q; want 1 and the hint %q, without the token", r.code, r.errOut, canI)
+	}
+	checkCanI(t, strings.Replace(canI, factory.TokenPlaceholder, token, 1), "no")
+
 	// The unprivileged user may not impersonate.
 	r = run(t, "query", "--kubeconfig", kc, "--as", "someone-else", "pods", "-n", "shop")
 	if r.code != 1 || !strings.Contains(r.errOut, app.ImpersonationHint) || strings.Contains(r.errOut, "RBAC denied list/watch") {
 		t.Fatalf("--as refused: exit %d, stderr %q; want 1 and %q", r.code, r.errOut, app.ImpersonationHint)
 	}
 	checkCanI(t, "kubectl auth can-i impersonate users --kubeconfig "+kc, "no")
+}
+
+// userlessKubeconfig writes the admin's kubeconfig without its client
+// certificate: the cluster and context only, for credentials given by flags.
+func userlessKubeconfig(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range cfg.AuthInfos {
+		u.ClientCertificateData, u.ClientKeyData, u.ClientCertificate, u.ClientKey = nil, nil, "", ""
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // checkCanI runs a suggested kubectl auth can-i command line with the

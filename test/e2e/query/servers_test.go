@@ -109,3 +109,21 @@ func pluginBinary(t *testing.T) string {
 	}
 	return bin
 }
+
+// TestRequestTimeoutNamed checks that lists cut short by --request-timeout,
+// which the informers retry until --sync-timeout, are reported as the
+// request timeout's doing: kubectl names --request-timeout for its own.
+func TestRequestTimeoutNamed(t *testing.T) {
+	proxy, _ := stallingProxy(t, podRequests)
+	for _, verb := range []string{"query", "watch"} {
+		t.Run(verb, func(t *testing.T) {
+			r := runTimed(context.Background(), t, verb, "--kubeconfig", proxy, "pods", "-A", "--request-timeout", "1s", "--sync-timeout", "4s")
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1; stderr %q", r.code, r.errOut)
+			}
+			if !strings.Contains(r.errOut, "raise --request-timeout") || strings.Contains(r.errOut, "raise --sync-timeout") {
+				t.Errorf("stderr %q: want it to name --request-timeout, not --sync-timeout", r.errOut)
+			}
+		})
+	}
+}
