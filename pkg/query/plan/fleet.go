@@ -141,6 +141,9 @@ func answerFleet(ctx context.Context, filled []Filled, out, errOut, warnings io.
 // one. When ctx ends it returns nil, or a *PartialError when some clusters
 // could not be filled.
 func ExecuteWatchFleet(ctx context.Context, members []Member, out, errOut io.Writer, debounce time.Duration, explain func(cluster string, err error) error) error {
+	for _, m := range members {
+		m.Plan.watching = true
+	}
 	filled, failed, err := FillFleet(ctx, members, errOut, FillOptions{Lasting: true}, explain)
 	if err != nil {
 		return err

@@ -37,6 +37,9 @@ type Plan struct {
 	columns       []*indexers.Program
 	// descending: the answer is sorted in descending order.
 	descending bool
+	// watching: the answer is printed again as it changes, and says when
+	// it is empty in every output format (query.PrintOptions.SayEmpty).
+	watching bool
 	// types are the resource arguments without object names; objects[i]
 	// are the names given for types[i], nil when none are.
 	types   []string
