@@ -33,8 +33,11 @@ type Plan struct {
 	flagResources sets.Set[string]
 	where         *indexers.Program
 	sortBy        *indexers.Program
-	groupBy       *indexers.Program
-	columns       []*indexers.Program
+	// sortPath is a --sort-by written as kubectl's JSONPath, in place of
+	// sortBy.
+	sortPath *sortPath
+	groupBy  *indexers.Program
+	columns  []*indexers.Program
 	// descending: the answer is sorted in descending order.
 	descending bool
 	// watching: the answer is printed again as it changes, and says when
@@ -147,12 +150,22 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	}
 	name := req.Names.Of
 	p.where = compile(req.Where, indexers.KindPredicate, name(query.PartWhere))
-	sortBy, negated := env.Descending(req.SortBy)
-	p.descending = negated != req.Reverse
-	p.sortBy = compile(sortBy, indexers.KindValue, name(query.PartSortBy))
-	var ee *indexers.ExprError
-	if negated && len(errs) > 0 && errors.As(errs[len(errs)-1], &ee) && ee.Expr == sortBy {
-		ee.Expr = req.SortBy // shown as typed, at the same columns
+	if isJSONPath(req.SortBy) {
+		// kubectl get's --sort-by, ordering as kubectl does.
+		p.descending = req.Reverse
+		sp, err := compileSortPath(req.SortBy)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", name(query.PartSortBy), req.SortBy, err))
+		}
+		p.sortPath = sp
+	} else {
+		sortBy, negated := env.Descending(req.SortBy)
+		p.descending = negated != req.Reverse
+		p.sortBy = compile(sortBy, indexers.KindValue, name(query.PartSortBy))
+		var ee *indexers.ExprError
+		if negated && len(errs) > 0 && errors.As(errs[len(errs)-1], &ee) && ee.Expr == sortBy {
+			ee.Expr = req.SortBy // shown as typed, at the same columns
+		}
 	}
 	p.groupBy = compile(req.GroupBy, indexers.KindValue, name(query.PartGroupBy))
 	seen := sets.New[string]()
@@ -230,9 +243,10 @@ func (p *Plan) programs() []*indexers.Program {
 // metadataOnly reports whether metadata-only informers can answer with
 // these index programs: the output is a table, a name list or a count, and
 // every expression evaluated on the queried objects reads only
-// object.metadata, object.apiVersion and object.kind.
+// object.metadata, object.apiVersion and object.kind (and --sort-by is
+// not a kubectl JSONPath).
 func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
-	if p.req.WholeObjects {
+	if p.req.WholeObjects || p.sortPath != nil {
 		return false
 	}
 	switch p.req.Output {
@@ -259,7 +273,8 @@ func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 // expression that reads object as a whole. Tables, -o name and counts need
 // only metadata besides what the expressions read.
 func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
-	if p.req.WholeObjects {
+	if p.req.WholeObjects || p.sortPath != nil {
+		// A kubectl JSONPath --sort-by reads the object's JSON form.
 		return nil
 	}
 	switch p.req.Output {
@@ -393,6 +408,9 @@ func (p *Plan) Spec() query.Spec {
 	}
 	if p.sortBy != nil {
 		s.SortBy = p.sortBy.Value
+	}
+	if p.sortPath != nil {
+		s.SortBy, s.KubectlOrder = p.sortPath.Value, true
 	}
 	if p.groupBy != nil {
 		s.GroupBy = p.groupBy.Value
