@@ -19,8 +19,10 @@ import (
 )
 
 // Execute resolves the resources, fills the caches, answers the query and
-// prints the answer on out; warnings go to errOut.
+// prints the answer on out; warnings go to errOut. An evaluation that the
+// cost limit stops ends it with a *CostLimitError, printing nothing.
 func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) error {
+	p.stopAtCostLimit = true
 	c, err := p.Fill(ctx, conn, errOut, FillOptions{})
 	if err != nil {
 		return err
@@ -89,6 +91,12 @@ func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*que
 		bound.ChargeTo(indexers.NewBudget(ctx, 0))
 		spec = bound.Spec()
 		spec.Stop = indexers.IsBudgetStop
+	}
+	if p.stopAtCostLimit {
+		stop := spec.Stop
+		spec.Stop = func(err error) bool {
+			return errors.As(err, new(*CostLimitError)) || stop != nil && stop(err)
+		}
 	}
 	idxs := make([]cache.Indexer, len(queried))
 	specs := make([]query.Spec, len(queried))

@@ -75,6 +75,9 @@ type memberAnswer struct {
 // *query.UsageError when the request is wrong in every cluster, as when
 // none has a resource type; or else an error naming each cluster's.
 func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, explain func(cluster string, err error) error) error {
+	for _, m := range members {
+		m.Plan.stopAtCostLimit = true
+	}
 	answers := fillFleet(ctx, members, errOut, FillOptions{}, true)
 	answered, failed, err := sortOut(answers, errOut, explain)
 	if err != nil {
