@@ -438,6 +438,13 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s expression %q: estimating its cost: %w", context, expr, err)
 	}
+	if est.Min > e.costLimit {
+		// Refused before any object is read: every evaluation would be
+		// stopped, each after that much work.
+		return nil, &ExprError{Context: context, Expr: expr, Message: fmt.Sprintf(
+			"its cost on any object is at least %d units, above the cost limit of %d: every evaluation would be stopped; simplify the expression or %s",
+			est.Min, e.costLimit, e.costHint)}
+	}
 	tracked := est.Max > e.costLimit || e.trackAllCost
 	if checkOnly {
 		p := &Program{expr: expr, context: context, kind: kind, refs: refs, tracked: tracked, usesEach: usesIdent(checked.NativeRep().Expr(), EachVar)}

@@ -95,6 +95,13 @@ type PrintOptions struct {
 	// TYPE/NAME" lines.
 	Clusters bool
 
+	// SayEmpty makes every format, not only tables, write "No resources
+	// found" to ErrOut when there are no objects (-o json and yaml still
+	// print their empty List): a watching command's answer that became
+	// empty is then seen as such in every format. Default: as kubectl get,
+	// only tables and groups say it.
+	SayEmpty bool
+
 	// Columns are the printer columns of a custom resource's
 	// CustomResourceDefinition: tables then show NAME and these columns,
 	// as the API server prints them. Nil: the columns the API server gives
@@ -316,6 +323,9 @@ func (p *Printer) print(w io.Writer, res *Result) error {
 			return err
 		}
 		return printer.PrintObj(table, w)
+	}
+	if p.opts.SayEmpty && len(res.Items) == 0 {
+		p.noResources()
 	}
 	if stream := p.streamed(res); stream != nil {
 		return stream(w, res)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,6 +117,14 @@ type Spec struct {
 	// the smallest, ties still in namespace/name order; without SortBy,
 	// the namespace/name order (or that of Objects) reversed.
 	Descending bool
+
+	// KubectlOrder orders by SortBy as kubectl get --sort-by orders a
+	// list: the objects in namespace/name order are sorted by sort.Sort
+	// (not stable) with kubectl's less, which puts an object without a
+	// value before any other, even before another without one; equal
+	// values keep the order that sort leaves them in. Descending then
+	// reverses it, and Limit keeps the first objects.
+	KubectlOrder bool
 }
 
 // Validate reports whether the Spec is consistent. It does not look at any
@@ -475,7 +484,12 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		}
 		return c
 	}
-	order := sortedOrder(len(entries), spec.Limit, compare)
+	var order []int32
+	if spec.KubectlOrder && spec.SortBy != nil {
+		order = kubectlOrder(entries, spec.Descending, spec.Limit)
+	} else {
+		order = sortedOrder(len(entries), spec.Limit, compare)
+	}
 
 	res.Items = make([]Item, len(order))
 	for i, e := range order {
@@ -522,6 +536,48 @@ func evalColumns(res *Result, spec Spec) error {
 // sortedOrder returns the indexes 0..n-1 ordered by compare, only the first
 // limit of them when limit > 0. A small limit selects with a bounded heap,
 // in O(n log limit), instead of sorting everything.
+// kubectlOrder is the order of Spec.KubectlOrder.
+func kubectlOrder(entries []entry, descending bool, limit int) []int32 {
+	order := make([]int32, len(entries))
+	for i := range order {
+		order[i] = int32(i) //nolint:gosec // G115: the objects of one cache, far below 2^31
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &entries[i], &entries[j]
+		if c := strings.Compare(a.namespace, b.namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	sort.Sort(kubectlSort{order: order, entries: entries})
+	if descending {
+		slices.Reverse(order)
+	}
+	if limit > 0 && limit < len(order) {
+		order = order[:limit]
+	}
+	return order
+}
+
+// kubectlSort is kubectl get's sort.Interface for --sort-by.
+type kubectlSort struct {
+	order   []int32
+	entries []entry
+}
+
+func (s kubectlSort) Len() int      { return len(s.order) }
+func (s kubectlSort) Swap(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] }
+func (s kubectlSort) Less(i, j int) bool {
+	a, b := s.entries[s.order[i]].key, s.entries[s.order[j]].key
+	switch {
+	case a == nil:
+		return true
+	case b == nil:
+		return false
+	}
+	return Compare(a, b) < 0
+}
+
 func sortedOrder(n, limit int, compare func(i, j int32) int) []int32 {
 	if limit <= 0 || limit >= n {
 		order := make([]int32, n)

@@ -28,6 +28,14 @@ const (
 	classOther
 )
 
+// Ordered is a sort key with an order of its own, such as kubectl's order
+// of the values a --sort-by JSONPath finds.
+type Ordered interface {
+	// Compare returns -1, 0 or +1 as the value is before, with or after
+	// other.
+	Compare(other any) int
+}
+
 // Compare orders two values as returned by a [ValueFunc]; it returns -1, 0 or
 // +1. Values of different types are ordered by type: null (and a missing
 // value) first, then booleans (false before true), numbers (all integer and
@@ -36,8 +44,16 @@ const (
 // first), maps (entry by entry in key order, key then value, a shorter
 // prefix first), and last any other type (by its fmt.Sprint form).
 //
+// A value that is [Ordered] orders itself against another.
+//
 // Compare is the order of Spec.SortBy and of groups with equal counts.
 func Compare(a, b any) int {
+	if o, ok := a.(Ordered); ok {
+		return o.Compare(b)
+	}
+	if o, ok := b.(Ordered); ok {
+		return -o.Compare(a)
+	}
 	ca, cb := classOf(a), classOf(b)
 	if ca != cb {
 		return cmp.Compare(ca, cb)

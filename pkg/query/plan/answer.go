@@ -19,8 +19,10 @@ import (
 )
 
 // Execute resolves the resources, fills the caches, answers the query and
-// prints the answer on out; warnings go to errOut.
+// prints the answer on out; warnings go to errOut. An evaluation that the
+// cost limit stops ends it with a *CostLimitError, printing nothing.
 func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) error {
+	p.stopAtCostLimit = true
 	c, err := p.Fill(ctx, conn, errOut, FillOptions{})
 	if err != nil {
 		return err
@@ -89,6 +91,12 @@ func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*que
 		bound.ChargeTo(indexers.NewBudget(ctx, 0))
 		spec = bound.Spec()
 		spec.Stop = indexers.IsBudgetStop
+	}
+	if p.stopAtCostLimit {
+		stop := spec.Stop
+		spec.Stop = func(err error) bool {
+			return errors.As(err, new(*CostLimitError)) || stop != nil && stop(err)
+		}
 	}
 	idxs := make([]cache.Indexer, len(queried))
 	specs := make([]query.Spec, len(queried))
@@ -249,10 +257,12 @@ func (p *Plan) Caches() *Caches { return p.caches }
 // printed text differs from the last one (so --count and --group-by print
 // only new numbers). A new answer of several lines is set apart from the
 // previous one by an empty line, and so is an answer that became empty,
-// which prints nothing more on out (-o name) but writes "No resources
-// found" on errOut, as Execute does, when it is a table or groups. It
-// returns nil when ctx ends.
+// which writes "No resources found" on errOut in every output format (a
+// table says it as Execute does; -o name, jsonpath and custom-columns
+// would otherwise print nothing, or only a header, and -o json and yaml
+// an empty List). It returns nil when ctx ends.
 func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Writer, debounce time.Duration) error {
+	p.watching = true
 	c, err := p.Fill(ctx, conn, errOut, FillOptions{Lasting: true})
 	if err != nil {
 		return err
@@ -347,10 +357,10 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, denied *fa
 			if shown(text, said) == last {
 				continue
 			}
-			// A new answer of several lines (a table, groups) or none is
-			// set apart from the previous one; a bare count follows on the
-			// next line.
-			if text == "" || strings.Count(text, "\n") > 1 {
+			// A new answer of several lines (a table, groups), or none
+			// (which the printer said), is set apart from the previous one;
+			// a bare count follows on the next line.
+			if text == "" || said != "" || strings.Count(text, "\n") > 1 {
 				if _, err := fmt.Fprintln(out); err != nil {
 					return err
 				}
@@ -358,11 +368,10 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, denied *fa
 			if _, err := io.WriteString(out, text); err != nil {
 				return err
 			}
-			if text == "" {
-				// "No resources found", when the printer says it.
-				if _, err := io.WriteString(errOut, said); err != nil {
-					return err
-				}
+			// "No resources found", after what printed the empty answer
+			// (an empty List, the header of custom columns).
+			if _, err := io.WriteString(errOut, said); err != nil {
+				return err
 			}
 			last = shown(text, said)
 		}
@@ -405,6 +414,7 @@ func (p *Plan) DescribeIndexes(ctx context.Context, conn Conn, errOut io.Writer)
 func (p *Plan) Print(out, errOut io.Writer, c *Caches, infs []*factory.Informer, results []*query.Result) error {
 	opts := p.req.Print
 	opts.ErrOut = errOut
+	opts.SayEmpty = p.watching
 	opts.Namespace = p.req.Namespace
 	opts.SingleItem = p.singleObject()
 	if len(results) == 1 {

@@ -75,6 +75,9 @@ type memberAnswer struct {
 // *query.UsageError when the request is wrong in every cluster, as when
 // none has a resource type; or else an error naming each cluster's.
 func ExecuteFleet(ctx context.Context, members []Member, out, errOut io.Writer, explain func(cluster string, err error) error) error {
+	for _, m := range members {
+		m.Plan.stopAtCostLimit = true
+	}
 	answers := fillFleet(ctx, members, errOut, FillOptions{}, true)
 	answered, failed, err := sortOut(answers, errOut, explain)
 	if err != nil {
@@ -141,6 +144,9 @@ func answerFleet(ctx context.Context, filled []Filled, out, errOut, warnings io.
 // one. When ctx ends it returns nil, or a *PartialError when some clusters
 // could not be filled.
 func ExecuteWatchFleet(ctx context.Context, members []Member, out, errOut io.Writer, debounce time.Duration, explain func(cluster string, err error) error) error {
+	for _, m := range members {
+		m.Plan.watching = true
+	}
 	filled, failed, err := FillFleet(ctx, members, errOut, FillOptions{Lasting: true}, explain)
 	if err != nil {
 		return err

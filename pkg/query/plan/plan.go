@@ -33,10 +33,20 @@ type Plan struct {
 	flagResources sets.Set[string]
 	where         *indexers.Program
 	sortBy        *indexers.Program
-	groupBy       *indexers.Program
-	columns       []*indexers.Program
+	// sortPath is a --sort-by written as kubectl's JSONPath, in place of
+	// sortBy.
+	sortPath *sortPath
+	groupBy  *indexers.Program
+	columns  []*indexers.Program
 	// descending: the answer is sorted in descending order.
 	descending bool
+	// stopAtCostLimit: the first evaluation the cost limit stops ends the
+	// query with a *CostLimitError (a one-shot answer), rather than being
+	// counted in a warning as the failures of single objects are.
+	stopAtCostLimit bool
+	// watching: the answer is printed again as it changes, and says when
+	// it is empty in every output format (query.PrintOptions.SayEmpty).
+	watching bool
 	// types are the resource arguments without object names; objects[i]
 	// are the names given for types[i], nil when none are.
 	types   []string
@@ -144,12 +154,22 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	}
 	name := req.Names.Of
 	p.where = compile(req.Where, indexers.KindPredicate, name(query.PartWhere))
-	sortBy, negated := env.Descending(req.SortBy)
-	p.descending = negated != req.Reverse
-	p.sortBy = compile(sortBy, indexers.KindValue, name(query.PartSortBy))
-	var ee *indexers.ExprError
-	if negated && len(errs) > 0 && errors.As(errs[len(errs)-1], &ee) && ee.Expr == sortBy {
-		ee.Expr = req.SortBy // shown as typed, at the same columns
+	if isJSONPath(req.SortBy) {
+		// kubectl get's --sort-by, ordering as kubectl does.
+		p.descending = req.Reverse
+		sp, err := compileSortPath(req.SortBy)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", name(query.PartSortBy), req.SortBy, err))
+		}
+		p.sortPath = sp
+	} else {
+		sortBy, negated := env.Descending(req.SortBy)
+		p.descending = negated != req.Reverse
+		p.sortBy = compile(sortBy, indexers.KindValue, name(query.PartSortBy))
+		var ee *indexers.ExprError
+		if negated && len(errs) > 0 && errors.As(errs[len(errs)-1], &ee) && ee.Expr == sortBy {
+			ee.Expr = req.SortBy // shown as typed, at the same columns
+		}
 	}
 	p.groupBy = compile(req.GroupBy, indexers.KindValue, name(query.PartGroupBy))
 	seen := sets.New[string]()
@@ -227,9 +247,10 @@ func (p *Plan) programs() []*indexers.Program {
 // metadataOnly reports whether metadata-only informers can answer with
 // these index programs: the output is a table, a name list or a count, and
 // every expression evaluated on the queried objects reads only
-// object.metadata, object.apiVersion and object.kind.
+// object.metadata, object.apiVersion and object.kind (and --sort-by is
+// not a kubectl JSONPath).
 func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
-	if p.req.WholeObjects {
+	if p.req.WholeObjects || p.sortPath != nil {
 		return false
 	}
 	switch p.req.Output {
@@ -256,7 +277,8 @@ func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 // expression that reads object as a whole. Tables, -o name and counts need
 // only metadata besides what the expressions read.
 func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
-	if p.req.WholeObjects {
+	if p.req.WholeObjects || p.sortPath != nil {
+		// A kubectl JSONPath --sort-by reads the object's JSON form.
 		return nil
 	}
 	switch p.req.Output {
@@ -387,17 +409,70 @@ func (p *Plan) Spec() query.Spec {
 	s := query.Spec{Selectors: p.req.By, Count: p.req.Count, Limit: p.req.Limit, Names: p.req.Names, Descending: p.descending}
 	if p.where != nil {
 		s.Where = p.where.Match
+		if p.stopAtCostLimit {
+			match := s.Where
+			s.Where = func(obj any) (bool, error) {
+				ok, err := match(obj)
+				return ok, costLimitStop(p.where, obj, err)
+			}
+		}
 	}
 	if p.sortBy != nil {
-		s.SortBy = p.sortBy.Value
+		s.SortBy = p.valueFunc(p.sortBy)
+	}
+	if p.sortPath != nil {
+		s.SortBy, s.KubectlOrder = p.sortPath.Value, true
 	}
 	if p.groupBy != nil {
-		s.GroupBy = p.groupBy.Value
+		s.GroupBy = p.valueFunc(p.groupBy)
 	}
 	for i, c := range p.req.Columns {
-		s.Columns = append(s.Columns, query.Column{Name: c.Name, Value: p.columns[i].Value})
+		s.Columns = append(s.Columns, query.Column{Name: c.Name, Value: p.valueFunc(p.columns[i])})
 	}
 	return s
+}
+
+// valueFunc is prog's Value, which with stopAtCostLimit stops the query at
+// the first evaluation the cost limit stopped.
+func (p *Plan) valueFunc(prog *indexers.Program) query.ValueFunc {
+	if !p.stopAtCostLimit {
+		return prog.Value
+	}
+	return func(obj any) (any, error) {
+		v, err := prog.Value(obj)
+		return v, costLimitStop(prog, obj, err)
+	}
+}
+
+// CostLimitError ends a one-shot query at the first evaluation that the
+// cost limit stopped: the expression would most likely be stopped on
+// every object, each after as much work.
+type CostLimitError struct {
+	// Context names the expression (--where, --columns NAME) and Expr is
+	// its text.
+	Context, Expr string
+	// Object is the namespace/name of the object it was evaluated on.
+	Object string
+	Err    error
+}
+
+func (e *CostLimitError) Error() string {
+	msg := e.Err.Error()
+	if !strings.HasPrefix(msg, e.Context+":") {
+		msg = e.Context + ": " + msg
+	}
+	return fmt.Sprintf("%s\n | %s\nthe query stopped at %s, the first object it was stopped on, rather than evaluate it on every object", msg, e.Expr, e.Object)
+}
+
+func (e *CostLimitError) Unwrap() error { return e.Err }
+
+// costLimitStop returns err, as a *CostLimitError when the cost limit
+// stopped prog's evaluation on obj.
+func costLimitStop(prog *indexers.Program, obj any, err error) error {
+	if err != nil && errors.Is(err, indexers.ErrCostLimitExceeded) {
+		return &CostLimitError{Context: prog.Context(), Expr: prog.Expr(), Object: indexers.ObjectName(obj), Err: err}
+	}
+	return err
 }
 
 // ChargeTo charges every evaluation of p's request programs to b.

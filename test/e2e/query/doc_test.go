@@ -69,7 +69,7 @@ func badInputs(closed, stalledKubeconfig, unprivilegedKubeconfig, pod string) []
 		{what: "several contexts for a verb that reads one cluster", args: []string{"export", "--profile", "kube-state-metrics", "--context", "east,west"}},
 		{what: "query server: its clusters without --query-server", args: []string{"query", "pods", "-A", "--server-clusters", "east,west"}},
 		{what: "sync timeout (the server answers discovery, never the list of pods)", args: []string{"query", "pods", "-A", "--kubeconfig", stalledKubeconfig, "--sync-timeout", "2s"}},
-		{what: "cost limit exceeded (on every object: a warning, not an error)", args: []string{"query", "pods", "-n", "shop", "--field-selector", "metadata.name=" + pod, "--count",
+		{what: "cost limit exceeded (the query stops at the first object)", args: []string{"query", "pods", "-n", "shop", "--field-selector", "metadata.name=" + pod, "--count",
 			"--where", "object.spec.containers.all(c, lists.range(1000).all(x, lists.range(1000).all(y, x + y >= 0)))"}},
 		{what: "exporter config: unknown field", args: []string{"export", "--config", "unknown-field.yaml", "--check"},
 			files: map[string]string{"unknown-field.yaml": exporterTop + `- resource: pods

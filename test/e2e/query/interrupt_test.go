@@ -129,7 +129,9 @@ func TestInterruptEvaluation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"query", "--kubeconfig", cluster.Kubeconfig, "pods", "-n", ns, "--index", syncedIndex, "--cache-dir", t.TempDir()}, tt.args...)
+			// --cost-limit 0: a query ends at the first evaluation the
+			// limit stops, and refuses one it is certain to stop.
+			args := append([]string{"query", "--kubeconfig", cluster.Kubeconfig, "pods", "-n", ns, "--index", syncedIndex, "--cache-dir", t.TempDir(), "--cost-limit", "0"}, tt.args...)
 			var out, errOut framework.SyncBuffer
 			cmd := exec.Command(bin, args...)
 			cmd.Stdout, cmd.Stderr = &out, &errOut
