@@ -21,7 +21,7 @@ func TestQueryValidateNoCluster(t *testing.T) {
 		{[]string{"pods", "--group-by", "object.kind", "-o", "json"}, "--count prints numbers: -o json cannot be used with it"},
 		{[]string{"pods", "--count", "--show-labels"}, "--show-labels and -L cannot be combined with --count"},
 		{[]string{"pods", "--group-by", "object.kind", "-L", "app"}, "--show-labels and -L cannot be combined with --count or --group-by"},
-		{[]string{"pods", "--sort-by", ".metadata.creationTimestamp"}, "did you mean object.metadata.creationTimestamp?"},
+		{[]string{"pods", "--sort-by", "metadata.creationTimestamp"}, "did you mean object.metadata.creationTimestamp?"},
 		{[]string{"pods", "--where", `status.phase == "Running"`}, "did you mean object.status.phase?"},
 		{[]string{"pods", "--where", `object.status.phase = "Running"`}, "did you mean ==?"},
 		{[]string{"pods", "pod/a"}, "there is no need to specify a resource type as a separate argument"},
