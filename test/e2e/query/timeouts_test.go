@@ -99,17 +99,21 @@ func TestStalledList(t *testing.T) {
 	kubeconfig, stalled := stallingProxy(t, podRequests)
 	const want = `error: timed out after 3s waiting for the cache of pods to sync`
 	const hint = "raise --sync-timeout for very large clusters, or check the API server's health\n"
+	// A --request-timeout shorter than --sync-timeout cut each list: it
+	// is the flag to raise.
+	const requestHint = "raise --request-timeout if the API server is only slow, or check its health\n"
 	for _, tt := range []struct {
 		name string
 		args []string
+		hint string
 	}{
-		{"query", []string{"query", "pods", "-A"}},
-		{"query, requests timing out", []string{"query", "pods", "-A", "--request-timeout", "1s"}},
-		{"watch", []string{"watch", "pods", "-A"}},
+		{"query", []string{"query", "pods", "-A"}, hint},
+		{"query, requests timing out", []string{"query", "pods", "-A", "--request-timeout", "1s"}, requestHint},
+		{"watch", []string{"watch", "pods", "-A"}, hint},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runTimed(context.Background(), t, append(tt.args, "--kubeconfig", kubeconfig, "--sync-timeout", "3s")...)
-			checkRun(t, r, 1, regexp.QuoteMeta(want), hint, 3*time.Second)
+			checkRun(t, r, 1, regexp.QuoteMeta(want), tt.hint, 3*time.Second)
 			select {
 			case u := <-stalled:
 				if !strings.Contains(u, "pods") {
