@@ -137,12 +137,8 @@ func run(o options) error {
 	localcluster := filepath.Join(o.binDir, "localcluster")
 	spec := workload.Spec{Pods: o.pods, Namespaces: 20, Nodes: 100, PodsPerDeployment: 50, Concurrency: 64, Controllers: true, Others: true}
 	var kubeconfig string
-	var sum workload.Summary
 	if o.loaded {
 		kubeconfig = filepath.Join(o.stateDir, "kubeconfig")
-		if sum, err = loadedWorkload(kubeconfig, spec); err != nil {
-			return err
-		}
 	} else {
 		// A fresh cluster, so that the object count is exactly the workload's.
 		_ = exec.Command(localcluster, "down", "-dir", o.stateDir).Run()                                    //nolint:gosec // G204: the localcluster binary in the -bin directory the user named
@@ -159,7 +155,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if !o.loaded {
+	var sum workload.Summary
+	if o.loaded {
+		if sum, err = loadedWorkload(cfg, spec); err != nil {
+			return err
+		}
+	} else {
 		fmt.Fprintf(os.Stderr, "loading %d pods…\n", o.pods)
 		if sum, err = workload.Load(context.Background(), cfg, spec, os.Stderr); err != nil {
 			return fmt.Errorf("loading the workload: %w", err)
@@ -529,13 +530,9 @@ func readPID(path string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// loadedWorkload checks that the cluster of kubeconfig holds at least the
-// pods of spec, as loaded by an earlier run, and returns what spec loads.
-func loadedWorkload(kubeconfig string, spec workload.Spec) (workload.Summary, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return workload.Summary{}, fmt.Errorf("-loaded: %w", err)
-	}
+// loadedWorkload checks that the cluster of cfg holds at least the pods
+// of spec, as loaded by an earlier run, and returns what spec loads.
+func loadedWorkload(cfg *rest.Config, spec workload.Spec) (workload.Summary, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return workload.Summary{}, err

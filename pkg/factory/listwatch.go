@@ -443,7 +443,11 @@ type streamedList struct {
 	complete            bool
 }
 
-func (s *streamedList) event(ev watch.Event) {
+// event follows ev before it is handed on, and reports whether it is the
+// bookmark that ends the list. Only once the reflector has received that
+// bookmark has it transformed every object of the list: the caller calls
+// filled then, not before.
+func (s *streamedList) event(ev watch.Event) (ends bool) {
 	switch {
 	case s.complete:
 	case ev.Type == watch.Added:
@@ -454,12 +458,16 @@ func (s *streamedList) event(ev watch.Event) {
 	case ev.Type == watch.Bookmark:
 		if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 			s.complete = true
-			s.lists.filled.Store(true)
 			s.lists.done(s.relist, s.objects, s.reqs)
 			s.objects = nil
+			return true
 		}
 	}
+	return false
 }
+
+// filled marks the first list handed to the cache (see lists.filled).
+func (s *streamedList) filled() { s.lists.filled.Store(true) }
 
 // preparingWatch passes each event's object to prepare and, for a streamed
 // initial list (st not nil), follows the list.
@@ -472,13 +480,17 @@ func preparingWatch(w watch.Interface, st *streamedList, prepare func(runtime.Ob
 			if prepare != nil && ev.Object != nil && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
 				prepare(ev.Object)
 			}
-			if st != nil {
-				st.event(ev)
-			}
+			ends := st != nil && st.event(ev)
 			select {
 			case out <- ev:
 			case <-cw.done:
 				return
+			}
+			// The reflector transforms an event after receiving it and
+			// receives the next only then: with the bookmark received, the
+			// list's last object has been transformed as part of it.
+			if ends {
+				st.filled()
 			}
 		}
 	}()

@@ -123,7 +123,7 @@ func (a *readAnalysis) walk(e ast.Expr, vars map[string]binding) {
 	}
 	if b, ok := a.rangeOf(c.IterRange(), vars); ok {
 		elems := elements(b)
-		a.add(binding{each: b.each, path: append(slices.Clip(elems.path), "")}) // its length
+		a.add(length(b))
 		if c.HasIterVar2() {
 			inner[c.IterVar2()] = elems // the first is an index
 		} else {
@@ -144,6 +144,14 @@ func (a *readAnalysis) walk(e ast.Expr, vars map[string]binding) {
 // elements is the binding of the elements of the list b.
 func elements(b binding) binding {
 	return binding{each: b.each, path: append(slices.Clip(b.path), jsonval.Elements)}
+}
+
+// length is what reading the length of the list b reads: the elements'
+// member "", which jsonval.Fingerprint finds in no struct, so that it sums
+// whether b is present and null, a list's length, and any other value
+// whole.
+func length(b binding) binding {
+	return binding{each: b.each, path: append(slices.Clip(elements(b).path), "")}
 }
 
 // rangeOf reports whether e, the range of a comprehension, is a list read
@@ -173,7 +181,7 @@ func (a *readAnalysis) rangeOf(e ast.Expr, vars map[string]binding) (binding, bo
 	if !ok {
 		return binding{}, false
 	}
-	a.add(binding{each: b.each, path: append(slices.Clip(elements(b).path), "")}) // its length
+	a.add(length(b))
 	inner := maps.Clone(vars)
 	delete(inner, c.AccuVar())
 	inner[c.IterVar()] = elements(b)
@@ -222,7 +230,7 @@ func shapeOf(e ast.Expr, vars map[string]binding) (binding, bool) {
 	if !ok {
 		return binding{}, false
 	}
-	return binding{each: b.each, path: append(slices.Clip(elements(b).path), "")}, true
+	return length(b), true
 }
 
 // filterOf returns the condition of c when c is a filter() macro: its
