@@ -66,7 +66,7 @@ func TestInteractiveInterrupt(t *testing.T) {
 	text := func() string {
 		mu.Lock()
 		defer mu.Unlock()
-		return screen.String()
+		return render(screen.String())
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
@@ -102,7 +102,7 @@ func TestInteractiveInterrupt(t *testing.T) {
 	// prompt waits for the n-th prompt, read by the line editor.
 	prompt := func(n int) {
 		t.Helper()
-		waitFor("prompt", func() bool { return strings.Count(text(), "pods> ") >= n && !signals() })
+		waitFor("prompt", func() bool { return prompts(text()) >= n && !signals() })
 	}
 
 	prompt(1)
@@ -111,7 +111,7 @@ func TestInteractiveInterrupt(t *testing.T) {
 	typeIn("\x03") // Ctrl-C
 	prompt(2)
 	s := text()
-	after := s[strings.LastIndex(s, longPredicate)+len(longPredicate) : strings.LastIndex(s, "pods> ")]
+	after := s[strings.LastIndex(s, longPredicate)+len(longPredicate) : strings.LastIndex(s, "\npods> ")]
 	if strings.TrimSpace(after) != "interrupted" {
 		t.Errorf("after the long filter and Ctrl-C the terminal shows %q, want only \"interrupted\"", after)
 	}
@@ -161,4 +161,35 @@ func TestInteractiveInterrupt(t *testing.T) {
 	if re := regexp.MustCompile(regexp.QuoteMeta(longPredicate) + `\s*error: terminated\s*$`); !re.MatchString(text()[before:]) {
 		t.Errorf("after SIGTERM the terminal shows %q, want only the error", text()[before:])
 	}
+}
+
+// escape is a terminal's control sequence (CSI).
+var escape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// render returns the lines a terminal shows of out. The line editor
+// redraws the line being edited from its first column (ESC [1G, then
+// ESC [0K to clear it) as keys are typed, so a line shows what follows
+// its last redraw; the control sequences and carriage returns are left
+// out.
+func render(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if j := strings.LastIndex(l, "\x1b[1G"); j >= 0 {
+			l = l[j:]
+		}
+		lines[i] = strings.ReplaceAll(escape.ReplaceAllString(l, ""), "\r", "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// prompts counts the lines of a rendered screen that begin with the
+// prompt: the prompts shown, each with the line typed at it.
+func prompts(screen string) int {
+	n := 0
+	for l := range strings.Lines(screen) {
+		if strings.HasPrefix(l, "pods> ") {
+			n++
+		}
+	}
+	return n
 }
