@@ -147,7 +147,8 @@ q-sidecar              2/2     Running                 2 (3h ago)   60m
 	}.run(t)
 }
 
-// TestPodWideColumns checks the columns -o wide adds for pods.
+// TestPodWideColumns checks the columns -o wide adds for pods: kubectl's,
+// without the indexes the pods have.
 func TestPodWideColumns(t *testing.T) {
 	p := statusPod("web-0", 1, 0, func(p *corev1.Pod) {
 		p.Spec.NodeName = "n1"
@@ -162,9 +163,9 @@ func TestPodWideColumns(t *testing.T) {
 		objs:   []any{p, q},
 		output: "wide",
 		opts:   PrintOptions{Namespace: "default"},
-		want: `NAME    READY   STATUS    RESTARTS   AGE   IP         NODE     NOMINATED NODE   READINESS GATES   BYNODE   BYPHASE
-web-0   0/1     Running   0          60m   10.0.0.7   n1       <none>           1/2               n1       Running
-web-1   0/1     Pending   0          60m   <none>     <none>   n2               <none>            <none>   Pending
+		want: `NAME    READY   STATUS    RESTARTS   AGE   IP         NODE     NOMINATED NODE   READINESS GATES
+web-0   0/1     Running   0          60m   10.0.0.7   n1       <none>           1/2
+web-1   0/1     Pending   0          60m   <none>     <none>   n2               <none>
 `,
 	}.run(t)
 }

@@ -76,9 +76,11 @@ type PrintOptions struct {
 	// TYPE NAME does. Default: a List, whatever the number of objects.
 	SingleItem bool
 
-	// IndexNames are the indexes whose values -o wide shows, in this order.
-	// Nil: every index of Result.Indexers except cache.NamespaceIndex, sorted
-	// by name.
+	// IndexNames adds a column per index to tables, in this order, with
+	// each object's values in it (--index-columns), after the kind's
+	// columns and Result.ColumnNames. Each must be one of
+	// Result.Indexers. Nil: none, so that a table, -o wide too, has the
+	// columns kubectl get prints.
 	IndexNames []string
 
 	// ErrOut receives "No resources found" and index evaluation warnings, as
@@ -254,8 +256,8 @@ func (p *Printer) namespaceColumn() bool {
 // Objects (ModeObjects) are printed as a table (NAMESPACE when all
 // namespaces, then the columns of the items' kind as the API server gives
 // them to kubectl get, NAME and AGE for most kinds, with -o wide those of
-// priority 1 too; then Result.ColumnNames; with -o wide then the values
-// of each index) in the order of res.Items, or, in every other format,
+// priority 1 too; then Result.ColumnNames; then the values of each index
+// of PrintOptions.IndexNames) in the order of res.Items, or, in every other format,
 // as one v1 List like kubectl get -o json prints: apiVersion v1, kind List,
 // metadata.resourceVersion "", each item with its apiVersion and kind. When
 // there are no objects, a table prints nothing and writes "No resources
@@ -391,26 +393,15 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 	for _, name := range res.ColumnNames {
 		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string"})
 	}
-	var indexes []string
+	indexes := p.opts.IndexNames
 	var indexFuncs []cache.IndexFunc
-	if p.wide {
-		indexes = p.opts.IndexNames
-		if indexes == nil {
-			for name := range res.Indexers {
-				if name != cache.NamespaceIndex {
-					indexes = append(indexes, name)
-				}
-			}
-			slices.Sort(indexes)
+	for _, name := range indexes {
+		f, ok := res.Indexers[name]
+		if !ok {
+			return nil, unknownIndexError(name, res.Indexers)
 		}
-		for _, name := range indexes {
-			f, ok := res.Indexers[name]
-			if !ok {
-				return nil, unknownIndexError(name, res.Indexers)
-			}
-			indexFuncs = append(indexFuncs, f)
-			table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string", Priority: 1})
-		}
+		indexFuncs = append(indexFuncs, f)
+		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string"})
 	}
 	indexFails := make([]Failures, len(indexes))
 

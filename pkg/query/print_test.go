@@ -115,12 +115,22 @@ other         web-2   0/1     Pending   0          25h
 `,
 		},
 		{
-			name:   "wide shows the index values",
+			name:   "wide shows the kind's wide columns and no index",
 			spec:   Spec{Selectors: []Selector{{Index: "byPhase", Value: "Pending"}}, Columns: columns[:1]},
 			output: "wide",
-			want: `NAMESPACE   NAME    READY   STATUS    RESTARTS   AGE   IP       NODE     NOMINATED NODE   READINESS GATES   NODE     BYNODE   BYPHASE
-default     db-0    0/1     Pending   0          90s   <none>   n1       <none>           <none>            n1       n1       Pending
-other       web-2   0/1     Pending   0          25h   <none>   <none>   <none>           <none>            <none>   <none>   Pending
+			want: `NAMESPACE   NAME    READY   STATUS    RESTARTS   AGE   IP       NODE     NOMINATED NODE   READINESS GATES   NODE
+default     db-0    0/1     Pending   0          90s   <none>   n1       <none>           <none>            n1
+other       web-2   0/1     Pending   0          25h   <none>   <none>   <none>           <none>            <none>
+`,
+		},
+		{
+			name: "chosen indexes",
+			spec: Spec{Namespace: "default"},
+			opts: PrintOptions{Namespace: "default", IndexNames: []string{"byPhase", "namespace"}},
+			want: `NAME    READY   STATUS    RESTARTS   AGE    BYPHASE   NAMESPACE
+db-0    0/1     Pending   0          90s    Pending   default
+web-0   0/2     Running   3          120m   Running   default
+web-1   0/2     Running   10         120m   Running   default
 `,
 		},
 		{
@@ -213,7 +223,7 @@ default     web-0   0/2     Running   3          120m   a b   -42   2.5     3   
 
 func constant(v any) ValueFunc { return func(any) (any, error) { return v, nil } }
 
-func TestPrintWideIndexErrors(t *testing.T) {
+func TestPrintIndexColumnErrors(t *testing.T) {
 	res, err := Run(podIndexer(t), Spec{Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +236,7 @@ func TestPrintWideIndexErrors(t *testing.T) {
 		return []string{FormatValue(v)}, nil
 	}}
 	var out, stderr bytes.Buffer
-	p, err := NewPrinter("wide", PrintOptions{Namespace: "default", Now: fixedNow, ErrOut: &stderr})
+	p, err := NewPrinter("wide", PrintOptions{Namespace: "default", Now: fixedNow, ErrOut: &stderr, IndexNames: []string{"byRestarts"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,6 +116,7 @@ type Print struct {
 	ShowLabels         bool     `json:"showLabels,omitempty"`
 	ShowKind           bool     `json:"showKind,omitempty"`
 	LabelColumns       []string `json:"labelColumns,omitempty"`
+	IndexColumns       []string `json:"indexColumns,omitempty"`
 	Template           string   `json:"template,omitempty"`
 	StrictTemplateKeys bool     `json:"strictTemplateKeys,omitempty"`
 }
@@ -130,7 +131,8 @@ func FromRequest(r plan.Request) Query {
 		Count: r.Count, Limit: r.Limit, Output: r.Output, Reverse: r.Reverse,
 		Print: Print{
 			NoHeaders: r.Print.NoHeaders, ShowLabels: r.Print.ShowLabels, ShowKind: r.Print.ShowKind,
-			LabelColumns: r.Print.LabelColumns, Template: r.Print.Template, StrictTemplateKeys: r.Print.StrictTemplateKeys,
+			LabelColumns: r.Print.LabelColumns, IndexColumns: r.Print.IndexNames,
+			Template: r.Print.Template, StrictTemplateKeys: r.Print.StrictTemplateKeys,
 		},
 	}
 	for _, s := range r.By {
@@ -170,7 +172,8 @@ func (q Query) Request() plan.Request {
 		Count: q.Count, Limit: q.Limit, Output: q.Output, Reverse: q.Reverse,
 		Print: query.PrintOptions{
 			NoHeaders: q.Print.NoHeaders, ShowLabels: q.Print.ShowLabels, ShowKind: q.Print.ShowKind,
-			LabelColumns: q.Print.LabelColumns, Template: q.Print.Template, StrictTemplateKeys: q.Print.StrictTemplateKeys,
+			LabelColumns: q.Print.LabelColumns, IndexNames: q.Print.IndexColumns,
+			Template: q.Print.Template, StrictTemplateKeys: q.Print.StrictTemplateKeys,
 		},
 	}
 	for _, s := range q.By {

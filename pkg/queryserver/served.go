@@ -309,48 +309,58 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 		defined[ix.Name] = ix.Expr
 	}
 	var errs []error
-	for _, sel := range req.By {
+	// index finds the index name of the request (--by, --index-columns)
+	// on the server, or compiles the request's own into fallback.
+	index := func(name string) {
 		for _, inf := range queried {
-			have, expr := s.exprs[inf.Resource.GVR][sel.Index], defined[sel.Index]
+			have, expr := s.exprs[inf.Resource.GVR][name], defined[name]
 			if expr == "" {
-				expr = s.configIndex(req, inf.Resource, sel.Index)
+				expr = s.configIndex(req, inf.Resource, name)
 			}
-			_, builtIn := inf.Informer.GetIndexer().GetIndexers()[sel.Index]
+			_, builtIn := inf.Informer.GetIndexer().GetIndexers()[name]
 			switch {
 			case builtIn && (expr == "" || expr == have):
 			case builtIn:
-				errs = append(errs, fmt.Errorf("index %q of %s on this server is %q, not %q: use another name for yours", sel.Index, inf.Resource, have, expr))
+				errs = append(errs, fmt.Errorf("index %q of %s on this server is %q, not %q: use another name for yours", name, inf.Resource, have, expr))
 			case expr != "":
-				if _, done := fallback[sel.Index]; !done {
-					prog, err := s.env.Compile(expr, indexers.KindIndex, fmt.Sprintf("index %q", sel.Index))
+				if _, done := fallback[name]; !done {
+					prog, err := s.env.Compile(expr, indexers.KindIndex, fmt.Sprintf("index %q", name))
 					if err != nil {
 						errs = append(errs, err)
 						continue
 					}
-					fallback[sel.Index] = prog
+					fallback[name] = prog
 				}
 			default:
-				err := query.UnknownIndex(sel.Index, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), query.FlagNames)
+				err := query.UnknownIndex(name, slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), query.FlagNames)
 				if len(queried) > 1 {
 					err = fmt.Errorf("for %s: %w", inf.Resource, err)
 				}
 				errs = append(errs, err)
 			}
 		}
+	}
+	for _, sel := range req.By {
+		index(sel.Index)
 		if fallback[sel.Index] == nil {
 			served.By = append(served.By, sel)
 		}
 	}
+	for _, name := range req.Print.IndexNames {
+		index(name)
+	}
 	if len(errs) > 0 {
 		return nil, &query.UsageError{Err: errors.Join(errs...)}
 	}
-	// The checks of --by above replace Compile's.
+	// The checks of --by and --index-columns above replace Compile's.
 	selectors := served.By
 	served.By, served.Indexes, served.ResourceIndexes, served.ResourceFlagIndexes = nil, nil, nil, nil
+	served.Print.IndexNames = nil
 	np, err := plan.Compile(s.env, served)
 	if err != nil {
 		return nil, err
 	}
+	np.ShowIndexes(req.Print.IndexNames)
 	np.BindCluster(s.conn.Cluster)
 	// What the request reads, and where the caller may read it.
 	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}}
@@ -434,6 +444,20 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	results, err := query.RunAll(idxs, specs)
 	if err != nil {
 		return nil, err
+	}
+	// The index columns the server lacks are computed by the request's
+	// programs, on the answer's objects only.
+	for _, name := range req.Print.IndexNames {
+		if prog := fallback[name]; prog != nil {
+			f := indexers.IndexFunc(name, prog, stats)
+			for _, r := range results {
+				r.Indexers = maps.Clone(r.Indexers)
+				if r.Indexers == nil {
+					r.Indexers = cache.Indexers{}
+				}
+				r.Indexers[name] = f
+			}
+		}
 	}
 	// As a local query, which summarises its index failures once its
 	// caches have synced, before the answer's own warnings.

@@ -459,6 +459,22 @@ func completeIndexNames(flags *genericclioptions.ConfigFlags, configFile string,
 	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeIndexColumns completes the last name of --index-columns's
+// comma-separated list with the indexes completeIndexNames offers --by,
+// without "=".
+func completeIndexColumns(flags *genericclioptions.ConfigFlags, configFile string, indexes, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	done, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		done, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	names, _ := completeIndexNames(flags, configFile, indexes, args, last)
+	for i, c := range names {
+		name, desc, _ := strings.Cut(c, "\t")
+		names[i] = cobra.CompletionWithDesc(done+strings.TrimSuffix(name, "="), desc)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
 // queried returns the resources of the config that are among args: by
 // name, or as the same resource type on the cluster. Without args yet,
 // every resource is.
@@ -602,6 +618,9 @@ func registerQueryCompletions(cmd *cobra.Command, o *QueryOptions) {
 	}
 	mustRegister(cmd, "by", func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeIndexNames(o.ConfigFlags, o.ConfigFile, o.Indexes, args, toComplete)
+	})
+	mustRegister(cmd, "index-columns", func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeIndexColumns(o.ConfigFlags, o.ConfigFile, o.Indexes, args, toComplete)
 	})
 	fixed(cmd, "output", query.AllowedFormats()...)
 	yamlFiles(cmd, "config")

@@ -102,5 +102,8 @@ func countErrors(o *QueryOptions) []error {
 	if (o.Count || o.GroupBy != "") && (o.ShowLabels || len(o.LabelColumns) > 0) {
 		return []error{errors.New("--show-labels and -L cannot be combined with --count or --group-by: counts have no labels to show")}
 	}
+	if (o.Count || o.GroupBy != "") && len(o.IndexColumns) > 0 {
+		return []error{errors.New("--index-columns cannot be combined with --count or --group-by: counts have no objects to show index values of")}
+	}
 	return nil
 }

@@ -77,6 +77,7 @@ type QueryOptions struct {
 	ShowLabels        bool
 	ShowKind          bool
 	LabelColumns      []string
+	IndexColumns      []string
 	Template          string
 	AllowMissingKeys  bool
 	ShowManagedFields bool
@@ -159,6 +160,7 @@ a deprecation warning.
 	f.BoolVar(&o.ShowLabels, "show-labels", false, "show all labels as the last column")
 	f.BoolVar(&o.ShowKind, "show-kind", false, "prefix names with the resource type")
 	f.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "a column per label key")
+	f.StringSliceVar(&o.IndexColumns, "index-columns", nil, "a column per index, with each object's values in it (comma-separated or repeated)")
 	f.StringVar(&o.Template, "template", "", "template for -o go-template, jsonpath (and their -file forms)")
 	f.BoolVar(&o.AllowMissingKeys, "allow-missing-template-keys", true, "ignore missing keys in templates")
 	f.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "keep metadata.managedFields in -o json and yaml (cached objects then keep them too)")
@@ -270,6 +272,7 @@ func (o *QueryOptions) Validate() error {
 			ShowLabels:         o.ShowLabels,
 			ShowKind:           o.ShowKind,
 			LabelColumns:       o.LabelColumns,
+			IndexNames:         o.IndexColumns,
 			Template:           o.Template,
 			StrictTemplateKeys: !o.AllowMissingKeys,
 			ShowManagedFields:  o.ShowManagedFields,

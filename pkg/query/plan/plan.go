@@ -186,6 +186,11 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 			errs = append(errs, query.UnknownIndex(s.Index, p.allIndexNames(), req.Names))
 		}
 	}
+	for _, ix := range req.Print.IndexNames {
+		if !req.Remote && !slices.Contains(p.allIndexNames(), ix) {
+			errs = append(errs, query.UnknownIndex(ix, p.allIndexNames(), req.Names))
+		}
+	}
 	if req.Count && req.SortBy != "" {
 		errs = append(errs, fmt.Errorf("%s cannot be combined with %s: groups are ordered by count", name(query.PartSortBy), name(query.PartCount)))
 	}
@@ -356,6 +361,13 @@ func (p *Plan) Bind(l indexers.Lookup) {
 			ixs[name] = prog.WithLookup(l)
 		}
 	}
+}
+
+// ShowIndexes sets the indexes whose values the plan's tables show (see
+// query.PrintOptions.IndexNames), unchecked: a query server, which
+// computes those it lacks itself, compiles its plan without them.
+func (p *Plan) ShowIndexes(names []string) {
+	p.req.Print.IndexNames = slices.Clone(names)
 }
 
 // BindCluster makes name the value of the variable cluster in every

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
+	"github.com/kubectl-informer/kubectl-informer/test/workload"
 )
 
 // kubectl runs the kubectl the project builds, as the admin, and returns
@@ -141,29 +143,83 @@ func TestOutputMatchesKubectl(t *testing.T) {
 			if slices.Contains(c.args, "--no-headers") {
 				noHeaders = c.noHeaders
 			}
-			got := query(t, c.args...)
-			want := kubectl(t, append([]string{"get"}, c.args...)...)
-			if got.code != want.code || got.errOut != want.errOut {
-				t.Fatalf("query %s\nexit code %d, stderr %q\nkubectl: exit code %d, stderr %q", strings.Join(c.args, " "), got.code, got.errOut, want.code, want.errOut)
-			}
-			if want.out == "" && want.errOut == "" && !strings.Contains(c.name, "empty") {
-				t.Fatalf("kubectl printed nothing for %s", strings.Join(c.args, " "))
-			}
-			if !c.table {
-				if got.out != want.out {
-					t.Errorf("query %s printed\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
-				}
-				return
-			}
-			g, gotAges := framework.AgelessTable(got.out, noHeaders)
-			w, wantAges := framework.AgelessTable(want.out, noHeaders)
-			switch {
-			case !slices.EqualFunc(g, w, slices.Equal):
-				t.Errorf("query %s printed (ages aside)\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
-			case slices.Equal(gotAges, wantAges) && got.out != want.out:
-				t.Errorf("query %s is aligned differently:\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
-			}
+			c.check(t, query(t, c.args...), noHeaders)
 		})
 	}
 	t.Run("columns of a CRD the user cannot read", func(t *testing.T) { checkUnreadableCRD(t, cols) })
+}
+
+// check compares got, what query printed for c, with what kubectl get
+// prints for c's arguments; noHeaders is the AGE column's position for
+// --no-headers, else -1.
+func (c parityCase) check(t *testing.T, got result, noHeaders int) {
+	t.Helper()
+	want := kubectl(t, append([]string{"get"}, c.args...)...)
+	if got.code != want.code || got.errOut != want.errOut {
+		t.Fatalf("query %s\nexit code %d, stderr %q\nkubectl: exit code %d, stderr %q", strings.Join(c.args, " "), got.code, got.errOut, want.code, want.errOut)
+	}
+	if want.out == "" && want.errOut == "" && !strings.Contains(c.name, "empty") {
+		t.Fatalf("kubectl printed nothing for %s", strings.Join(c.args, " "))
+	}
+	if !c.table {
+		if got.out != want.out {
+			t.Errorf("query %s printed\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
+		}
+		return
+	}
+	g, gotAges := framework.AgelessTable(got.out, noHeaders)
+	w, wantAges := framework.AgelessTable(want.out, noHeaders)
+	switch {
+	case !slices.EqualFunc(g, w, slices.Equal):
+		t.Errorf("query %s printed (ages aside)\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
+	case slices.Equal(gotAges, wantAges) && got.out != want.out:
+		t.Errorf("query %s is aligned differently:\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
+	}
+}
+
+// TestWideLeavesIndexesOut checks that -o wide prints the columns of
+// kubectl get -o wide whatever indexes are declared, in the default
+// config file and by --index, and that --index-columns adds a column per
+// index it names, in its order, with each object's values: those of the
+// pod as the API server has it.
+func TestWideLeavesIndexesOut(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	config := "apiVersion: kubectl-informer.io/v1alpha1\nkind: QueryConfig\nindexes:\n  pods:\n    byNode: \"has(object.spec.nodeName) ? [object.spec.nodeName] : []\"\n"
+	if err := os.MkdirAll(filepath.Join(dir, "kubectl-informer"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kubectl-informer", "config.yaml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ns := workload.NamespaceName(0)
+	c := parityCase{name: "pods -o wide", args: []string{"pods", "-n", ns, "-o", "wide"}, table: true}
+	c.check(t, query(t, append(c.args, "--index", "byPhase=object.status.phase")...), -1)
+
+	out := query(t, "pods", "-n", ns, "-o", "wide", "--index", "byPhase=object.status.phase", "--index-columns", "byPhase,byNode").ok(t)
+	pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, p := range pods.Items {
+		node := p.Spec.NodeName
+		if node == "" {
+			node = "<none>"
+		}
+		want[p.Name] = string(p.Status.Phase) + " " + node
+	}
+	rows := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if h := strings.Fields(rows[0]); len(h) < 2 || h[len(h)-2] != "BYPHASE" || h[len(h)-1] != "BYNODE" {
+		t.Fatalf("--index-columns byPhase,byNode printed the header %q; want it to end in BYPHASE BYNODE", rows[0])
+	}
+	if len(rows)-1 != len(want) {
+		t.Fatalf("--index-columns printed %d rows, want the %d pods of %s:\n%s", len(rows)-1, len(want), ns, out)
+	}
+	for _, row := range rows[1:] {
+		f := strings.Fields(row)
+		if got := strings.Join(f[len(f)-2:], " "); got != want[f[0]] {
+			t.Errorf("pod %s has %q in its index columns, want %q", f[0], got, want[f[0]])
+		}
+	}
 }

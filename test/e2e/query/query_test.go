@@ -281,7 +281,7 @@ func TestOutputFormats(t *testing.T) {
 	if strings.Join(strings.Fields(tbl[0]), " ") != "NAME READY STATUS RESTARTS AGE" {
 		t.Errorf("table header %q, want NAME READY STATUS RESTARTS AGE", tbl[0])
 	}
-	wide := lines(query(t, "pods", "-n", ns, "--limit", "1", "-o", "wide", "--index", "byPhase=object.status.phase").ok(t))
+	wide := lines(query(t, "pods", "-n", ns, "--limit", "1", "-o", "wide", "--index", "byPhase=object.status.phase", "--index-columns", "byPhase").ok(t))
 	if strings.Join(strings.Fields(wide[0]), " ") != "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES BYPHASE" {
 		t.Errorf("wide header %q, want the pod columns and BYPHASE", wide[0])
 	}

@@ -99,6 +99,8 @@ func testAdmin(t *testing.T, s *server, empty string) {
 		{name: "count", args: []string{"pods", "-A", "--count"}},
 		{name: "count group-by", args: []string{"pods", "-A", "--count", "--group-by", "object.status.phase"}},
 		{name: "by config index", args: []string{"pods", "-A", "--by", "byNode=node-002"}},
+		{name: "index columns", args: []string{"pods", "-A", "-o", "wide", "--index-columns", "byNode,namespace"}},
+		{name: "index columns of the request", args: []string{"pods", "-A", "--index", "byTier=object.metadata.labels.tier", "--index-columns", "byTier,byNode"}},
 		{name: "by config index of nodes", args: []string{"nodes", "--by", "byZone=zone-a", "-o", "name"}},
 		{name: "by config index of deployments", args: []string{"deployments", "-A", "--by", "byApp=web"}},
 		{name: "by index of the request", args: []string{"pods", "-A", "--index", "byTier=object.metadata.labels.tier", "--by", "byTier=frontend", "-o", "name"}},
