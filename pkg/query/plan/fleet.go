@@ -141,21 +141,44 @@ func answerFleet(ctx context.Context, filled []Filled, out, errOut, warnings io.
 // ExecuteWatchFleet answers like ExecuteFleet, then keeps every cluster's
 // caches following its cluster and prints the merged answer again
 // whenever an event of any cluster changed it, as ExecuteWatch does for
-// one. When ctx ends it returns nil, or a *PartialError when some clusters
-// could not be filled.
+// one. A cluster whose RBAC denies the watch while allowing the list is
+// named in a warning once, as watch names it, and the others go on. When
+// ctx ends it returns nil, or a *PartialError naming the clusters that
+// could not be filled or watched.
 func ExecuteWatchFleet(ctx context.Context, members []Member, out, errOut io.Writer, debounce time.Duration, explain func(cluster string, err error) error) error {
+	if explain == nil {
+		explain = func(_ string, err error) error { return err }
+	}
 	for _, m := range members {
 		m.Plan.watching = true
 	}
+	errOut = LockedWriter(errOut)
 	filled, failed, err := FillFleet(ctx, members, errOut, FillOptions{Lasting: true}, explain)
 	if err != nil {
 		return err
 	}
 	var informers []*factory.Informer
-	for _, f := range filled {
-		if c := f.Plan.caches; c != nil {
-			informers = append(informers, c.factory.Informers()...)
+	denied := make([]error, len(filled))
+	var wg sync.WaitGroup
+	watching, stop := context.WithCancel(ctx)
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	for i, f := range filled {
+		c := f.Plan.caches
+		if c == nil {
+			continue
 		}
+		informers = append(informers, c.factory.Informers()...)
+		wg.Go(func() {
+			select {
+			case <-watching.Done():
+			case <-c.factory.WatchDenied():
+				denied[i] = explain(f.Name, c.factory.WatchDeniedError())
+				_, _ = fmt.Fprintf(errOut, "warning: cluster %q: %v\n", f.Name, denied[i])
+			}
+		})
 	}
 	render := func(warnings io.Writer) (text, said string, err error) {
 		var b, e bytes.Buffer
@@ -164,6 +187,13 @@ func ExecuteWatchFleet(ctx context.Context, members []Member, out, errOut io.Wri
 	}
 	if err := watchAnswers(ctx, informers, nil, render, out, errOut, debounce); err != nil {
 		return err
+	}
+	stop()
+	wg.Wait()
+	for i, err := range denied {
+		if err != nil {
+			failed = append(failed, MemberError{Cluster: filled[i].Name, Err: err})
+		}
 	}
 	if len(failed) > 0 {
 		return &PartialError{Failed: failed, Clusters: len(members)}

@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-informer/kubectl-informer/internal/kubeconfigs"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
 
@@ -61,4 +62,28 @@ func TestWatchDenied(t *testing.T) {
 			checkCanI(t, canI, "no")
 		})
 	}
+
+	// Over two contexts, the cluster whose watch is denied is named in a
+	// warning, with its hint, and the other's answer goes on following its
+	// cluster; the end says that not every cluster was followed (exit 3).
+	t.Run("query -w over two contexts", func(t *testing.T) {
+		two := filepath.Join(t.TempDir(), "two.kubeconfig")
+		if err := kubeconfigs.Merge(two, []string{cluster.Kubeconfig, kc}, []string{"admin", "lister"}); err != nil {
+			t.Fatal(err)
+		}
+		r := cluster.StartPlugin(t, "query", "-w", "--kubeconfig", two, "--context", "admin,lister", "pods", "-n", ns, "-o", "name", "--cache-dir", t.TempDir())
+		framework.Eventually(t, "the warning naming the cluster whose watch is denied", func() bool {
+			return strings.Contains(r.ErrOut.String(), `warning: cluster "lister": `+msg)
+		})
+		if want := "(check with kubectl auth can-i watch pods -n " + ns + " --kubeconfig " + two + " --context lister)"; !strings.Contains(r.ErrOut.String(), want) {
+			t.Errorf("stderr %q, want the hint %q", r.ErrOut.String(), want)
+		}
+		cluster.CreatePod(t, ns, "p2", nil)
+		framework.Eventually(t, "the admin's cluster's new pod in the answer", func() bool {
+			return strings.Contains(r.Out.String(), "pod/p2")
+		})
+		if code := r.Stop(t); code != 3 {
+			t.Errorf("exit %d after Ctrl-C, want 3; stderr %q", code, r.ErrOut.String())
+		}
+	})
 }
