@@ -325,7 +325,13 @@ func (o *QueryOptions) Validate() error {
 	if len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	plan, err := compilePlan(req, o.ErrOut, queryEnvOptions(o.CostLimit)...)
+	limit := o.CostLimit
+	if o.QueryServer != "" {
+		// The query server evaluates with its own limit, and refuses
+		// what it would stop.
+		limit = 0
+	}
+	plan, err := compilePlan(req, o.ErrOut, queryEnvOptions(limit)...)
 	o.plan, o.request = plan, req
 	return err
 }

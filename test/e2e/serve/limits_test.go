@@ -144,3 +144,26 @@ func TestCostLimitFlag(t *testing.T) {
 		t.Errorf("serve exited %d when stopped, want 0\nstderr:\n%s", code, s.run.ErrOut)
 	}
 }
+
+// TestCostLimitOfTheServer checks that the client leaves the cost of a
+// query's expressions to the query server: an expression whose cost
+// estimate on any object is above the client's default limit is not
+// refused by the client, and a server without a limit answers it.
+func TestCostLimitOfTheServer(t *testing.T) {
+	s := startServer(t, "--cost-limit", "0")
+	ps, err := cluster.Client.CoreV1().Pods(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{Limit: 1})
+	if err != nil || len(ps.Items) == 0 {
+		t.Fatalf("listing a pod: %v", err)
+	}
+	p := ps.Items[0]
+	ints := make([]string, 1100)
+	for i := range ints {
+		ints[i] = strconv.Itoa(i)
+	}
+	list := "[" + strings.Join(ints, ",") + "]"
+	costly := list + ".map(x, " + list + ".filter(y, y == x).size()).sum() == " + strconv.Itoa(len(ints)) + " && object.metadata.name != \"\""
+	r := s.query(t, cluster.Kubeconfig, "pods", "-n", p.Namespace, "--field-selector", "metadata.name="+p.Name, "--count", "--where", costly)
+	if r.code != 0 || r.out != "1\n" {
+		t.Errorf("exit code %d, stdout %q, stderr %q; want 0 and \"1\": the server's answer", r.code, r.out, r.errOut)
+	}
+}
