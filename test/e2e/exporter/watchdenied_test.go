@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,12 +37,33 @@ func TestWatchDenied(t *testing.T) {
 		return code == http.StatusServiceUnavailable && strings.Contains(body, want) && strings.Contains(body, msg), fmt.Sprintf("%d %q", code, body)
 	}
 	eventually(t, "/readyz names the refused watch", readyz)
-	// The reflector lists again after each refused watch: the informer
-	// stays failing across those lists, so the warning is not repeated.
-	relisted := func() (bool, string) {
-		return strings.Count(run.ErrOut.String(), "cannot watch resource") >= 1, run.ErrOut.String()
+	eventually(t, "the log names the refused watch", func() (bool, string) {
+		return strings.Contains(run.ErrOut.String(), "cannot watch resource"), run.ErrOut.String()
+	})
+	// The reflector lists again after each refused watch, and watches
+	// again: once a watch after the warning has been refused too, the
+	// informer has stayed failing across a list, and the warning must
+	// not have been repeated.
+	refused := func() float64 {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return 0
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "kubectl_informer_watch_request_errors_total{") && strings.Contains(line, `namespace="`+ns+`"`) {
+				v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+				return v
+			}
+		}
+		return 0
 	}
-	eventually(t, "the log names the refused watch", relisted)
+	first := refused()
+	eventually(t, "a watch refused after the warning", func() (bool, string) {
+		v := refused()
+		return v > first, fmt.Sprintf("%v watches refused, %v when the warning was seen", v, first)
+	})
 	eventually(t, "/readyz still names the refused watch", readyz)
 	if n := strings.Count(run.ErrOut.String(), "list and watch requests fail"); n != 1 {
 		t.Errorf("the log warns %d times, want once:\n%s", n, run.ErrOut)
