@@ -168,13 +168,21 @@ type Informer struct {
 	// early are the Early functions of the requests that counted readers
 	// (see Needs.Early); guarded by the Factory's lock.
 	early []func(runtime.Object)
-	// errLock guards lastErr, health and watchDenied.
+	// errLock guards lastErr, health, listAllowed, watchRefused and
+	// watchDenied.
 	errLock sync.Mutex
 	lastErr error
 	health  health
-	// watchDenied is the error of the last watch when RBAC denied it;
-	// nil once a watch is allowed. A list allowed meanwhile leaves the
-	// informer unhealthy: its cache follows the cluster only by relists.
+	// listAllowed: the last list request succeeded.
+	listAllowed bool
+	// watchRefused is the error of the last watch when RBAC denied it,
+	// until a list says whether the list is allowed: a streamed list
+	// is a watch, refused when the list is too.
+	watchRefused error
+	// watchDenied is the error of the last watch when RBAC denied it
+	// while allowing the list; nil once a watch is allowed, or a list
+	// fails. A list allowed meanwhile leaves the informer unhealthy: its
+	// cache follows the cluster only by relists.
 	watchDenied error
 	// onWatchDenied is called with the error of each watch RBAC denies;
 	// set when the informer starts.
@@ -276,20 +284,35 @@ func (i *Informer) recordRequest(ctx context.Context, request string, err error)
 	if ctx.Err() != nil || asksForList(err) {
 		return
 	}
-	denied := request == "watch" && apierrors.IsForbidden(err) && !IsImpersonationDenied(err)
-	if denied && i.onWatchDenied != nil {
-		defer i.onWatchDenied(err)
+	refused := request == "watch" && apierrors.IsForbidden(err) && !IsImpersonationDenied(err)
+	if denied := i.record(request, err, refused); denied != nil && i.onWatchDenied != nil {
+		i.onWatchDenied(denied)
 	}
+}
+
+// record records a request's outcome under errLock, and returns the error
+// of a watch RBAC denies while allowing the list when this request (a
+// refused watch, or a list) says so.
+func (i *Informer) record(request string, err error, refused bool) (denied error) {
 	i.errLock.Lock()
 	defer i.errLock.Unlock()
-	if request == "watch" {
-		i.watchDenied = nil
-		if denied {
-			i.watchDenied = err
-		}
+	// A watch RBAC refuses is denied while the list is allowed once a
+	// list succeeds with it, before or after.
+	switch {
+	case refused && i.listAllowed:
+		i.watchRefused, i.watchDenied = err, err
+	case refused:
+		i.watchRefused = err
+	case request == "watch", err != nil:
+		i.watchRefused, i.watchDenied = nil, nil
+	case i.watchRefused != nil:
+		i.watchDenied = i.watchRefused
+	}
+	if request == "list" {
+		i.listAllowed = err == nil
 	}
 	switch {
-	case err == nil && request == "list" && i.watchDenied != nil:
+	case err == nil && request == "list" && i.watchRefused != nil:
 		// The list is allowed, the watch that follows is not: the
 		// informer stays unhealthy, as the watch failed.
 	case err == nil:
@@ -299,6 +322,10 @@ func (i *Informer) recordRequest(ctx context.Context, request string, err error)
 	default:
 		i.health.err, i.health.request = err, request
 	}
+	if refused || request == "list" {
+		return i.watchDenied
+	}
+	return nil
 }
 
 // asksForList reports whether err is an answer that makes the reflector
