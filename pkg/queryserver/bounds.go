@@ -16,6 +16,9 @@ const (
 	// MaxResourceNames bounds the resource type names of a query, over
 	// all its resource arguments ("pods,nodes" names two).
 	MaxResourceNames = 64
+	// MaxColumns bounds the index columns and the label columns of a
+	// query, each.
+	MaxColumns = 32
 	// maxResourceArg bounds one resource argument as written, commas and
 	// blanks included.
 	maxResourceArg = MaxResourceNames * (MaxNameLength + 1)
@@ -50,6 +53,12 @@ func checkBounds(q *Query) error {
 				return fmt.Errorf("the query names more than %d resource types: name fewer in one query", MaxResourceNames)
 			}
 		}
+	}
+	if n := len(q.Print.IndexColumns); n > MaxColumns {
+		return fmt.Errorf("the query asks for %d index columns: at most %d are served in one query", n, MaxColumns)
+	}
+	if n := len(q.Print.LabelColumns); n > MaxColumns {
+		return fmt.Errorf("the query asks for %d label columns: at most %d are served in one query", n, MaxColumns)
 	}
 	if len(q.Namespace) > MaxNameLength {
 		return fmt.Errorf("namespace %q is %d bytes long: a namespace name is at most %d characters", shorten(q.Namespace, 64), len(q.Namespace), MaxNameLength)

@@ -446,17 +446,24 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 		return nil, err
 	}
 	// The index columns the server lacks are computed by the request's
-	// programs, on the answer's objects only.
-	for _, name := range req.Print.IndexNames {
-		if prog := fallback[name]; prog != nil {
-			f := indexers.IndexFunc(name, prog, stats)
-			for _, r := range results {
-				r.Indexers = maps.Clone(r.Indexers)
-				if r.Indexers == nil {
-					r.Indexers = cache.Indexers{}
-				}
-				r.Indexers[name] = f
+	// programs, on the answer's objects only, here: charged to the
+	// budget and counted in the warnings, before either is read.
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(req.Print.IndexNames))) {
+		prog := fallback[name]
+		if prog == nil {
+			continue
+		}
+		f := indexers.IndexFunc(name, prog, stats)
+		for _, r := range results {
+			values := make(map[any][]string, len(r.Items))
+			for _, item := range r.Items {
+				values[item.Object], _ = f(item.Object) // never an error: failures go to stats
 			}
+			r.Indexers = maps.Clone(r.Indexers)
+			if r.Indexers == nil {
+				r.Indexers = cache.Indexers{}
+			}
+			r.Indexers[name] = func(obj any) ([]string, error) { return values[obj], nil }
 		}
 	}
 	// As a local query, which summarises its index failures once its
