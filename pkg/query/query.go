@@ -196,8 +196,8 @@ type Result struct {
 	// value (ModeGroups).
 	Groups []Group
 
-	// Indexers are the index functions of the queried indexer; -o wide shows
-	// their values for each object.
+	// Indexers are the index functions of the queried indexer; the tables
+	// of PrintOptions.IndexNames show their values for each object.
 	Indexers cache.Indexers
 
 	// Warnings summarise per-object evaluation failures, one per expression
@@ -533,9 +533,6 @@ func evalColumns(res *Result, spec Spec) error {
 	return nil
 }
 
-// sortedOrder returns the indexes 0..n-1 ordered by compare, only the first
-// limit of them when limit > 0. A small limit selects with a bounded heap,
-// in O(n log limit), instead of sorting everything.
 // kubectlOrder is the order of Spec.KubectlOrder.
 func kubectlOrder(entries []entry, descending bool, limit int) []int32 {
 	order := make([]int32, len(entries))
@@ -578,6 +575,9 @@ func (s kubectlSort) Less(i, j int) bool {
 	return Compare(a, b) < 0
 }
 
+// sortedOrder returns the indexes 0..n-1 ordered by compare, only the first
+// limit of them when limit > 0. A small limit selects with a bounded heap,
+// in O(n log limit), instead of sorting everything.
 func sortedOrder(n, limit int, compare func(i, j int32) int) []int32 {
 	if limit <= 0 || limit >= n {
 		order := make([]int32, n)

@@ -14,7 +14,7 @@ import (
 // messages carry, so that they ask about the cluster and the user the
 // command used: --kubeconfig and the other kubeconfig flags as given,
 // --context, given or the kubeconfig's current one, the server and TLS
-// flags, --as and --as-group, and --token as TokenPlaceholder.
+// flags, --as, --as-group and --as-uid, and --token as TokenPlaceholder.
 func kubectlFlags(flags *genericclioptions.ConfigFlags) []string {
 	var out []string
 	add := func(name string, value *string) {

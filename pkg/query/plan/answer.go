@@ -289,8 +289,9 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 // each time an event of informers changes it, a burst of events once,
 // until ctx ends: ExecuteWatch's loop. A watch that RBAC denies while
 // allowing the list (see factory.Factory.WatchDenied) ends it with that
-// error, as kubectl get -w ends; denied is nil when nothing is checked.
-func watchAnswers(ctx context.Context, informers []*factory.Informer, denied *factory.Factory, render func(warnings io.Writer) (text, said string, err error), out, errOut io.Writer, debounce time.Duration) error {
+// error, as kubectl get -w ends; f is the factory whose watches are
+// checked, nil for none.
+func watchAnswers(ctx context.Context, informers []*factory.Informer, f *factory.Factory, render func(warnings io.Writer) (text, said string, err error), out, errOut io.Writer, debounce time.Duration) error {
 	// shown tells answers apart: an empty one by what it said.
 	shown := func(text, said string) string {
 		if text == "" {
@@ -333,15 +334,15 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, denied *fa
 	last := shown(text, said)
 	var quiet <-chan time.Time
 	var deniedCh <-chan struct{}
-	if denied != nil {
-		deniedCh = denied.WatchDenied()
+	if f != nil {
+		deniedCh = f.WatchDenied()
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-deniedCh:
-			return denied.WatchDeniedError()
+			return f.WatchDeniedError()
 		case <-changed:
 			quiet = time.After(debounce)
 		case <-quiet:

@@ -490,4 +490,7 @@ func costLimitStop(prog *indexers.Program, obj any, err error) error {
 // ChargeTo charges every evaluation of p's request programs to b.
 func (p *Plan) ChargeTo(b *indexers.Budget) {
 	p.eachQueryProgram(func(prog *indexers.Program) *indexers.Program { return prog.WithBudget(b) })
+	if p.sortPath != nil {
+		p.sortPath = &sortPath{field: p.sortPath.field, budget: b}
+	}
 }

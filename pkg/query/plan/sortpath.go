@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/jsonpath"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query"
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/internal/getprint"
 )
@@ -28,6 +30,9 @@ func isJSONPath(expr string) bool {
 // objects as kubectl get --sort-by does (see [sortKey]).
 type sortPath struct {
 	field string // as kubectl rewrites it: {.metadata.name}
+	// budget, when set, stops the reading of objects once it is spent or
+	// its context ends (see Plan.ChargeTo).
+	budget *indexers.Budget
 }
 
 // compileSortPath checks a kubectl JSONPath --sort-by as kubectl does.
@@ -46,6 +51,11 @@ func compileSortPath(expr string) (*sortPath, error) {
 // kubectl orders first), else a [sortKey] of the first value found in the
 // object's JSON form, as kubectl reads it.
 func (s *sortPath) Value(obj any) (any, error) {
+	if s.budget != nil {
+		if err := s.budget.Err(); err != nil {
+			return nil, err
+		}
+	}
 	var fields map[string]any
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
@@ -108,24 +118,14 @@ func (k sortKey) Compare(other any) int {
 		}
 	case int64:
 		if b, ok := o.value.(int64); ok {
-			return compare(a, b)
+			return cmp.Compare(a, b)
 		}
 	case float64:
 		if b, ok := o.value.(float64); ok {
-			return compare(a, b)
+			return cmp.Compare(a, b)
 		}
 	}
 	return query.Compare(k.value, o.value)
-}
-
-func compare[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // String is the key's value as it would be printed.
