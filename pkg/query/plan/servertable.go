@@ -89,7 +89,17 @@ func (c *Caches) serverTable(p *Plan, res factory.Resource, r *query.Result, err
 	if c.server.tables == nil {
 		c.server.tables = map[schema.GroupVersionResource]*query.ServerTable{}
 	}
-	c.server.tables[res.GVR] = last
+	// Only the rows printed are kept: the objects deleted since leave.
+	kept := &query.ServerTable{Columns: last.Columns, Rows: make(map[types.NamespacedName]query.ServerRow, len(r.Items))}
+	for _, item := range r.Items {
+		if m, ok := item.Object.(metav1.Object); ok {
+			key := types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}
+			if row, ok := last.Rows[key]; ok {
+				kept.Rows[key] = row
+			}
+		}
+	}
+	c.server.tables[res.GVR] = kept
 	return last
 }
 

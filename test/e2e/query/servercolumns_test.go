@@ -204,3 +204,62 @@ func createEvents(t *testing.T, ns string, lbl map[string]string) {
 	}, metav1.CreateOptions{})
 	check(t, "creating an events.k8s.io event", err)
 }
+
+// TestQueryWatchServerColumns runs query -w on validating webhook
+// configurations, whose columns are the API server's, then creates one
+// and adds a webhook to another: each new answer is the table kubectl get
+// prints then, with the rows of the objects created or changed since the
+// first answer (WEBHOOKS counts them).
+func TestQueryWatchServerColumns(t *testing.T) {
+	ctx := context.Background()
+	ns := cluster.NewNamespace(t, "server-columns-watch")
+	sel := "columns=" + ns
+	configs := cluster.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
+	hook := func(name string) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{Name: name + ".columns.invalid", FailurePolicy: &ignore, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr("https://columns.invalid/hook")},
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"columns.invalid"}, APIVersions: []string{"v1"}, Resources: []string{"things"}}}}}
+	}
+	create := func(name string) {
+		t.Helper()
+		_, err := configs.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"columns": ns}},
+			Webhooks:   []admissionregistrationv1.ValidatingWebhook{hook("a")}}, metav1.CreateOptions{})
+		check(t, "creating webhook configuration "+name, err)
+		t.Cleanup(func() { _ = configs.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	create("first-" + ns)
+	r := cluster.StartPlugin(t, "query", "validatingwebhookconfigurations", "-l", sel, "-w")
+	framework.Eventually(t, "the first answer is printed", func() bool { return strings.Contains(r.Out.String(), "first-"+ns) })
+
+	// sameAsKubectl waits for an answer that is the table kubectl get
+	// prints, which must hold want (its blanks any run of them).
+	sameAsKubectl := func(want string) {
+		t.Helper()
+		args := []string{"validatingwebhookconfigurations", "-l", sel}
+		k := kubectl(t, append([]string{"get"}, args...)...)
+		if !strings.Contains(strings.Join(strings.Fields(k.out), " "), want) {
+			t.Fatalf("kubectl get printed\n%s%s\nwant %q in it", k.out, k.errOut, want)
+		}
+		w, _ := framework.AgelessTable(k.out, -1)
+		var last string
+		framework.Eventually(t, "an answer holding "+want, func() bool {
+			answers := strings.Split(strings.TrimSuffix(r.Out.String(), "\n"), "\n\n")
+			last = answers[len(answers)-1] + "\n"
+			g, _ := framework.AgelessTable(last, -1)
+			return slices.EqualFunc(g, w, slices.Equal)
+		})
+		sameTable(t, append(args, "-w"), result{out: last}, k, -1)
+	}
+	create("second-" + ns)
+	sameAsKubectl("second-" + ns)
+
+	vwc, err := configs.Get(ctx, "first-"+ns, metav1.GetOptions{})
+	check(t, "reading webhook configuration first", err)
+	vwc.Webhooks = append(vwc.Webhooks, hook("b"))
+	_, err = configs.Update(ctx, vwc, metav1.UpdateOptions{})
+	check(t, "adding a webhook", err)
+	sameAsKubectl("first-" + ns + " 2")
+}
