@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -52,7 +53,8 @@ type serverTables struct {
 // objects), and afterwards each object printed since it changed has its
 // row read by name, or, when more than a few have, the table is listed
 // again. When the server does not answer, a warning is written to errOut
-// and nil returned: the table shows NAME and AGE.
+// and nil returned: the table shows NAME and AGE, as it does, without a
+// warning, for a server that sends no tables.
 func (c *Caches) serverTable(p *Plan, res factory.Resource, r *query.Result, errOut io.Writer) *query.ServerTable {
 	if c == nil || c.conn.Config == nil || len(r.Items) == 0 || !p.printsTable() || query.HasKindColumns(res.GVK.GroupKind()) {
 		return nil
@@ -72,6 +74,9 @@ func (c *Caches) serverTable(p *Plan, res factory.Resource, r *query.Result, err
 	missing := missingRows(last, r.Items)
 	if last == nil || len(missing) > refetchOver {
 		t, err := c.listTable(ctx, p, res)
+		if errors.Is(err, errNotTable) {
+			return nil // as kubectl get prints the objects of such a server
+		}
 		if err != nil {
 			_, _ = fmt.Fprintf(errOut, "warning: the columns of %s are unknown, NAME and AGE are printed: reading its table: %v\n", res, err)
 			return nil
@@ -233,6 +238,10 @@ func (c *Caches) getTable(ctx context.Context, res factory.Resource, m metav1.Ob
 	return t, err
 }
 
+// errNotTable is the answer of a server that sends no tables (an
+// aggregated API server may not).
+var errNotTable = errors.New("the server sent no Table")
+
 // decodeTable decodes a metav1.Table whose rows carry their objects'
 // metadata, its cells as kubectl decodes them (whole numbers as int64,
 // others as float64), and returns it with its continue token.
@@ -251,7 +260,7 @@ func decodeTable(body []byte) (*query.ServerTable, string, error) {
 		return nil, "", err
 	}
 	if head.Kind != "Table" {
-		return nil, "", fmt.Errorf("the server sent a %q, not a Table", head.Kind)
+		return nil, "", fmt.Errorf("%w: a %q", errNotTable, head.Kind)
 	}
 	var cells struct {
 		Rows []struct {
