@@ -150,12 +150,12 @@ func TestServerColumnsMatchKubectl(t *testing.T) {
 		})
 	}
 
-	// Component statuses come in no order of their own, with a
-	// deprecation warning from the server that query does not print.
+	// Component statuses come in no order of their own (and with the
+	// server's deprecation warning).
 	t.Run("componentstatuses", func(t *testing.T) {
 		got := query(t, "componentstatuses")
 		want := kubectl(t, "get", "componentstatuses")
-		if got.code != 0 || want.code != 0 || want.out == "" {
+		if got.code != 0 || want.code != 0 || got.errOut != want.errOut || want.out == "" {
 			t.Fatalf("query: exit code %d, stderr %q\nkubectl: exit code %d, stderr %q", got.code, got.errOut, want.code, want.errOut)
 		}
 		g, _ := framework.AgelessTable(got.out, -1)
