@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -99,6 +100,27 @@ func init() {
 				return []any{pc.Name, int64(pc.Value), pc.GlobalDefault, age(pc.CreationTimestamp, now), string(deref(pc.PreemptionPolicy))}
 			}),
 		},
+		{Kind: "Event"}: {
+			columns: eventColumns,
+			fields:  eventFields("involvedObject", "message", "source", "firstTimestamp", "lastTimestamp", "count", "reportingComponent"),
+			cells: typed(func(e *corev1.Event, now time.Time) []any {
+				return eventCells(e.ObjectMeta, event{e.Type, e.Reason, e.InvolvedObject, e.Message, e.Source, e.FirstTimestamp, e.LastTimestamp,
+					e.Count, e.EventTime, e.Series, e.ReportingController, e.ReportingInstance}, now)
+			}),
+		},
+		{Group: "events.k8s.io", Kind: "Event"}: {
+			columns: eventColumns,
+			fields: eventFields("regarding", "note", "deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp",
+				"deprecatedCount", "reportingController"),
+			cells: typed(func(e *eventsv1.Event, now time.Time) []any {
+				var series *corev1.EventSeries
+				if e.Series != nil {
+					series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
+				}
+				return eventCells(e.ObjectMeta, event{e.Type, e.Reason, e.Regarding, e.Note, e.DeprecatedSource, e.DeprecatedFirstTimestamp,
+					e.DeprecatedLastTimestamp, e.DeprecatedCount, e.EventTime, series, e.ReportingController, e.ReportingInstance}, now)
+			}),
+		},
 		{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}: {
 			columns: []metav1.TableColumnDefinition{nameColumn, ageColumn, column("SignerName", "string"), column("Requestor", "string"),
 				column("RequestedDuration", "string"), column("Condition", "string")},
@@ -119,6 +141,81 @@ var createdAtKinds = sets.New(
 	schema.GroupKind{Kind: "LimitRange"},
 	schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"},
 )
+
+// eventColumns are the columns of both APIs' events: the API server
+// prints an events.k8s.io Event as the core Event it converts it to.
+var eventColumns = []metav1.TableColumnDefinition{column("Last Seen", "string"), column("Type", "string"), column("Reason", "string"),
+	column("Object", "string"), wideColumn("Subobject"), wideColumn("Source"), column("Message", "string"), wideColumn("First Seen"),
+	wideColumn("Count"), {Name: "Name", Type: "string", Format: "name", Priority: 1}}
+
+// eventFields are the fields the columns of events read: those named, in
+// the API's spelling, and those both APIs spell alike.
+func eventFields(names ...string) [][]string {
+	out := [][]string{{"type"}, {"reason"}, {"eventTime"}, {"series"}, {"reportingInstance"}}
+	for _, n := range names {
+		out = append(out, []string{n})
+	}
+	return out
+}
+
+// event is what the columns of an event print, in the core API's terms.
+type event struct {
+	typ, reason                            string
+	object                                 corev1.ObjectReference
+	message                                string
+	source                                 corev1.EventSource
+	first, last                            metav1.Time
+	count                                  int32
+	eventTime                              metav1.MicroTime
+	series                                 *corev1.EventSeries
+	reportingController, reportingInstance string
+}
+
+// eventCells are an event's cells: LAST SEEN is the age of its last
+// occurrence (of its series' last, or its first when it has no last),
+// OBJECT the object's kind in lower case and name, SOURCE the component
+// and host that reported it.
+func eventCells(meta metav1.ObjectMeta, e event, now time.Time) []any {
+	first := age(e.first, now)
+	if e.first.IsZero() {
+		first = microAge(e.eventTime, now)
+	}
+	last := age(e.last, now)
+	if e.last.IsZero() {
+		last = first
+	}
+	count := e.count
+	switch {
+	case e.series != nil:
+		last, count = microAge(e.series.LastObservedTime, now), e.series.Count
+	case count == 0:
+		count = 1 // a singleton event of the events.k8s.io API
+	}
+	target := strings.ToLower(e.object.Kind)
+	if e.object.Name != "" {
+		target += "/" + e.object.Name
+	}
+	component, host := e.source.Component, e.source.Host
+	if component == "" {
+		component = e.reportingController
+	}
+	if host == "" {
+		host = e.reportingInstance
+	}
+	source := component
+	if host != "" {
+		source += ", " + host
+	}
+	return []any{last, e.typ, e.reason, target, e.object.FieldPath, source, strings.TrimSpace(e.message), first, int64(count), meta.Name}
+}
+
+// microAge is a MicroTime as the API server's printers print an age.
+func microAge(t metav1.MicroTime, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}
 
 var createdAtColumn = metav1.TableColumnDefinition{Name: "Created At", Type: "date"}
 

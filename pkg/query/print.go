@@ -111,6 +111,12 @@ type PrintOptions struct {
 	// README), or NAME and AGE for kinds without columns of their own.
 	Columns []PrinterColumn
 
+	// Server, when not nil, is the API server's table of the items (see
+	// ServerTable): tables show its columns and cells, as kubectl get
+	// does for kinds whose columns the plugin does not compute (see
+	// HasKindColumns). Columns take precedence.
+	Server *ServerTable
+
 	// Encoded, when not nil, keeps the text -o json prints for each item
 	// of a List and gives it back for the same object, so that objects
 	// printed again unchanged are written without being encoded again. It
@@ -438,10 +444,12 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 }
 
 // kindCells returns the columns of the items' kind and the function that
-// computes an item's cells in them: the CRD's printer columns, the columns
-// of a built-in kind, NAME and CREATED AT for the built-in kinds the API
-// server has no printer for, or NAME and AGE. Items held as metadata only
-// (metav1.PartialObjectMetadata) have no columns of their kind.
+// computes an item's cells in them: the CRD's printer columns, the API
+// server's table (PrintOptions.Server), the columns of a built-in kind,
+// NAME and CREATED AT for the built-in kinds the API server has no
+// printer for, or NAME and AGE. Items held as metadata only
+// (metav1.PartialObjectMetadata) have no columns of their kind of their
+// own, only those of the server's table.
 func (p *Printer) kindCells(res *Result) (func(runtime.Object, time.Time) ([]any, error), []metav1.TableColumnDefinition, error) {
 	if len(p.opts.Columns) > 0 {
 		columns := []metav1.TableColumnDefinition{nameColumn}
@@ -457,6 +465,11 @@ func (p *Printer) kindCells(res *Result) (func(runtime.Object, time.Time) ([]any
 		return func(obj runtime.Object, now time.Time) ([]any, error) {
 			return customColumns(obj, p.opts.Columns, paths, now)
 		}, columns, nil
+	}
+	if t := p.opts.Server; t != nil && len(t.Columns) > 0 {
+		return func(obj runtime.Object, now time.Time) ([]any, error) {
+			return serverCells(t, obj, now)
+		}, t.Columns, nil
 	}
 	if len(res.Items) > 0 {
 		if gvk, err := p.kindOf(res.Items[0].Object); err == nil {

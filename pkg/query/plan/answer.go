@@ -422,11 +422,12 @@ func (p *Plan) Print(out, errOut io.Writer, c *Caches, infs []*factory.Informer,
 		opts.GroupVersionKind = infs[0].Resource.GVK
 		opts.ClusterScoped = !infs[0].Resource.Namespaced
 		opts.Columns = c.printerColumns(infs[0].Resource.GVR)
+		opts.Server = c.serverTable(p, infs[0].Resource, results[0], errOut)
 		pr, err := query.NewPrinter(p.req.Output, opts)
 		if err != nil {
 			return err
 		}
-		return pr.Print(out, results[0])
+		return pr.Print(out, p.serverOrder(c, infs[0].Resource, results[0], opts.Server))
 	}
 	// whole prints what is not a table of one resource; it words "No
 	// resources found" as kubectl does: "in NAMESPACE namespace" when every
@@ -466,6 +467,8 @@ func (p *Plan) Print(out, errOut io.Writer, c *Caches, infs []*factory.Informer,
 			o.GroupVersionKind = infs[i].Resource.GVK
 			o.ClusterScoped = !infs[i].Resource.Namespaced
 			o.Columns = c.printerColumns(infs[i].Resource.GVR)
+			o.Server = c.serverTable(p, infs[i].Resource, r, errOut)
+			r = p.serverOrder(c, infs[i].Resource, r, o.Server)
 			o.ShowKind = opts.ShowKind || kinds > 1
 			o.ErrOut = io.Discard
 			pr, err := query.NewPrinter(p.req.Output, o)

@@ -134,7 +134,12 @@ type Caches struct {
 	lookup *factory.Lookup
 	// crdColumns are the printer columns of the custom resources queried;
 	// tables of the others have their kind's columns.
+	// A resource whose CRD was read without columns has an empty list;
+	// one whose CRD could not be read has none (its tables are the
+	// server's, see serverTable).
 	crdColumns map[schema.GroupVersionResource][]query.PrinterColumn
+	// server are the API server's tables of the other resources.
+	server serverTables
 	// stats counts the failures of the index functions.
 	stats *indexers.Stats
 }
@@ -258,8 +263,8 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 		if opts.Events {
 			needs = factory.Needs{Mode: factory.ModeFull, Indexers: indexers.IndexFuncs(ixs, c.stats)}
 		} else {
-			columns := p.printerColumns(syncCtx, conn, res, errOut)
-			if columns != nil {
+			columns, ok := p.printerColumns(syncCtx, conn, res)
+			if ok {
 				if c.crdColumns == nil {
 					c.crdColumns = map[schema.GroupVersionResource][]query.PrinterColumn{}
 				}

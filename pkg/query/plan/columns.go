@@ -3,9 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
-	"io"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,22 +26,22 @@ func (p *Plan) printsTable() bool {
 
 // printerColumns returns the additionalPrinterColumns of res, read from its
 // CustomResourceDefinition, when the plan prints a table of a resource
-// that is not built in (or may print one later: it caches whole objects). A resource without a CRD (an aggregated API) has
-// none; a CRD that cannot be read is reported on errOut and its table
-// shows NAME and AGE.
-func (p *Plan) printerColumns(ctx context.Context, conn Conn, res factory.Resource, errOut io.Writer) []query.PrinterColumn {
+// that is not built in (or may print one later: it caches whole objects),
+// and whether it read them. A resource without a CRD (an aggregated API)
+// or whose CRD the user may not read has none: its tables are the API
+// server's (see serverTable), as kubectl get prints them.
+func (p *Plan) printerColumns(ctx context.Context, conn Conn, res factory.Resource) ([]query.PrinterColumn, bool) {
 	if !p.printsTable() && !p.req.WholeObjects || scheme.Scheme.Recognizes(res.GVK) || res.GVR.Group == "" {
-		return nil
+		return nil, false
 	}
 	columns, err := readPrinterColumns(ctx, conn, res)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		_, _ = fmt.Fprintf(errOut, "warning: the columns of %s are unknown, NAME and AGE are printed: reading its CustomResourceDefinition: %v\n", res, err)
-		return nil
+	if err != nil {
+		return nil, false
 	}
-	return columns
+	if columns == nil {
+		columns = []query.PrinterColumn{}
+	}
+	return columns, true
 }
 
 // readPrinterColumns reads the printer columns of res's version from its

@@ -23,7 +23,13 @@ import (
 // its exit code and what it printed on each stream.
 func kubectl(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(cluster.BinDir, "kubectl"), append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	return kubectlWith(t, cluster.Kubeconfig, args...)
+}
+
+// kubectlWith runs the kubectl the project builds with kubeconfig.
+func kubectlWith(t *testing.T, kubeconfig string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(cluster.BinDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -167,13 +173,21 @@ func (c parityCase) check(t *testing.T, got result, noHeaders int) {
 		}
 		return
 	}
+	sameTable(t, c.args, got, want, noHeaders)
+}
+
+// sameTable fails t unless the table query printed for args, got, is the
+// one kubectl get printed, want: the same text once the AGE columns are
+// set aside, and the same text when the ages printed agree.
+func sameTable(t *testing.T, args []string, got, want result, noHeaders int) {
+	t.Helper()
 	g, gotAges := framework.AgelessTable(got.out, noHeaders)
 	w, wantAges := framework.AgelessTable(want.out, noHeaders)
 	switch {
 	case !slices.EqualFunc(g, w, slices.Equal):
-		t.Errorf("query %s printed (ages aside)\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
+		t.Errorf("query %s printed (ages aside)\n%s\nkubectl get printed\n%s", strings.Join(args, " "), got.out, want.out)
 	case slices.Equal(gotAges, wantAges) && got.out != want.out:
-		t.Errorf("query %s is aligned differently:\n%s\nkubectl get printed\n%s", strings.Join(c.args, " "), got.out, want.out)
+		t.Errorf("query %s is aligned differently:\n%s\nkubectl get printed\n%s", strings.Join(args, " "), got.out, want.out)
 	}
 }
 
