@@ -74,9 +74,9 @@ func (p *Program) ValueKeepingQuantities(obj any) (any, error) {
 func keepQuantities(v ref.Val) (any, error) {
 	switch x := v.(type) {
 	case apiservercel.Quantity:
-		return x.Quantity.DeepCopy(), nil
+		return x.DeepCopy(), nil
 	case *apiservercel.Quantity:
-		return x.Quantity.DeepCopy(), nil
+		return x.DeepCopy(), nil
 	case traits.Lister:
 		var out []any
 		for it := x.Iterator(); it.HasNext() == types.True; {

@@ -108,8 +108,8 @@ func (r *Row) Values() []any {
 	return out
 }
 
-// Value returns the value of the column name (a key or an aggregate of
-// aggs) and whether there is one.
+// value returns the value of column col: a key (col < keys), else an
+// aggregate.
 func (r *Row) value(col int, keys int) any {
 	if col < keys {
 		return r.Keys[col]
@@ -364,7 +364,7 @@ func (s *aggState) value() any {
 		if len(s.samples) == 0 {
 			return nil
 		}
-		v := Quantile(s.q, s.samples)
+		v := Quantile(s.q, slices.Clone(s.samples))
 		if s.format != "" {
 			return *resource.NewMilliQuantity(int64(math.Round(v*1000)), s.format)
 		}
