@@ -510,7 +510,8 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 	keyText := make([][]string, nk)
 	values := make([]any, len(spec.Aggregates))
 	has := make([]bool, len(spec.Aggregates))
-	var b strings.Builder
+	idx := make([]int, nk)
+	var key []byte
 	for _, obj := range objs {
 		if stopped.Load() {
 			return nil
@@ -552,21 +553,21 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 			values[a], has[a] = v, true
 		}
 		// The object counts once in each combination of its keys' values.
-		idx := make([]int, nk)
+		clear(idx)
 		for {
-			b.Reset()
+			key = key[:0]
 			for k := range nk {
-				b.WriteString(keyText[k][idx[k]])
-				b.WriteByte(0)
+				key = append(key, keyText[k][idx[k]]...)
+				key = append(key, 0)
 			}
-			r, ok := rows[b.String()]
+			r, ok := rows[string(key)]
 			if !ok {
 				kv, kt := make([]any, nk), make([]string, nk)
 				for k := range nk {
 					kv[k], kt[k] = keyVals[k][idx[k]], keyText[k][idx[k]]
 				}
 				r = newRow(spec, kv, kt)
-				rows[b.String()] = r
+				rows[string(key)] = r
 			}
 			for a := range spec.Aggregates {
 				if !has[a] {

@@ -69,6 +69,10 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 		req.SyncTimeout = 2 * time.Minute
 	}
 	aggregated := len(req.Aggregates) > 0 || len(req.GroupByKeys) > 0
+	if aggregated && len(req.Aggregates) == 0 {
+		// Several keys count: --count says nothing more.
+		req.Count = false
+	}
 	if req.GroupBy != "" && !aggregated {
 		// Groups are counts: --group-by says --count.
 		req.Count = true
@@ -163,7 +167,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	switch {
 	case aggregated:
 		errs = append(errs, p.compileAggregates(req, compile)...)
-		if req.Count {
+		if req.Count && len(req.Aggregates) > 0 {
 			errs = append(errs, fmt.Errorf("%s cannot be combined with %s: count() counts the objects of each group", name(query.PartCount), name(query.PartAggregate)))
 		}
 	case isJSONPath(req.SortBy):
@@ -276,7 +280,9 @@ func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
-		return false
+		if !p.aggregated() { // rows, not objects, are printed
+			return false
+		}
 	}
 	for _, prog := range p.QueryPrograms() {
 		if !prog.ReadsOnlyMetadata() {
@@ -304,7 +310,9 @@ func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
-		return nil
+		if !p.aggregated() { // rows, not objects, are printed
+			return nil
+		}
 	}
 	out := &jsonval.Paths{}
 	for _, prog := range append(p.QueryPrograms(), mapValues(indexes)...) {
