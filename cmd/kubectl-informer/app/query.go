@@ -40,6 +40,12 @@ const queryExample = `  # Pending pods in every namespace
   # Pods per node and phase
   kubectl informer query pods -A --count --group-by 'object.spec.nodeName + "/" + object.status.phase'
 
+  # Restarts and pods per namespace; CPU requested per namespace, in cores
+  kubectl informer query pods -A --group-by object.metadata.namespace \
+    --aggregate 'restarts=sum(object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum())' --aggregate 'n=count()'
+  kubectl informer query pods -A --group-by object.metadata.namespace \
+    --aggregate 'cpu=sum(object.spec.containers.map(c, quantity(c.resources.?requests.cpu.orValue("0"))))' --sort-by -cpu
+
   # Pods whose node is in zone-a, with the zone as a column
   kubectl informer query pods -A \
     --where 'get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] == "zone-a"' \
