@@ -527,7 +527,7 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 				skip = true
 				break
 			}
-			keyVals[k], keyText[k] = keyElements(v)
+			keyVals[k], keyText[k] = keyElements(v, keyVals[k][:0], keyText[k][:0])
 		}
 		if skip {
 			continue
@@ -613,19 +613,17 @@ func addValue(s *aggState, v any) error {
 	return nil
 }
 
-// keyElements are the distinct values of a key under which an object is
-// grouped, and their text: the elements of a list, none for null and an
-// empty list, as GroupBy counts.
-func keyElements(v any) ([]any, []string) {
+// keyElements appends to vals and text the distinct values of a key
+// under which an object is grouped, and their text: the elements of a
+// list, none for null and an empty list, as GroupBy counts.
+func keyElements(v any, vals []any, text []string) ([]any, []string) {
 	elems, isList := listElements(v)
 	switch {
 	case !isList:
-		return []any{v}, []string{FormatValue(v)}
+		return append(vals, v), append(text, FormatValue(v))
 	case len(elems) == 0:
-		return []any{nil}, []string{None}
+		return append(vals, nil), append(text, None)
 	}
-	var vals []any
-	var text []string
 	for _, e := range elems {
 		t := FormatValue(e)
 		if !slices.Contains(text, t) {
