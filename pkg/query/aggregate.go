@@ -167,7 +167,12 @@ func (s *aggState) add(v any) error {
 				return fmt.Errorf("%s cannot compare a quantity with a %s", s.fn, typeWord(v, s.best))
 			}
 		}
-		if s.n == 0 || (s.fn == FuncMin) == (compareAgg(v, s.best) < 0) && compareAgg(v, s.best) != 0 {
+		better := s.n == 0
+		if !better {
+			c := compareAgg(v, s.best)
+			better = s.fn == FuncMin && c < 0 || s.fn == FuncMax && c > 0
+		}
+		if better {
 			if isQty {
 				v = q.DeepCopy()
 			}
