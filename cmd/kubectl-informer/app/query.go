@@ -156,7 +156,7 @@ a deprecation warning.
 	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
 	f.StringVar(&o.Where, "where", "", "keep the objects for which this CEL expression is true")
 	f.StringArrayVar(&o.Columns, "columns", nil, "extra table columns NAME=CEL[,NAME=CEL...] (repeatable)")
-	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically); -EXPR: in descending order")
+	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically); -EXPR: in descending order; with --aggregate, by the key or aggregate of this NAME (-NAME: descending)")
 	f.BoolVar(&o.Reverse, "reverse", false, "print in descending order: of --sort-by's values, else of namespace/name")
 	f.StringArrayVar(&o.GroupBy, "group-by", nil, "count per distinct value of this CEL expression, largest first (implies --count); with --aggregate, a key [NAME=]CEL of the groups (repeatable)")
 	f.StringArrayVar(&o.Aggregates, "aggregate", nil, "compute NAME=FUNC(EXPR) per --group-by group, or over the whole answer: count(), sum, avg, min, max, quantile(Q, EXPR), distinct (repeatable)")
