@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -44,13 +45,7 @@ func TestAggregates(t *testing.T) {
 		}
 	}
 	var want []map[string]any
-	for _, ns := range slices.Sorted(func(yield func(string) bool) {
-		for k := range values {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, ns := range slices.Sorted(maps.Keys(values)) {
 		v := values[ns]
 		sum := 0.0
 		for _, x := range v {

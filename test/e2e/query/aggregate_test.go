@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -113,13 +114,7 @@ func TestAggregateExample(t *testing.T) {
 			count[all[i].Namespace]++
 		}
 		var want []string
-		for _, n := range slices.Sorted(func(yield func(string) bool) {
-			for k := range count {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, n := range slices.Sorted(maps.Keys(count)) {
 			want = append(want, fmt.Sprintf("%s %d %d", n, restarts[n], count[n]))
 		}
 		out := query(t, args...).ok(t)

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -38,13 +39,7 @@ func TestServeAggregates(t *testing.T) {
 		}
 	}
 	var want []map[string]any
-	for _, ns := range slices.Sorted(func(yield func(string) bool) {
-		for k := range count {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, ns := range slices.Sorted(maps.Keys(count)) {
 		want = append(want, map[string]any{"namespace": ns, "restarts": restarts[ns], "n": count[ns]})
 	}
 	if !reflect.DeepEqual(got, want) {
