@@ -1,10 +1,15 @@
 package indexers
 
 import (
+	"context"
+
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	apiservercel "k8s.io/apiserver/pkg/cel"
+
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
 )
 
 // Quantity functions beyond those of Kubernetes' quantity library, for the
@@ -47,4 +52,44 @@ func unaryOf[T ref.Val](fn func(T) ref.Val) func(ref.Val) ref.Val {
 		}
 		return fn(x)
 	}
+}
+
+// ValueKeepingQuantities evaluates the expression against obj as Value
+// does, except that a quantity, alone or as an element of a list, is a
+// resource.Quantity rather than its text: aggregates add quantities up in
+// their unit.
+func (p *Program) ValueKeepingQuantities(obj any) (any, error) {
+	v, err := p.eval(context.Background(), obj)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	g, err := keepQuantities(v)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	return g, nil
+}
+
+// keepQuantities is jsonval.ToNative with quantities kept as such.
+func keepQuantities(v ref.Val) (any, error) {
+	switch x := v.(type) {
+	case apiservercel.Quantity:
+		return x.DeepCopy(), nil
+	case *apiservercel.Quantity:
+		return x.DeepCopy(), nil
+	case traits.Lister:
+		var out []any
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			e, err := keepQuantities(it.Next())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	}
+	return jsonval.ToNative(v)
 }

@@ -53,6 +53,25 @@ func BenchmarkGroupBy100k(b *testing.B) {
 	}
 }
 
+// BenchmarkAggregate100k computes two aggregates of 100,000 pods per
+// node (1,000 groups), to compare with BenchmarkGroupBy100k.
+func BenchmarkAggregate100k(b *testing.B) {
+	idx := benchIndexer(b, 100_000)
+	spec := Spec{
+		Keys: []Key{{Name: "node", Value: func(obj any) (any, error) { return obj.(*corev1.Pod).Spec.NodeName, nil }}},
+		Aggregates: []Aggregate{
+			{Name: "n", Func: FuncCount},
+			{Name: "oldest", Func: FuncMin, Value: func(obj any) (any, error) { return obj.(*corev1.Pod).CreationTimestamp.Unix(), nil }},
+		},
+	}
+	for b.Loop() {
+		res, err := Run(idx, spec)
+		if err != nil || len(res.Rows) != 1000 {
+			b.Fatalf("rows = %d, err = %v", len(res.Rows), err)
+		}
+	}
+}
+
 // BenchmarkWhereSortLimit100k filters 100,000 pods, sorts the half that
 // match by name and keeps 10.
 func BenchmarkWhereSortLimit100k(b *testing.B) {

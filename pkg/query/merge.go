@@ -29,7 +29,7 @@ func RunAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 	for i, idx := range idxs {
 		sp := specs[i]
 		sp.Columns = nil
-		if sp.Count {
+		if sp.Count || len(sp.Aggregates) > 0 {
 			sp.Limit = 0
 		}
 		res, err := Run(idx, sp)
@@ -38,7 +38,7 @@ func RunAll(idxs []cache.Indexer, specs []Spec) ([]*Result, error) {
 		}
 		results[i] = res
 	}
-	if specs[0].Count {
+	if specs[0].Count || len(specs[0].Aggregates) > 0 {
 		return results, nil
 	}
 	LimitMerged(results, specs[0].Limit, specs[0].SortBy != nil, specs[0].Descending)

@@ -14,6 +14,8 @@ const (
 	// PartIndex defines an index; PartOutput chooses the output format.
 	PartIndex
 	PartOutput
+	// PartAggregate is an aggregate per group.
+	PartAggregate
 	numParts
 )
 
@@ -22,11 +24,11 @@ const (
 type Names [numParts]string
 
 // FlagNames name the parts of a query by the flags that set them.
-var FlagNames = Names{"--where", "--sort-by", "--group-by", "--columns", "--count", "--limit", "--index", "-o"}
+var FlagNames = Names{"--where", "--sort-by", "--group-by", "--columns", "--count", "--limit", "--index", "-o", "--aggregate"}
 
 // SessionNames name the parts of a query as an interactive session sets
 // them: the filter typed, and the commands.
-var SessionNames = Names{"filter", ":sort", ":group", ":columns", ":count", ":limit", ":index", ":o"}
+var SessionNames = Names{"filter", ":sort", ":group", ":columns", ":count", ":limit", ":index", ":o", ":aggregate"}
 
 // Of returns the name of part p.
 func (n Names) Of(p Part) string {

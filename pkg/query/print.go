@@ -290,6 +290,8 @@ func (p *Printer) Print(w io.Writer, res *Result) error {
 // print is Print.
 func (p *Printer) print(w io.Writer, res *Result) error {
 	switch res.Mode {
+	case ModeAggregates:
+		return p.printRows(w, res)
 	case ModeCount, ModeGroups:
 		if !p.isTable {
 			return fmt.Errorf("counts are printed as text; output format %q cannot print them", p.output)

@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
+	"math"
 	goruntime "runtime"
 	"slices"
 	"sort"
@@ -77,6 +78,24 @@ type Spec struct {
 	// GroupBy the first Limit groups. 0: no limit. It does not change a bare
 	// count.
 	Limit int
+
+	// Aggregates, when not empty, replace the objects by one row per
+	// distinct combination of the values of Keys (one row over every
+	// object without Keys) holding these aggregates over the row's
+	// objects (ModeAggregates). A list value of a key puts the object in
+	// a row for each distinct element; null, a missing value and an empty
+	// list are "<none>". An object on which a key fails is left out and
+	// the failure counted in a "--group-by" warning; one on which an
+	// aggregate fails, or has no value, is left out of that aggregate and
+	// counted in an "--aggregate NAME" warning. Not allowed with Count,
+	// SortBy or Columns.
+	Aggregates []Aggregate
+	// Keys are the keys of the rows of Aggregates.
+	Keys []Key
+	// OrderBy orders the rows of Aggregates by the key or aggregate of
+	// this name, ascending (Descending: descending), ties by the keys;
+	// "": by the keys, in order. Limit then keeps the first rows.
+	OrderBy string
 
 	// Columns are evaluated for the objects in the result only (after Limit).
 	// A cell whose evaluation fails holds an *[EvalError] and the failure is
@@ -154,6 +173,30 @@ func (s Spec) Validate() error {
 	if s.GroupBy != nil && !s.Count {
 		errs = append(errs, errors.New("group-by requires count: it counts objects per value"))
 	}
+	if len(s.Keys) > 0 && len(s.Aggregates) == 0 {
+		errs = append(errs, errors.New("keys are the keys of aggregates: give at least one aggregate"))
+	}
+	if len(s.Aggregates) > 0 && (s.Count || s.SortBy != nil || len(s.Columns) > 0) {
+		errs = append(errs, errors.New("aggregates cannot be combined with count, sort-by or columns: order rows with OrderBy"))
+	}
+	seenAgg := make(sets.Set[string], len(s.Aggregates)+len(s.Keys))
+	for _, k := range s.Keys {
+		if k.Name == "" || seenAgg.Has(k.Name) || k.Value == nil {
+			errs = append(errs, fmt.Errorf("key %q has no name, no value, or the name of another", k.Name))
+		}
+		seenAgg.Insert(k.Name)
+	}
+	for _, a := range s.Aggregates {
+		switch {
+		case a.Name == "" || seenAgg.Has(a.Name):
+			errs = append(errs, fmt.Errorf("aggregate %q has no name, or the name of another aggregate or key", a.Name))
+		case a.Func != FuncCount && a.Value == nil:
+			errs = append(errs, fmt.Errorf("aggregate %q has no value function", a.Name))
+		case a.Func == FuncQuantile && (a.Q < 0 || a.Q > 1 || math.IsNaN(a.Q)):
+			errs = append(errs, fmt.Errorf("aggregate %q: the quantile must be between 0 and 1, got %v", a.Name, a.Q))
+		}
+		seenAgg.Insert(a.Name)
+	}
 	if s.Count && s.SortBy != nil {
 		errs = append(errs, errors.New("sort-by cannot be used with count: groups are ordered by count"))
 	}
@@ -174,6 +217,9 @@ const (
 	// ModeGroups means Result.Groups holds the counts per value (Spec.Count with
 	// GroupBy).
 	ModeGroups
+	// ModeAggregates means Result.Rows holds the aggregates per group
+	// (Spec.Aggregates).
+	ModeAggregates
 )
 
 // Result is the answer to a query.
@@ -195,6 +241,11 @@ type Result struct {
 	// Groups are the counts per GroupBy value, largest first, ties ordered by
 	// value (ModeGroups).
 	Groups []Group
+
+	// Rows are the aggregates per group (ModeAggregates), KeyNames and
+	// AggregateNames the names of their keys and aggregates.
+	Rows                     []*Row
+	KeyNames, AggregateNames []string
 
 	// Indexers are the index functions of the queried indexer; the tables
 	// of PrintOptions.IndexNames show their values for each object.
@@ -418,6 +469,27 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 	res.Matched = len(matched)
 
 	switch {
+	case len(spec.Aggregates) > 0:
+		res.Mode = ModeAggregates
+		for _, k := range spec.Keys {
+			res.KeyNames = append(res.KeyNames, k.Name)
+		}
+		for _, a := range spec.Aggregates {
+			res.AggregateNames = append(res.AggregateNames, a.Name)
+		}
+		rows, warnings, err := aggregateObjects(matched, spec, stop)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = rows
+		res.Warnings = append(res.Warnings, warnings...)
+		if err := sortRows(res, spec.OrderBy, spec.Descending); err != nil {
+			return nil, err
+		}
+		if spec.Limit > 0 && len(res.Rows) > spec.Limit {
+			res.Rows = res.Rows[:spec.Limit]
+		}
+		return res, nil
 	case spec.Count && spec.GroupBy != nil:
 		res.Mode = ModeGroups
 		groups, w, failed, err := groupObjects(matched, spec.GroupBy, spec.Names.Of(PartGroupBy), stop)

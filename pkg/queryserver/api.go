@@ -85,9 +85,13 @@ type Query struct {
 	Where           string                      `json:"where,omitempty"`
 	SortBy          string                      `json:"sortBy,omitempty"`
 	GroupBy         string                      `json:"groupBy,omitempty"`
-	Columns         []plan.NamedExpr            `json:"columns,omitempty"`
-	Count           bool                        `json:"count,omitempty"`
-	Limit           int                         `json:"limit,omitempty"`
+	// GroupByKeys are the keys of aggregates after GroupBy; Aggregates
+	// are --aggregate NAME=FUNC(EXPR) (see plan.Request).
+	GroupByKeys []string         `json:"groupByKeys,omitempty"`
+	Aggregates  []plan.NamedExpr `json:"aggregates,omitempty"`
+	Columns     []plan.NamedExpr `json:"columns,omitempty"`
+	Count       bool             `json:"count,omitempty"`
+	Limit       int              `json:"limit,omitempty"`
 	// Output is the -o value; "" prints a table.
 	Output string `json:"output,omitempty"`
 	Print  Print  `json:"print,omitzero"`
@@ -128,6 +132,7 @@ func FromRequest(r plan.Request) Query {
 		LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector,
 		Indexes: r.Indexes, ResourceIndexes: mergeIndexes(r.ResourceIndexes, r.ResourceFlagIndexes),
 		Where: r.Where, SortBy: r.SortBy, GroupBy: r.GroupBy, Columns: r.Columns,
+		GroupByKeys: r.GroupByKeys, Aggregates: r.Aggregates,
 		Count: r.Count, Limit: r.Limit, Output: r.Output, Reverse: r.Reverse,
 		Print: Print{
 			NoHeaders: r.Print.NoHeaders, ShowLabels: r.Print.ShowLabels, ShowKind: r.Print.ShowKind,
@@ -169,6 +174,7 @@ func (q Query) Request() plan.Request {
 		LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector,
 		Indexes: q.Indexes, ResourceIndexes: q.ResourceIndexes,
 		Where: q.Where, SortBy: q.SortBy, GroupBy: q.GroupBy, Columns: q.Columns,
+		GroupByKeys: q.GroupByKeys, Aggregates: q.Aggregates,
 		Count: q.Count, Limit: q.Limit, Output: q.Output, Reverse: q.Reverse,
 		Print: query.PrintOptions{
 			NoHeaders: q.Print.NoHeaders, ShowLabels: q.Print.ShowLabels, ShowKind: q.Print.ShowKind,

@@ -624,7 +624,7 @@ func registerQueryCompletions(cmd *cobra.Command, o *QueryOptions) {
 	})
 	fixed(cmd, "output", query.AllowedFormats()...)
 	yamlFiles(cmd, "config")
-	noFiles(cmd, "index", "where", "columns", "sort-by", "group-by", "limit", "sync-timeout",
+	noFiles(cmd, "index", "where", "columns", "sort-by", "group-by", "aggregate", "limit", "sync-timeout",
 		"label-columns", "selector", "field-selector", "server", "query-server", "server-clusters", "context-selector")
 }
 

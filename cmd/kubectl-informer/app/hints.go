@@ -99,11 +99,11 @@ func impersonation(flags *genericclioptions.ConfigFlags) []string {
 
 // countErrors refuses the printing flags that a count cannot honour.
 func countErrors(o *QueryOptions) []error {
-	if (o.Count || o.GroupBy != "") && (o.ShowLabels || len(o.LabelColumns) > 0) {
-		return []error{errors.New("--show-labels and -L cannot be combined with --count or --group-by: counts have no labels to show")}
+	if (o.Count || len(o.GroupBy) > 0 || len(o.Aggregates) > 0) && (o.ShowLabels || len(o.LabelColumns) > 0) {
+		return []error{errors.New("--show-labels and -L cannot be combined with --count, --group-by or --aggregate: counts have no labels to show")}
 	}
-	if (o.Count || o.GroupBy != "") && len(o.IndexColumns) > 0 {
-		return []error{errors.New("--index-columns cannot be combined with --count or --group-by: counts have no objects to show index values of")}
+	if (o.Count || len(o.GroupBy) > 0 || len(o.Aggregates) > 0) && len(o.IndexColumns) > 0 {
+		return []error{errors.New("--index-columns cannot be combined with --count, --group-by or --aggregate: counts have no objects to show index values of")}
 	}
 	return nil
 }

@@ -40,6 +40,12 @@ const queryExample = `  # Pending pods in every namespace
   # Pods per node and phase
   kubectl informer query pods -A --count --group-by 'object.spec.nodeName + "/" + object.status.phase'
 
+  # Restarts and pods per namespace; CPU requested per namespace, in cores
+  kubectl informer query pods -A --group-by object.metadata.namespace \
+    --aggregate 'restarts=sum(object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum())' --aggregate 'n=count()'
+  kubectl informer query pods -A --group-by object.metadata.namespace \
+    --aggregate 'cpu=sum(object.spec.containers.map(c, quantity(c.resources.?requests.cpu.orValue("0"))))' --sort-by -cpu
+
   # Pods whose node is in zone-a, with the zone as a column
   kubectl informer query pods -A \
     --where 'get("nodes", object.spec.nodeName).metadata.labels["topology.kubernetes.io/zone"] == "zone-a"' \
@@ -69,7 +75,8 @@ type QueryOptions struct {
 	Columns           []string
 	SortBy            string
 	Reverse           bool
-	GroupBy           string
+	GroupBy           []string
+	Aggregates        []string
 	Count             bool
 	Limit             int
 	Output            string
@@ -150,9 +157,10 @@ a deprecation warning.
 	f.StringArrayVar(&o.By, "by", nil, "answer from an index: NAME=VALUE (repeatable: objects in every index)")
 	f.StringVar(&o.Where, "where", "", "keep the objects for which this CEL expression is true")
 	f.StringArrayVar(&o.Columns, "columns", nil, "extra table columns NAME=CEL[,NAME=CEL...] (repeatable)")
-	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically); -EXPR: in descending order")
+	f.StringVar(&o.SortBy, "sort-by", "", "order by this CEL expression's value (numbers numerically); -EXPR: in descending order; with --aggregate, by the key or aggregate of this NAME (-NAME: descending)")
 	f.BoolVar(&o.Reverse, "reverse", false, "print in descending order: of --sort-by's values, else of namespace/name")
-	f.StringVar(&o.GroupBy, "group-by", "", "count per distinct value of this CEL expression, largest first (implies --count)")
+	f.StringArrayVar(&o.GroupBy, "group-by", nil, "count per distinct value of this CEL expression, largest first (implies --count); with --aggregate, a key [NAME=]CEL of the groups (repeatable)")
+	f.StringArrayVar(&o.Aggregates, "aggregate", nil, "compute NAME=FUNC(EXPR) per --group-by group, or over the whole answer: count(), sum, avg, min, max, quantile(Q, EXPR), distinct (repeatable)")
 	f.BoolVar(&o.Count, "count", false, "print only the number of matching objects (or counts per --group-by value)")
 	f.IntVar(&o.Limit, "limit", 0, "print at most this many results after sorting (0: all)")
 	f.StringVarP(&o.Output, "output", "o", "", "output format: "+strings.Join(query.AllowedFormats(), "|")+" (default: table)")
@@ -202,8 +210,13 @@ func loadConfig(path string) (*plan.Config, error) {
 // the cluster.
 func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.resources = args
-	if err := emptyValueErrors(cmd.Flags(), "where", "sort-by", "group-by"); err != nil {
+	if err := emptyValueErrors(cmd.Flags(), "where", "sort-by"); err != nil {
 		return err
+	}
+	for _, g := range o.GroupBy {
+		if strings.TrimSpace(g) == "" {
+			return &UsageError{Err: errors.New("--group-by is empty: give it a CEL expression, or leave the flag out")}
+		}
 	}
 	o.costLimitSet = cmd.Flags().Changed("cost-limit")
 	o.deprecatedServer(cmd)
@@ -217,7 +230,7 @@ func (o *QueryOptions) Complete(cmd *cobra.Command, args []string) error {
 			o.SyncTimeout = cfg.SyncTimeout(o.SyncTimeout)
 		}
 		// The default output format applies to object listings, not counts.
-		if !cmd.Flags().Changed("output") && cfg.Defaults.Output != "" && !o.Count && o.GroupBy == "" {
+		if !cmd.Flags().Changed("output") && cfg.Defaults.Output != "" && !o.Count && len(o.GroupBy) == 0 && len(o.Aggregates) == 0 {
 			o.Output = cfg.Defaults.Output
 		}
 	}
@@ -256,7 +269,6 @@ func (o *QueryOptions) Validate() error {
 		Where:         o.Where,
 		SortBy:        o.SortBy,
 		Reverse:       o.Reverse,
-		GroupBy:       o.GroupBy,
 		Count:         o.Count,
 		Limit:         o.Limit,
 		Output:        o.Output,
@@ -290,6 +302,17 @@ func (o *QueryOptions) Validate() error {
 			continue
 		}
 		req.By = append(req.By, query.Selector{Index: name, Value: value})
+	}
+	if len(o.GroupBy) > 0 {
+		req.GroupBy, req.GroupByKeys = o.GroupBy[0], o.GroupBy[1:]
+	}
+	for _, s := range o.Aggregates {
+		name, value, err := splitNamed(s, "--aggregate", "NAME=FUNC(EXPR)")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		req.Aggregates = append(req.Aggregates, plan.NamedExpr{Name: name, Expr: value})
 	}
 	req.Columns, more = parseColumns(o.Columns)
 	errs = append(errs, more...)

@@ -20,7 +20,7 @@ func TestQueryValidateNoCluster(t *testing.T) {
 		{[]string{"pods", "--columns", "=x"}, `--columns "=x": want NAME=CEL`},
 		{[]string{"pods", "--group-by", "object.kind", "-o", "json"}, "--count prints numbers: -o json cannot be used with it"},
 		{[]string{"pods", "--count", "--show-labels"}, "--show-labels and -L cannot be combined with --count"},
-		{[]string{"pods", "--group-by", "object.kind", "-L", "app"}, "--show-labels and -L cannot be combined with --count or --group-by"},
+		{[]string{"pods", "--group-by", "object.kind", "-L", "app"}, "--show-labels and -L cannot be combined with --count, --group-by or --aggregate"},
 		{[]string{"pods", "--sort-by", "metadata.creationTimestamp"}, "did you mean object.metadata.creationTimestamp?"},
 		{[]string{"pods", "--where", `status.phase == "Running"`}, "did you mean object.status.phase?"},
 		{[]string{"pods", "--where", `object.status.phase = "Running"`}, "did you mean ==?"},

@@ -453,12 +453,13 @@ func init() {
 		{"group", "[CEL]", "count per value of the expression; alone, clear", func(s *Session, arg string) error {
 			s.change(func(r *plan.Request) {
 				r.GroupBy = arg
-				if arg != "" {
+				if arg != "" && len(r.Aggregates) == 0 {
 					s.setCount(r, true)
 				}
 			})
 			return nil
 		}},
+		{"aggregate", "[NAME=FUNC(CEL)]", "compute count(), sum, avg, min, max, quantile(Q, CEL) or distinct per :group group, or over all (repeat for more); alone, clear", (*Session).aggregate},
 		{"sort", "[CEL]", "order by the expression's value; alone, clear", func(s *Session, arg string) error {
 			s.change(func(r *plan.Request) { r.SortBy = arg })
 			return nil
@@ -533,6 +534,36 @@ func (s *Session) help() {
 		_, _ = fmt.Fprintf(tw, ":%s %s\t%s\n", c.name, c.args, c.help)
 	}
 	_ = tw.Flush()
+}
+
+// aggregate adds an aggregate (:aggregate NAME=FUNC(CEL)), or clears
+// them: grouping then counts again.
+func (s *Session) aggregate(arg string) error {
+	if arg == "" {
+		s.change(func(r *plan.Request) {
+			r.Aggregates, r.SortBy = nil, "" // a sort named an aggregate or key
+			if r.GroupBy != "" {
+				s.setCount(r, true)
+			}
+		})
+		return nil
+	}
+	name, expr, ok := strings.Cut(arg, "=")
+	name, expr = strings.TrimSpace(name), strings.TrimSpace(expr)
+	if !ok || name == "" || expr == "" {
+		return fmt.Errorf(":aggregate %q: want :aggregate NAME=FUNC(CEL) (:aggregate alone clears)", arg)
+	}
+	s.change(func(r *plan.Request) {
+		r.Aggregates = append(slices.Clone(r.Aggregates), plan.NamedExpr{Name: name, Expr: expr})
+		if r.Count {
+			// Aggregates replace counting; count() counts.
+			r.Count = false
+			if s.listOutput != "" {
+				r.Output, s.listOutput = s.listOutput, ""
+			}
+		}
+	})
+	return nil
 }
 
 func (s *Session) by(arg string) error {
@@ -768,7 +799,7 @@ func (s *Session) complete(before, tail string) (head string, completions []stri
 			return completeWord(before, tail, append([]string{"table"}, query.AllowedFormats()...), "")
 		case "resources":
 			return completeWord(before, tail, s.resourceNames(), "")
-		case "where", "sort", "group", "columns":
+		case "where", "sort", "group", "columns", "aggregate":
 		default:
 			return before, nil, tail
 		}

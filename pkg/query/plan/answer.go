@@ -88,6 +88,7 @@ func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*que
 		// The programs of this answer stop with ctx; p's are not changed.
 		bound := *p
 		bound.columns = slices.Clone(p.columns)
+		bound.keys, bound.aggregates = slices.Clone(p.keys), slices.Clone(p.aggregates)
 		bound.ChargeTo(indexers.NewBudget(ctx, 0))
 		spec = bound.Spec()
 		spec.Stop = indexers.IsBudgetStop
@@ -192,6 +193,7 @@ func (p *Plan) With(edit func(*Request)) (*Plan, error) {
 func (p *Plan) From(s *Caches) (*Plan, error) {
 	np := *p
 	np.columns = slices.Clone(p.columns)
+	np.keys, np.aggregates = slices.Clone(p.keys), slices.Clone(p.aggregates)
 	np.indexes = maps.Clone(p.indexes)
 	np.resourceIndexes = map[string]map[string]*indexers.Program{}
 	for res, ixs := range p.resourceIndexes {
@@ -438,6 +440,12 @@ func (p *Plan) Print(out, errOut io.Writer, c *Caches, infs []*factory.Informer,
 		return err
 	}
 	switch {
+	case p.aggregated():
+		merged, err := query.MergeRows(results, p.orderBy, p.descending, p.req.Limit)
+		if err != nil {
+			return err
+		}
+		return whole.Print(out, merged)
 	case p.req.Count && p.req.GroupBy == "":
 		total := &query.Result{Mode: query.ModeCount}
 		for _, r := range results {

@@ -21,7 +21,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // printsTable reports whether the plan prints objects as a table, whose
 // columns are those of each resource's kind.
 func (p *Plan) printsTable() bool {
-	return !p.req.Count && p.printer != nil && p.printer.HumanReadable()
+	return !p.req.Count && !p.aggregated() && p.printer != nil && p.printer.HumanReadable()
 }
 
 // printerColumns returns the additionalPrinterColumns of res, read from its

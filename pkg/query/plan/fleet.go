@@ -413,9 +413,9 @@ func (p *Plan) PrintFleet(ctx context.Context, answers []ClusterAnswer, out, err
 		// No cluster has any of the types: kubectl's message.
 		return p.Print(out, errOut, merged, nil, []*query.Result{{Mode: query.ModeObjects}})
 	}
-	if p.req.Count {
-		// Print adds up counts and merges groups over any number of
-		// answers.
+	if p.req.Count || p.aggregated() {
+		// Print adds up counts and merges groups and aggregates over any
+		// number of answers.
 		return p.Print(out, errOut, merged, allInfs, all)
 	}
 	results := make([]*query.Result, len(gvrs))

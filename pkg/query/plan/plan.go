@@ -38,6 +38,11 @@ type Plan struct {
 	sortPath *sortPath
 	groupBy  *indexers.Program
 	columns  []*indexers.Program
+	// keys and aggregates are those of --aggregate (keys from
+	// --group-by); orderBy is the name --sort-by gives them.
+	keys       []key
+	aggregates []aggregate
+	orderBy    string
 	// descending: the answer is sorted in descending order.
 	descending bool
 	// stopAtCostLimit: the first evaluation the cost limit stops ends the
@@ -63,7 +68,12 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	if req.SyncTimeout <= 0 {
 		req.SyncTimeout = 2 * time.Minute
 	}
-	if req.GroupBy != "" {
+	aggregated := len(req.Aggregates) > 0 || len(req.GroupByKeys) > 0
+	if aggregated && len(req.Aggregates) == 0 {
+		// Several keys count: --count says nothing more.
+		req.Count = false
+	}
+	if req.GroupBy != "" && !aggregated {
 		// Groups are counts: --group-by says --count.
 		req.Count = true
 	}
@@ -154,7 +164,13 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 	}
 	name := req.Names.Of
 	p.where = compile(req.Where, indexers.KindPredicate, name(query.PartWhere))
-	if isJSONPath(req.SortBy) {
+	switch {
+	case aggregated:
+		errs = append(errs, p.compileAggregates(req, compile)...)
+		if req.Count && len(req.Aggregates) > 0 {
+			errs = append(errs, fmt.Errorf("%s cannot be combined with %s: count() counts the objects of each group", name(query.PartCount), name(query.PartAggregate)))
+		}
+	case isJSONPath(req.SortBy):
 		// kubectl get's --sort-by, ordering as kubectl does.
 		p.descending = req.Reverse
 		sp, err := compileSortPath(req.SortBy)
@@ -162,7 +178,7 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 			errs = append(errs, fmt.Errorf("%s %q: %w", name(query.PartSortBy), req.SortBy, err))
 		}
 		p.sortPath = sp
-	} else {
+	default:
 		sortBy, negated := env.Descending(req.SortBy)
 		p.descending = negated != req.Reverse
 		p.sortBy = compile(sortBy, indexers.KindValue, name(query.PartSortBy))
@@ -171,7 +187,9 @@ func Compile(env *indexers.Env, req Request) (*Plan, error) {
 			ee.Expr = req.SortBy // shown as typed, at the same columns
 		}
 	}
-	p.groupBy = compile(req.GroupBy, indexers.KindValue, name(query.PartGroupBy))
+	if !aggregated {
+		p.groupBy = compile(req.GroupBy, indexers.KindValue, name(query.PartGroupBy))
+	}
 	seen := sets.New[string]()
 	for _, c := range req.Columns {
 		if c.Name == "" || seen.Has(c.Name) {
@@ -232,6 +250,12 @@ func (p *Plan) allIndexNames() []string {
 func (p *Plan) QueryPrograms() []*indexers.Program {
 	progs := []*indexers.Program{p.where, p.sortBy, p.groupBy}
 	progs = append(progs, p.columns...)
+	for _, k := range p.keys {
+		progs = append(progs, k.prog)
+	}
+	for _, a := range p.aggregates {
+		progs = append(progs, a.prog)
+	}
 	return slices.DeleteFunc(progs, func(prog *indexers.Program) bool { return prog == nil })
 }
 
@@ -261,7 +285,9 @@ func (p *Plan) metadataOnly(indexes map[string]*indexers.Program) bool {
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
-		return false
+		if !p.aggregated() { // rows, not objects, are printed
+			return false
+		}
 	}
 	for _, prog := range p.QueryPrograms() {
 		if !prog.ReadsOnlyMetadata() {
@@ -289,7 +315,9 @@ func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
 	switch p.req.Output {
 	case "", "name", "wide":
 	default:
-		return nil
+		if !p.aggregated() { // rows, not objects, are printed
+			return nil
+		}
 	}
 	out := &jsonval.Paths{}
 	for _, prog := range append(p.QueryPrograms(), mapValues(indexes)...) {
@@ -412,6 +440,16 @@ func (p *Plan) eachQueryProgram(f func(*indexers.Program) *indexers.Program) {
 			p.columns[i] = f(p.columns[i])
 		}
 	}
+	for i := range p.keys {
+		if p.keys[i].prog != nil {
+			p.keys[i].prog = f(p.keys[i].prog)
+		}
+	}
+	for i := range p.aggregates {
+		if p.aggregates[i].prog != nil {
+			p.aggregates[i].prog = f(p.aggregates[i].prog)
+		}
+	}
 }
 
 // Spec returns the engine's Spec of the compiled plan: its predicate, sort
@@ -440,6 +478,9 @@ func (p *Plan) Spec() query.Spec {
 	}
 	for i, c := range p.req.Columns {
 		s.Columns = append(s.Columns, query.Column{Name: c.Name, Value: p.valueFunc(p.columns[i])})
+	}
+	if p.aggregated() {
+		p.aggregateSpec(&s)
 	}
 	return s
 }

@@ -72,8 +72,19 @@ type Request struct {
 	By []query.Selector
 	// Where, SortBy and GroupBy are CEL expressions; "" means none. A
 	// SortBy that is a negation as a whole, -X, sorts by X in descending
-	// order, whatever its type. GroupBy implies Count.
+	// order, whatever its type. GroupBy implies Count, unless there are
+	// Aggregates: it is then their first key (see GroupByKeys), and
+	// SortBy names a key or an aggregate (-NAME: descending).
 	Where, SortBy, GroupBy string
+	// GroupByKeys are the keys of Aggregates after GroupBy, each
+	// [NAME=]CEL; the name heads the key's column. Without Aggregates,
+	// several keys count the objects per combination of their values,
+	// as an aggregate count=count() does.
+	GroupByKeys []string
+	// Aggregates are NAME=FUNC(ARGS) computed per group of GroupBy (and
+	// GroupByKeys), or over the whole answer without them; see
+	// docs/aggregates.md.
+	Aggregates []NamedExpr
 	// Reverse reverses the order: descending with SortBy (ascending with
 	// a SortBy of -X), else namespace/name descending.
 	Reverse bool

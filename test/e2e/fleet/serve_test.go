@@ -82,6 +82,8 @@ func testServeFleetAdmin(t *testing.T, s *fleetServer) {
 		{"pods", "-A", "-o", "name"},
 		{"pods", "-A", "--count"},
 		{"pods", "-A", "--group-by", "cluster + \"/\" + object.status.phase"},
+		{"pods", "-A", "--group-by", "object.metadata.namespace", "--aggregate", "n=count()",
+			"--aggregate", "mean=avg(object.status.?containerStatuses.orValue([]).map(c, c.restartCount).sum())", "--sort-by", "-mean", "--limit", "2"},
 		{"pods", "-A", "--sort-by", "object.metadata.name", "--limit", "7", "-o", "json"},
 		{"pods", "-A", "--where", `cluster != "east" && object.status.phase == "Running"`, "-o", "name"},
 		// get() reads the node of the pod's own cluster: the clusters
