@@ -206,6 +206,10 @@ cluster-status: ## Show whether the local control plane runs
 # the generated sample workload, whose pods are bound to nodes without a
 # kubelet; the local PersistentVolume's directory and the exporter's log are
 # in the cluster's state directory, which cluster-down removes.
+.PHONY: reference
+reference: ## Generate docs/reference, a page per command from its help (TestReferenceIsCurrent fails until it is done)
+	go run ./hack/reference -dir docs/reference
+
 .PHONY: demo
 demo: build cluster-up $(if $(NODE_ON),,$(BIN_DIR)/workload) ## Start the local cluster, load a sample workload, run the plugin (NODE=1: on a node, with pods that really crash and restart, as root)
 ifeq ($(NODE_ON),)
