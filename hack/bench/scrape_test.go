@@ -120,12 +120,15 @@ func TestRenderQueriesAgainstProtobufTransfer(t *testing.T) {
 		mk(protobufFloor, 500*time.Millisecond),
 		mk(jsonFloor, 800*time.Millisecond),
 		mk(whereCount, time.Second),
+		mk(groupCount, 2*time.Second),
+		mk(groupAggregates, 2500*time.Millisecond),
 	})
 	for _, want := range []string{
 		"| `" + protobufFloor + "` | 1.00× | 0.50 s",
 		"| `" + jsonFloor + "` | 1.60× | 0.80 s",
 		"| `" + whereCount + "` | 2.00× | 1.00 s",
 		"`" + whereCount + "`: 2.00× the protobuf transfer, 1.25× the JSON transfer, peak RSS 64 MiB.",
+		"Two aggregates per node: 1.25× the same groups counted (`" + groupCount + "`).",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
