@@ -701,3 +701,7 @@ func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
 	}
 	return kept, nil
 }
+
+// Scope implements indexers.ResourceScopes: owner() reads the owner kinds
+// the request's lookup reads.
+func (l *scopedLookup) Scope(resource string) (namespaced, ok bool) { return l.inner.Scope(resource) }

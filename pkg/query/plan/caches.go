@@ -490,6 +490,13 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 				continue
 			}
 			prog, ok := available[idx]
+			if !ok && indexers.IsBuiltinIndex(idx) {
+				var err error
+				if prog, _, err = p.env.BuiltinIndex(idx); err != nil {
+					return err
+				}
+				ok = true
+			}
 			if !ok {
 				return &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, query.UnknownIndex(idx, append(slices.Sorted(maps.Keys(available)), cache.NamespaceIndex), p.req.Names))}
 			}
