@@ -68,6 +68,7 @@ trees again whenever one of the objects changes.
 	f.StringSliceVar(&o.Resources, "resources", nil, "the resources searched for dependents, instead of the default ones (comma-separated or repeated)")
 	f.StringSliceVar(&o.Include, "include", nil, "more resources searched for dependents, such as configmaps,secrets (comma-separated or repeated)")
 	f.DurationVar(&o.SyncTimeout, "sync-timeout", 2*time.Minute, "give up when the caches have not synced within this time")
+	registerTreeCompletions(cmd, o)
 	return cmd
 }
 
