@@ -78,7 +78,7 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 	if plan.NamesObjects(req.Resources) {
 		return nil, &query.UsageError{Err: errors.New("a query server serves whole resource types: give types, not TYPE NAME or TYPE/NAME")}
 	}
-	c, err := p.Fill(ctx, conn, errOut, plan.FillOptions{})
+	c, err := p.Fill(ctx, conn, errOut, plan.FillOptions{Relations: true})
 	if err != nil {
 		return nil, err
 	}

@@ -190,6 +190,11 @@ type FillOptions struct {
 	// before Fill waits for their caches: handlers added then receive every
 	// object from the first.
 	Started func(queried []*factory.Informer) error
+	// Relations: the queried informers get the built-in indexes that
+	// children() and events() read (indexers.ControllerIndex, and
+	// indexers.InvolvedObjectIndex for core/v1 events), so that the later
+	// queries of lasting caches may call them.
+	Relations bool
 }
 
 // Fill resolves the resources, creates their informers with their indexes
@@ -246,6 +251,11 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 	set := newSchemaSet(conn.Resolver, resources)
 	for _, res := range resources {
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
+		if opts.Relations {
+			if err := p.addRelationIndexes(res, ixs); err != nil {
+				return nil, err
+			}
+		}
 		for _, s := range p.req.By {
 			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
 				return nil, &query.UsageError{Err: fmt.Errorf("for %s: %w", res, query.UnknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex), p.req.Names))}
@@ -528,6 +538,26 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 			}
 		}
 		lookup.Add(name, inf)
+	}
+	return nil
+}
+
+// addRelationIndexes adds to ixs, the indexes of the queried resource res,
+// the built-in ones that children() and events() read of it.
+func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers.Program) error {
+	names := []string{indexers.ControllerIndex}
+	if res.GVR.Group == "" && res.GVR.Resource == indexers.EventsResource {
+		names = append(names, indexers.InvolvedObjectIndex)
+	}
+	for _, n := range names {
+		if _, ok := ixs[n]; ok {
+			continue
+		}
+		prog, _, err := p.env.BuiltinIndex(n)
+		if err != nil {
+			return err
+		}
+		ixs[n] = prog
 	}
 	return nil
 }

@@ -365,3 +365,34 @@ func TestRelationFunctionsWatch(t *testing.T) {
 		return l[len(l)-1] == want
 	})
 }
+
+// The later queries of an interactive session may call children() and
+// events(): the session's caches have their indexes.
+func TestRelationFunctionsInteractive(t *testing.T) {
+	ns := cluster.NewNamespace(t, "relations-i")
+	createChain(t, ns)
+	a := listChain(t, ns)
+	var want []string
+	for i := range a.rss {
+		if a.childPods(&a.rss[i]) != "-" {
+			want = append(want, a.rss[i].Name)
+		}
+	}
+	for i := range a.pods {
+		if a.events(&a.pods[i]) != "-" {
+			want = append(want, a.pods[i].Name)
+		}
+	}
+	in := strings.NewReader("children(object, \"pods\").size() > 0\nevents(object).size() > 0\n")
+	code, out, errOut := framework.RunPlugin(context.Background(), in, "query", "--kubeconfig", cluster.Kubeconfig, "replicasets,pods,events", "-n", ns, "-i", "--no-headers")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var got []string
+	for _, l := range lines(out) {
+		got = append(got, strings.Fields(l)[0])
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") || len(want) < 2 {
+		t.Errorf("answers %v, want %v\n%s", got, want, errOut)
+	}
+}
