@@ -14,6 +14,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -265,9 +266,31 @@ type relMeta struct {
 	OwnerReferences []metav1.OwnerReference
 }
 
-// objectMeta reads kind and metadata of the CEL value obj.
+// objectMeta reads kind and metadata of the CEL value obj: straight from
+// the Go object it presents when it is one (a JSON map, a typed API
+// object), else through CEL.
 func objectMeta(obj ref.Val) (relMeta, error) {
 	var m relMeta
+	var acc metav1.Object
+	switch v := obj.Value().(type) {
+	case map[string]any:
+		u := &unstructured.Unstructured{Object: v}
+		acc, m.Kind = u, u.GetKind()
+	case metav1.Object:
+		acc = v
+		if o, ok := v.(runtime.Object); ok {
+			m.Kind = o.GetObjectKind().GroupVersionKind().Kind
+		}
+	}
+	if acc != nil {
+		m.Namespace, m.UID, m.OwnerReferences = acc.GetNamespace(), string(acc.GetUID()), acc.GetOwnerReferences()
+		if m.Kind == "" {
+			if kind, ok := field(obj, "kind").(types.String); ok {
+				m.Kind = string(kind)
+			}
+		}
+		return m, nil
+	}
 	if kind, ok := field(obj, "kind").(types.String); ok {
 		m.Kind = string(kind)
 	}

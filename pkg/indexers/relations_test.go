@@ -1,9 +1,12 @@
 package indexers_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -92,6 +95,9 @@ func TestRelations(t *testing.T) {
 	rs, _, _ := l["replicaset.apps"].GetByKey("ns/web-1")
 	orphan, _, _ := l["replicaset.apps"].GetByKey("ns/orphan")
 	podA, _, _ := l["pods"].GetByKey("ns/web-1-a")
+	yes := true
+	typed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "typed", Namespace: "ns", UID: "web-1-a",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "web-1", Controller: &yes}}}}
 	tests := []struct {
 		expr string
 		on   any
@@ -99,6 +105,8 @@ func TestRelations(t *testing.T) {
 	}{
 		{`owner(object).metadata.name`, podA, "web-1"},
 		{`owner(object) == null`, orphan, true},
+		{`owners(object).map(o, o.metadata.name)`, typed, []any{"web-1", "web"}},
+		{`events(object).size()`, typed, int64(2)},
 		{`owner(object) == null`, stale, true},
 		{`owners(object).map(o, o.kind + "/" + o.metadata.name)`, podA, []any{"ReplicaSet/web-1", "Deployment/web"}},
 		{`owners(object).size()`, deploy, int64(0)},
@@ -152,5 +160,26 @@ func TestSelectorOf(t *testing.T) {
 	}
 	if _, err := indexers.SelectorOf("ConfigMap", nil); err == nil {
 		t.Error("SelectorOf(ConfigMap) gave a selector")
+	}
+}
+
+// BenchmarkOwner is owner() of a pod whose ReplicaSet is cached: a read by
+// key, whatever the number of ReplicaSets.
+func BenchmarkOwner(b *testing.B) {
+	env := newEnv(b)
+	rs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for i := range 10000 {
+		name := fmt.Sprintf("web-%d", i)
+		if err := rs.Add(relObj("apps/v1", "ReplicaSet", "ns", name, nil, "", "", "")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p := compile(b, env, `owner(object) != null`, indexers.KindPredicate).WithLookup(scopedStores{storeLookup{"replicaset.apps": rs}})
+	pod := relObj("v1", "Pod", "ns", "web-7-a", nil, "apps/v1", "ReplicaSet", "web-7")
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, err := p.Match(pod); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
 	}
 }
