@@ -397,7 +397,9 @@ func (p *Printer) table(res *Result) (*metav1.Table, error) {
 		indexes = p.opts.IndexNames
 		if indexes == nil {
 			for name := range res.Indexers {
-				if name != cache.NamespaceIndex {
+				// The built-in indexes of the relationship functions
+				// hold UIDs, not values anyone filters by.
+				if name != cache.NamespaceIndex && !indexers.IsBuiltinIndex(name) {
 					indexes = append(indexes, name)
 				}
 			}

@@ -691,7 +691,13 @@ func (s *Session) resources(arg string) error {
 			if f.Name != "" {
 				_, _ = fmt.Fprintf(tw, "%s\t", f.Name)
 			}
-			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
+			var names []string
+			for _, n := range slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())) {
+				if !indexers.IsBuiltinIndex(n) { // those of the relationship functions
+					names = append(names, n)
+				}
+			}
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(names, ","))
 		}
 	}
 	if !found {

@@ -252,9 +252,7 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 	for _, res := range resources {
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
 		if opts.Relations {
-			if err := p.addRelationIndexes(res, ixs); err != nil {
-				return nil, err
-			}
+			p.addRelationIndexes(res, ixs)
 		}
 		for _, s := range p.req.By {
 			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
@@ -543,8 +541,10 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 }
 
 // addRelationIndexes adds to ixs, the indexes of the queried resource res,
-// the built-in ones that children() and events() read of it.
-func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers.Program) error {
+// the built-in ones that children() and events() read of it. One whose
+// cost is above the cost limit is left out: the functions that read it
+// then fail with an unknown index, as under that limit they would anyway.
+func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers.Program) {
 	names := []string{indexers.ControllerIndex}
 	if res.GVR.Group == "" && res.GVR.Resource == indexers.EventsResource {
 		names = append(names, indexers.InvolvedObjectIndex)
@@ -553,13 +553,10 @@ func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers
 		if _, ok := ixs[n]; ok {
 			continue
 		}
-		prog, _, err := p.env.BuiltinIndex(n)
-		if err != nil {
-			return err
+		if prog, _, err := p.env.BuiltinIndex(n); err == nil {
+			ixs[n] = prog
 		}
-		ixs[n] = prog
 	}
-	return nil
 }
 
 // clusterScopedErrors reports the get() calls of progs that pass a
