@@ -227,7 +227,7 @@ func (p *configParser) checkReferences(ce compiledExpr, defined sets.Set[string]
 	}
 	for _, ref := range ce.prog.References() {
 		for _, ix := range ref.Indexes {
-			if ix == indexers.NamespaceIndex || defined.Has(ix) {
+			if ix == indexers.NamespaceIndex || indexers.IsBuiltinIndex(ix) || defined.Has(ix) {
 				continue
 			}
 			msg := fmt.Sprintf("byIndex(%q, %q, …) reads index %q, which no resource of the config defines", ref.Resource, ix, ix)

@@ -145,3 +145,12 @@ func (r *recordingLookup) ByIndex(resource, index, value string) ([]any, error) 
 	r.record(depKey{resource: resource, index: index, value: value})
 	return r.deps.inner.ByIndex(resource, index, value)
 }
+
+// Scope implements indexers.ResourceScopes when the engine's Lookup does:
+// owner() asks it which owner kinds are read, and where.
+func (r *recordingLookup) Scope(resource string) (namespaced, ok bool) {
+	if s, is := r.deps.inner.(indexers.ResourceScopes); is {
+		return s.Scope(resource)
+	}
+	return true, true
+}

@@ -267,6 +267,13 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 					}
 				}
 			}
+			if !found && indexers.IsBuiltinIndex(idx) {
+				p, _, err := x.env.BuiltinIndex(idx)
+				if err != nil {
+					return nil, err
+				}
+				ix[idx], found = p, true
+			}
 			if !found {
 				return nil, fmt.Errorf("%s: byIndex(%q, %q, …): define index %q under a resources entry for %s", c.pathReading(name), name, idx, idx, res)
 			}

@@ -216,3 +216,13 @@ func UnknownIndexError(res Resource, name string, have cache.Indexers) error {
 	sort.Strings(names)
 	return fmt.Errorf("unknown index %q for %s: known indexes are %s", name, res, strings.Join(names, ", "))
 }
+
+// Scope reports whether l reads resource (as an expression names it) and
+// whether that resource is namespaced.
+func (l *Lookup) Scope(resource string) (namespaced, ok bool) {
+	e, ok := l.byName[resource]
+	if !ok {
+		return false, false
+	}
+	return e.res.Namespaced, true
+}

@@ -613,10 +613,29 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 		}
 		call := x.AsCall()
 		fn := call.FunctionName()
+		args := call.Args()
+		if !call.IsMemberFunction() && isRelationFunction(fn, len(args)) {
+			resource := ""
+			if len(args) == 2 {
+				var ok bool
+				if resource, ok = stringLiteral(args[1]); !ok || resource == "" {
+					loc := startLocation(info, args[1])
+					refErr = newExprError(context, expr, loc.Line(), loc.Column(),
+						"the second argument of %s() must be a string literal naming a resource, such as \"pods\"", fn)
+					return
+				}
+			}
+			for r, ixs := range relationReferences(fn, resource) {
+				if indexes[r] == nil {
+					indexes[r] = sets.New[string]()
+				}
+				indexes[r].Insert(ixs...)
+			}
+			return
+		}
 		if call.IsMemberFunction() || (fn != getFunction && fn != byIndexFunction) {
 			return
 		}
-		args := call.Args()
 		resource, ok := stringLiteral(args[0])
 		if !ok || resource == "" {
 			loc := startLocation(info, args[0])

@@ -51,7 +51,7 @@ const lookupVar = "@lookup"
 // by lookupDecorator.
 func lookupFunctions() []cel.EnvOption {
 	str := cel.StringType
-	return []cel.EnvOption{
+	return append([]cel.EnvOption{
 		cel.Function(getFunction,
 			cel.Overload(getClusterOverload, []*cel.Type{str, str}, cel.DynType, cel.LateFunctionBinding()),
 			cel.Overload(getNamespacedOverload, []*cel.Type{str, str, str}, cel.DynType, cel.LateFunctionBinding()),
@@ -59,7 +59,7 @@ func lookupFunctions() []cel.EnvOption {
 		cel.Function(byIndexFunction,
 			cel.Overload(byIndexOverload, []*cel.Type{str, str, str}, cel.ListType(cel.DynType), cel.LateFunctionBinding()),
 		),
-	}
+	}, relationFunctions()...)
 }
 
 // lookupDecorator replaces the planned calls of get() and byIndex() with
@@ -71,6 +71,15 @@ func lookupDecorator(convert Converter) interpreter.InterpretableDecoratorV2 {
 		call, ok := i.(interpreter.InterpretableCall)
 		if !ok {
 			return i, nil
+		}
+		if isRelationOverload(call.OverloadID()) {
+			return &relationCall{
+				id:       call.ID(),
+				function: call.Function(),
+				overload: call.OverloadID(),
+				args:     call.Args(),
+				convert:  convert,
+			}, nil
 		}
 		switch call.OverloadID() {
 		case getClusterOverload, getNamespacedOverload, byIndexOverload:

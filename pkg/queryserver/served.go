@@ -78,7 +78,7 @@ func Serve(ctx context.Context, env *indexers.Env, conn plan.Conn, req plan.Requ
 	if plan.NamesObjects(req.Resources) {
 		return nil, &query.UsageError{Err: errors.New("a query server serves whole resource types: give types, not TYPE NAME or TYPE/NAME")}
 	}
-	c, err := p.Fill(ctx, conn, errOut, plan.FillOptions{})
+	c, err := p.Fill(ctx, conn, errOut, plan.FillOptions{Relations: true})
 	if err != nil {
 		return nil, err
 	}
@@ -732,3 +732,7 @@ func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
 	}
 	return kept, nil
 }
+
+// Scope implements indexers.ResourceScopes: owner() reads the owner kinds
+// the request's lookup reads.
+func (l *scopedLookup) Scope(resource string) (namespaced, ok bool) { return l.inner.Scope(resource) }

@@ -700,3 +700,27 @@ func cutLast(s, sep string) (string, string) {
 	}
 	return s[:i+len(sep)], s[i+len(sep):]
 }
+
+// registerTreeCompletions completes the arguments and flags of tree: TYPE,
+// then the names of its objects.
+func registerTreeCompletions(cmd *cobra.Command, o *TreeOptions) {
+	registerClusterCompletions(cmd, o.ConfigFlags, true)
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return completeResources(o.ConfigFlags, nil, toComplete), cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, n := range completeObjectNames(o.ConfigFlags, args[0], toComplete) {
+			if !slices.Contains(args[1:], n) {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+	resources := func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeResources(o.ConfigFlags, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+	mustRegister(cmd, "include", resources)
+	mustRegister(cmd, "resources", resources)
+	noFiles(cmd, "sync-timeout")
+}

@@ -136,6 +136,7 @@ serves Prometheus metrics computed from them by CEL.
 	cmd.AddCommand(NewQueryCommand(streams))
 	cmd.AddCommand(NewWatchCommand(streams))
 	cmd.AddCommand(NewIndexesCommand(streams))
+	cmd.AddCommand(NewTreeCommand(streams))
 	cmd.AddCommand(NewExportCommand(streams))
 	cmd.AddCommand(NewServeCommand(streams))
 	cmd.AddCommand(NewCompletionCommand(streams))

@@ -138,7 +138,7 @@ func NewSession(ctx context.Context, conn plan.Conn, p *plan.Plan, out, errOut i
 			return nil, err
 		}
 	}
-	if _, err := p.Fill(ctx, conn, errOut, plan.FillOptions{Lasting: true}); err != nil {
+	if _, err := p.Fill(ctx, conn, errOut, plan.FillOptions{Lasting: true, Relations: true}); err != nil {
 		return nil, err
 	}
 	s := &Session{out: out, errOut: errOut, opts: opts, plan: p}
@@ -319,7 +319,7 @@ func NewFleetSession(ctx context.Context, members []plan.Member, out, errOut io.
 			members[i].Plan = p
 		}
 	}
-	filled, _, err := plan.FillFleet(ctx, members, errOut, plan.FillOptions{Lasting: true}, explain)
+	filled, _, err := plan.FillFleet(ctx, members, errOut, plan.FillOptions{Lasting: true, Relations: true}, explain)
 	if err != nil {
 		return nil, err
 	}
@@ -722,7 +722,13 @@ func (s *Session) resources(arg string) error {
 			if f.Name != "" {
 				_, _ = fmt.Fprintf(tw, "%s\t", f.Name)
 			}
-			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())), ","))
+			var names []string
+			for _, n := range slices.Sorted(maps.Keys(inf.Informer.GetIndexer().GetIndexers())) {
+				if !indexers.IsBuiltinIndex(n) { // those of the relationship functions
+					names = append(names, n)
+				}
+			}
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\n", inf.Resource, len(inf.Informer.GetIndexer().ListKeys()), strings.Join(names, ","))
 		}
 	}
 	if !found {

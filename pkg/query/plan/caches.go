@@ -195,6 +195,11 @@ type FillOptions struct {
 	// before Fill waits for their caches: handlers added then receive every
 	// object from the first.
 	Started func(queried []*factory.Informer) error
+	// Relations: the queried informers get the built-in indexes that
+	// children() and events() read (indexers.ControllerIndex, and
+	// indexers.InvolvedObjectIndex for core/v1 events), so that the later
+	// queries of lasting caches may call them.
+	Relations bool
 }
 
 // Fill resolves the resources, creates their informers with their indexes
@@ -251,6 +256,9 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 	set := newSchemaSet(conn.Resolver, resources)
 	for _, res := range resources {
 		ixs := p.queriedIndexes(configIndexes[res.GVR])
+		if opts.Relations {
+			p.addRelationIndexes(res, ixs)
+		}
 		for _, s := range p.req.By {
 			if _, ok := ixs[s.Index]; !ok && s.Index != cache.NamespaceIndex {
 				return nil, &query.UsageError{Err: fmt.Errorf("for %s: %w", res, query.UnknownIndex(s.Index, append(slices.Sorted(maps.Keys(ixs)), cache.NamespaceIndex), p.req.Names))}
@@ -495,6 +503,13 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 				continue
 			}
 			prog, ok := available[idx]
+			if !ok && indexers.IsBuiltinIndex(idx) {
+				var err error
+				if prog, _, err = p.env.BuiltinIndex(idx); err != nil {
+					return err
+				}
+				ok = true
+			}
 			if !ok {
 				return &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): %w", name, idx, query.UnknownIndex(idx, append(slices.Sorted(maps.Keys(available)), cache.NamespaceIndex), p.req.Names))}
 			}
@@ -528,6 +543,25 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 		lookup.Add(name, inf)
 	}
 	return nil
+}
+
+// addRelationIndexes adds to ixs, the indexes of the queried resource res,
+// the built-in ones that children() and events() read of it. One whose
+// cost is above the cost limit is left out: the functions that read it
+// then fail with an unknown index, as under that limit they would anyway.
+func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers.Program) {
+	names := []string{indexers.ControllerIndex}
+	if res.GVR.Group == "" && res.GVR.Resource == indexers.EventsResource {
+		names = append(names, indexers.InvolvedObjectIndex)
+	}
+	for _, n := range names {
+		if _, ok := ixs[n]; ok {
+			continue
+		}
+		if prog, _, err := p.env.BuiltinIndex(n); err == nil {
+			ixs[n] = prog
+		}
+	}
 }
 
 // clusterScopedErrors reports the get() calls of progs that pass a
