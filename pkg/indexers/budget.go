@@ -47,6 +47,19 @@ func (b *Budget) Context() context.Context { return b.ctx }
 // nil.
 func (b *Budget) Err() error { return b.check() }
 
+// budgetVar is the name under which an evaluation's activation holds its
+// Budget. It is not a valid CEL identifier, so no expression can refer to
+// it.
+const budgetVar = "@budget"
+
+// charge charges b n units for work done outside CEL's cost tracking (the
+// objects a relationship function scans) and returns the error the
+// evaluation stops with when that spent it, or its context ended.
+func (b *Budget) charge(n uint64) error {
+	b.used.Add(n)
+	return b.check()
+}
+
 // Limit returns the budget's cost limit; 0 means none.
 func (b *Budget) Limit() uint64 { return b.limit }
 

@@ -25,6 +25,10 @@ type activation struct {
 	lookup Lookup
 	// cluster is the value of the variable cluster; nil: not bound.
 	cluster ref.Val
+	// budget is the budget the evaluation is charged to; nil: none. The
+	// relationship functions that scan (selected()) charge it what they
+	// read.
+	budget *Budget
 	// each is bound only for programs compiled with CompileEach.
 	each    any
 	hasEach bool
@@ -47,6 +51,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.each, a.hasEach
 	case ClusterVar:
 		return a.cluster, a.cluster != nil
+	case budgetVar:
+		return a.budget, a.budget != nil
 	}
 	return nil, false
 }
@@ -266,6 +272,7 @@ func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, er
 		}
 	}
 	vars.measured = false // a budget is charged what the evaluation costs
+	vars.budget = b
 	if ctx.Done() == nil {
 		ctx = b.ctx
 	}
@@ -273,8 +280,12 @@ func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, er
 	if cost > 0 {
 		b.used.Add(cost)
 	}
-	if err != nil && b.ctx.Err() != nil {
-		return nil, b.check()
+	if err != nil {
+		// Stopped by the budget: its context ended, or a function that
+		// scans spent it.
+		if berr := b.check(); berr != nil {
+			return nil, berr
+		}
 	}
 	return v, err
 }

@@ -240,7 +240,9 @@ func (c *relationCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	case childrenOverload:
 		found, err = controlledBy(lookup, resource, m)
 	case selectedOverload:
-		found, err = selectedBy(lookup, resource, obj, m)
+		b, _ := frame.ResolveName(budgetVar)
+		budget, _ := b.(*Budget)
+		found, err = selectedBy(lookup, budget, resource, obj, m)
 	default:
 		found, err = eventsOf(lookup, m)
 	}
@@ -488,8 +490,9 @@ func eventsOf(l Lookup, m relMeta) ([]any, error) {
 }
 
 // selectedBy returns the objects of resource in the namespace of obj that
-// its selector selects, by name.
-func selectedBy(l Lookup, resource string, obj ref.Val, m relMeta) ([]any, error) {
+// its selector selects, by name. It reads every object of resource in the
+// namespace: budget, when not nil, is charged one unit for each.
+func selectedBy(l Lookup, budget *Budget, resource string, obj ref.Val, m relMeta) ([]any, error) {
 	sel, err := SelectorOf(m.Kind, native(field(obj, "spec")))
 	if err != nil {
 		return nil, err
@@ -497,6 +500,11 @@ func selectedBy(l Lookup, resource string, obj ref.Val, m relMeta) ([]any, error
 	objs, err := l.ByIndex(resource, NamespaceIndex, m.Namespace)
 	if err != nil {
 		return nil, err
+	}
+	if budget != nil {
+		if err := budget.charge(uint64(len(objs))); err != nil {
+			return nil, err
+		}
 	}
 	var out []any
 	for _, o := range objs {

@@ -366,10 +366,18 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}}
 	scopeOf := map[schema.GroupVersionResource]*nsScope{} // one decision per resource
 	namespaced := req.Namespace != "" && slices.ContainsFunc(queried, func(inf *factory.Informer) bool { return inf.Resource.Namespaced })
+	owners := sets.New(indexers.OwnerResources()...)
 	for _, prog := range np.QueryPrograms() {
 		for _, ref := range prog.References() {
+			// The owner kinds of owner() and owners() are optional: one the
+			// server does not serve, or the caller may not list, is left
+			// out of the lookup, and such an owner reads as null.
+			optional := owners.Has(ref.Resource) && len(ref.Indexes) == 0
 			res, err := s.resolve([]string{ref.Resource}, fmt.Sprintf("%s: get()/byIndex() resource %q", prog.Context(), ref.Resource))
 			if err != nil {
+				if optional {
+					continue
+				}
 				return nil, err
 			}
 			if len(res) != 1 {
@@ -394,6 +402,9 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 					ns = req.Namespace
 				}
 				if scope, err = s.scope(ctx, may, inf, ns, prog.Context()); err != nil {
+					if _, forbidden := errors.AsType[*ForbiddenError](err); forbidden && optional {
+						continue
+					}
 					return nil, err
 				}
 				scopeOf[inf.Resource.GVR] = scope

@@ -43,8 +43,9 @@ condition; for an object with replicas, whether status.readyReplicas reaches
 spec.replicas) and AGE. The objects are read from informer caches: the
 dependents of each object through an index by owner UID, never by scanning.
 
-Without NAME, or with -A, every object of TYPE is a root: those of the namespace,
-or of every namespace with -A. Dependents are searched among these resources: ` +
+Without NAME, every object of TYPE is a root: those of the namespace, or of
+every namespace with -A (which, as in kubectl get, takes no NAME of a namespaced
+TYPE). Dependents are searched among these resources: ` +
 			strings.Join(tree.DefaultResources, ", ") + `. --include adds more
 (configmaps, secrets, custom resources); --resources replaces them. -w prints the
 trees again whenever one of the objects changes.
@@ -79,9 +80,6 @@ func (o *TreeOptions) Complete(_ *cobra.Command, args []string) error {
 		return err
 	}
 	o.request = tree.Request{Resource: args[0], Names: args[1:], Namespace: ns, Resources: o.Resources, Include: o.Include, Watch: o.Watch, SyncTimeout: o.SyncTimeout}
-	if o.AllNamespaces {
-		o.request.Names = nil
-	}
 	return nil
 }
 

@@ -546,8 +546,11 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 }
 
 // addRelationIndexes adds to ixs, the indexes of the queried resource res,
-// the built-in ones that children() and events() read of it. One whose
-// cost is above the cost limit is left out: the functions that read it
+// the built-in ones that children() and events() read of it. Their
+// expressions are constants that compile in every environment (see
+// TestRelations), so the one error BuiltinIndex can return here is the
+// refusal of an expression whose least cost is above the environment's
+// cost limit: such an index is left out, and the functions that read it
 // then fail with an unknown index, as under that limit they would anyway.
 func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers.Program) {
 	names := []string{indexers.ControllerIndex}

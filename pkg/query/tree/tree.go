@@ -7,6 +7,7 @@ package tree
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -87,6 +88,10 @@ func Run(ctx context.Context, conn plan.Conn, req Request, out io.Writer) error 
 	root, err := resolve(conn.Resolver, req.Resource)
 	if err != nil {
 		return err
+	}
+	if root.Namespaced && req.Namespace == "" && len(req.Names) > 0 {
+		// As kubectl get NAME -A.
+		return &query.UsageError{Err: errors.New("a resource cannot be retrieved by name across all namespaces")}
 	}
 	names := req.Resources
 	if len(names) == 0 {

@@ -240,6 +240,17 @@ func TestTree(t *testing.T) {
 	if r.code != 1 || strings.TrimSpace(r.errOut) != strings.TrimSpace(kubectl) {
 		t.Errorf("tree of a missing deployment: exit %d, stderr %q; kubectl says %q", r.code, r.errOut, kubectl)
 	}
+
+	// -A with a name: refused in kubectl get's words (kubectl exits 1),
+	// with the exit code of a usage error, printing no tree.
+	r = run(t, "tree", "--kubeconfig", cluster.Kubeconfig, "deploy", d.Name, "-A")
+	kubectl, kerr := cluster.Kubectl("get", "deploy", d.Name, "-A")
+	if kerr == nil {
+		t.Fatalf("kubectl get deploy %s -A succeeded: %s", d.Name, kubectl)
+	}
+	if r.code != 2 || r.out != "" || strings.TrimSpace(r.errOut) != strings.TrimSpace(kubectl) {
+		t.Errorf("tree deploy %s -A: exit %d, stdout %q, stderr %q; kubectl says %q", d.Name, r.code, r.out, r.errOut, kubectl)
+	}
 }
 
 // tree -w prints the tree again when an object of it changes.

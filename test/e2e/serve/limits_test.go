@@ -1,7 +1,9 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -169,5 +171,39 @@ func TestCostLimitOfTheServer(t *testing.T) {
 	r := s.query(t, cluster.Kubeconfig, "pods", "-n", p.Namespace, "--field-selector", "metadata.name="+p.Name, "--count", "--where", costly)
 	if r.code != 0 || r.out != "1\n" {
 		t.Errorf("exit code %d, stdout %q, stderr %q; want 0 and \"1\": the server's answer", r.code, r.out, r.errOut)
+	}
+}
+
+// selected() reads every object of RESOURCE in the object's namespace:
+// a query server charges each to the request, so a call over more pods
+// than the limit is refused, though the expression itself costs less.
+func TestServedSelectedCost(t *testing.T) {
+	ctx := context.Background()
+	deps, err := cluster.Client.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil || len(deps.Items) == 0 {
+		t.Fatalf("deployments: %d, %v", len(deps.Items), err)
+	}
+	d := deps.Items[0]
+	pods, err := cluster.Client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The limit: what reading the namespace's pods costs, above what
+	// the --where costs on its deployments without selected().
+	s := startServer(t, "--max-cost-per-request", strconv.Itoa(len(pods.Items)))
+	named := fmt.Sprintf("object.metadata.name == %q", d.Name)
+	args := []string{"deployments", "-n", d.Namespace, "--where", named + ` && selected(object, "pods").size() >= 0`, "-o", "name"}
+	if local := localQuery(t, args...); local.code != 0 || local.out != "deployment.apps/"+d.Name+"\n" {
+		t.Fatalf("local query %v: exit %d, stdout %q, stderr %q", args, local.code, local.out, local.errOut)
+	}
+	r := s.query(t, cluster.Kubeconfig, args...)
+	if r.code != app.ExitRuntime || r.out != "" ||
+		!strings.Contains(r.errOut, "429 Too Many Requests") || !strings.Contains(r.errOut, "CEL cost budget exceeded") {
+		t.Errorf("selected() over %d pods: exit %d, stdout %q, stderr %q; want exit 1 and 429 over the cost budget", len(pods.Items), r.code, r.out, r.errOut)
+	}
+	// The same --where without selected() is within the limit.
+	plain := []string{"deployments", "-n", d.Namespace, "--where", named, "-o", "name"}
+	if r := s.query(t, cluster.Kubeconfig, plain...); r.code != 0 || r.out != "deployment.apps/"+d.Name+"\n" {
+		t.Errorf("served query %v: exit %d, stdout %q, stderr %q", plain, r.code, r.out, r.errOut)
 	}
 }
