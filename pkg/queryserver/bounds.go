@@ -19,10 +19,12 @@ const (
 	// MaxColumns bounds the index columns and the label columns of a
 	// query, each.
 	MaxColumns = 32
-	// MaxGroupByKeys bounds the keys of the aggregates of a query, and
-	// MaxAggregates its aggregates: an object is added to every
-	// combination of its keys' values, each aggregate once.
-	MaxGroupByKeys, MaxAggregates = 8, 32
+	// MaxGroupByKeys bounds the keys of the aggregates of a query: an
+	// object is added to every combination of its keys' values.
+	MaxGroupByKeys = 8
+	// MaxAggregates bounds the aggregates of a query, each computed for
+	// every row.
+	MaxAggregates = 32
 	// maxResourceArg bounds one resource argument as written, commas and
 	// blanks included.
 	maxResourceArg = MaxResourceNames * (MaxNameLength + 1)
