@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -339,4 +340,53 @@ func TestAggregateQuantileValues(t *testing.T) {
 // indexersName is the name of obj.
 func indexersName(obj any) string {
 	return indexers.ObjectName(obj)[len("default/"):]
+}
+
+// TestAggregateMixedInParts: over enough objects to be aggregated in
+// parts on several goroutines, quantities and numbers of one row merge
+// into the rows and warnings that one part gives.
+func TestAggregateMixedInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const n = 3 * parallelMin
+	if partsOf(n) < 2 {
+		t.Fatalf("%d objects are aggregated in %d part", n, partsOf(n))
+	}
+	specs := make([]string, n)
+	for i := range specs {
+		specs[i] = fmt.Sprintf("o%05d:%d:%s", i, i, []string{"a", "b"}[i%2])
+	}
+	idx := twoResources(t, specs, nil)[0]
+	// Team a: the first objects give quantities, the others numbers.
+	value := func(obj any) (any, error) {
+		i, err := rankLabel(obj)
+		if err != nil {
+			return nil, err
+		}
+		if team, _ := teamLabel(obj); team == "a" && i.(int64) < n/4 {
+			return resource.MustParse(fmt.Sprintf("%dm", i)), nil
+		}
+		return i, nil
+	}
+	spec := Spec{Keys: []Key{{Name: "team", Value: teamLabel}}}
+	for _, f := range []Func{FuncSum, FuncAvg, FuncMin, FuncMax, FuncQuantile} {
+		spec.Aggregates = append(spec.Aggregates, Aggregate{Name: f.String(), Func: f, Q: 0.5, Value: value})
+	}
+	parts, err := Run(idx, spec)
+	if err != nil {
+		t.Fatalf("in %d parts: %v", partsOf(n), err)
+	}
+	runtime.GOMAXPROCS(1)
+	one, err := Run(idx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rowValues(parts), rowValues(one); !reflect.DeepEqual(got, want) {
+		t.Errorf("rows in parts %v, want those of one part %v", got, want)
+	}
+	if got, want := fmt.Sprint(parts.Warnings, parts.MixedWarnings()), fmt.Sprint(one.Warnings, one.MixedWarnings()); got != want {
+		t.Errorf("warnings in parts %s, want those of one part %s", got, want)
+	}
+	if len(one.MixedWarnings()) != len(spec.Aggregates) {
+		t.Errorf("warnings %v, want one for each aggregate of team a", one.MixedWarnings())
+	}
 }
