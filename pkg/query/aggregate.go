@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -145,6 +146,11 @@ type aggState struct {
 	format  resource.Format
 	// seen are distinct's values as printed.
 	seen sets.Set[string]
+	// mixed: the group's values mix quantities and plain numbers, which
+	// sum, avg, min, max and quantile cannot combine: the value is none,
+	// and a warning says so (see [Result.MixedWarnings]). It does not
+	// depend on the order in which values are added or states merged.
+	mixed bool
 }
 
 // add adds one value (not a list) to s.
@@ -164,8 +170,12 @@ func (s *aggState) add(v any) error {
 		q, isQty := v.(resource.Quantity)
 		if s.n > 0 {
 			if _, bestQty := s.best.(resource.Quantity); bestQty != isQty {
-				return fmt.Errorf("%s cannot compare a quantity with a %s", s.fn, typeWord(v, s.best))
+				s.mixed = true
 			}
+		}
+		if s.mixed {
+			s.n++
+			return nil
 		}
 		better := s.n == 0
 		if !better {
@@ -184,7 +194,7 @@ func (s *aggState) add(v any) error {
 		switch x := v.(type) {
 		case resource.Quantity:
 			if s.n > 0 && s.format == "" {
-				return errors.New("quantile cannot mix quantities and numbers")
+				s.mixed = true
 			}
 			if s.n == 0 {
 				s.format = x.Format
@@ -196,12 +206,16 @@ func (s *aggState) add(v any) error {
 				return fmt.Errorf("quantile needs numbers or quantities, got %s", typeWord(v, nil))
 			}
 			if s.format != "" {
-				return errors.New("quantile cannot mix quantities and numbers")
+				s.mixed = true
 			}
 			f = n
 		}
-		s.samples = append(s.samples, f)
 		s.n++
+		if s.mixed {
+			s.samples = nil
+			return nil
+		}
+		s.samples = append(s.samples, f)
 	}
 	return nil
 }
@@ -255,13 +269,18 @@ func (s *aggState) addNumber(v any) error {
 		case numQuantity:
 			s.qty.Add(q)
 		default:
-			return fmt.Errorf("%s cannot add a quantity to numbers: make every value a quantity, or a number with .asApproximateFloat()", s.fn)
+			s.mixed = true
 		}
 		s.n++
 		return nil
 	}
 	if s.kind == numQuantity {
-		return fmt.Errorf("%s cannot add a %s to quantities: make every value a quantity", s.fn, typeWord(v, nil))
+		if _, ok := asFloat(v); !ok {
+			return fmt.Errorf("%s needs numbers or quantities, got %s", s.fn, typeWord(v, nil))
+		}
+		s.mixed = true
+		s.n++
+		return nil
 	}
 	if i, ok := v.(int64); ok && s.kind != numFloat {
 		s.kind = numInt
@@ -283,13 +302,18 @@ func (s *aggState) addNumber(v any) error {
 }
 
 // merge adds the state o, of the same aggregate over other objects, to s.
-func (s *aggState) merge(o *aggState) error {
+// Quantities and plain numbers merge into a mixed state.
+func (s *aggState) merge(o *aggState) {
 	if o.n == 0 {
-		return nil
+		return
 	}
 	if s.n == 0 {
 		*s = o.clone()
-		return nil
+		return
+	}
+	if s.mixed || o.mixed {
+		s.setMixed(o.n)
+		return
 	}
 	switch s.fn {
 	case FuncCount:
@@ -302,7 +326,8 @@ func (s *aggState) merge(o *aggState) error {
 		case s.kind == numQuantity && o.kind == numQuantity:
 			s.qty.Add(o.qty)
 		case s.kind == numQuantity || o.kind == numQuantity:
-			return fmt.Errorf("%s cannot add quantities and numbers", s.fn)
+			s.setMixed(o.n)
+			return
 		case s.kind == numInt && o.kind == numInt:
 			s.i += o.i
 		default:
@@ -311,15 +336,22 @@ func (s *aggState) merge(o *aggState) error {
 		}
 		s.n += o.n
 	case FuncMin, FuncMax:
-		return s.add(o.best)
+		n := s.n
+		_ = s.add(o.best) // o.best was added to o once
+		s.n = n + o.n
 	case FuncQuantile:
 		if (s.format == "") != (o.format == "") {
-			return errors.New("quantile cannot mix quantities and numbers")
+			s.setMixed(o.n)
+			return
 		}
 		s.samples = append(s.samples, o.samples...)
 		s.n += o.n
 	}
-	return nil
+}
+
+// setMixed makes s mixed (see aggState.mixed), with n more values.
+func (s *aggState) setMixed(n int64) {
+	s.mixed, s.n, s.samples, s.best = true, s.n+n, nil, nil
 }
 
 // clone is a copy of s that shares nothing with it.
@@ -342,6 +374,9 @@ func (s *aggState) float() float64 {
 
 // value is the aggregate's value.
 func (s *aggState) value() any {
+	if s.mixed {
+		return nil
+	}
 	switch s.fn {
 	case FuncCount:
 		return s.n
@@ -434,6 +469,38 @@ func formatAggregate(v any) string {
 	return FormatValue(v)
 }
 
+// MixedWarnings are the warnings of the aggregates of res (ModeAggregates)
+// whose values mix quantities and plain numbers in some rows, one per
+// aggregate: those rows have no value for it. The caller prints them on
+// stderr, once for the answer it prints (res, or the rows MergeRows
+// merged): they do not depend on how the objects were split.
+func (res *Result) MixedWarnings() []Warning {
+	var out []Warning
+	for a, name := range res.AggregateNames {
+		mixed := 0
+		for _, r := range res.Rows {
+			if a < len(r.states) && r.states[a].mixed {
+				mixed++
+			}
+		}
+		if mixed == 0 {
+			continue
+		}
+		flag := res.aggregateFlag
+		if flag == "" {
+			flag = "--aggregate"
+		}
+		rows := "rows mix"
+		if len(res.Rows) == 1 {
+			rows = "row mixes"
+		}
+		out = append(out, Warning{Source: flag + " " + name, Note: fmt.Sprintf(
+			"%d of %d %s quantities and plain numbers, which %s cannot combine: no value there; make every value a quantity, or a number with .asApproximateFloat()",
+			mixed, len(res.Rows), rows, res.Rows[0].states[a].fn)})
+	}
+	return out
+}
+
 // rowsPart is the rows of some objects, by their keys as printed.
 type rowsPart map[string]*Row
 
@@ -463,9 +530,7 @@ func aggregateObjects(objs []any, spec Spec, stop func(error) bool) ([]*Row, []W
 		for k, r := range p.rows {
 			if have, ok := rows[k]; ok {
 				for i := range have.states {
-					if err := have.states[i].merge(&r.states[i]); err != nil {
-						return nil, nil, err
-					}
+					have.states[i].merge(&r.states[i])
 				}
 			} else {
 				rows[k] = r
@@ -508,6 +573,20 @@ func newRow(spec Spec, keys []any, text []string) *Row {
 	return r
 }
 
+// MaxKeyCombinations bounds the rows one object is added to: the
+// product of the numbers of distinct elements of its keys' values. An
+// object beyond it is in no row, counted in the warning of the keys.
+const MaxKeyCombinations = 1024
+
+// maxQuantileValues bounds the values one object adds to a quantile (the
+// elements of a list) in each of its rows: beyond it, the object is left
+// out of that aggregate and counted in its warning.
+const maxQuantileValues = 1024
+
+// checkEvery is how many rows of one object are added between two calls
+// of Spec.Check.
+const checkEvery = 64
+
 // aggregatePart adds objs to rows.
 func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, fails []Failures, stopped *atomic.Bool) error {
 	nk := len(spec.Keys)
@@ -516,6 +595,7 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 	values := make([]any, len(spec.Aggregates))
 	has := make([]bool, len(spec.Aggregates))
 	idx := make([]int, nk)
+	seen := map[string]struct{}{}
 	var key []byte
 	for _, obj := range objs {
 		if stopped.Load() {
@@ -532,9 +612,13 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 				skip = true
 				break
 			}
-			keyVals[k], keyText[k] = keyElements(v, keyVals[k][:0], keyText[k][:0])
+			keyVals[k], keyText[k] = keyElements(v, keyVals[k][:0], keyText[k][:0], seen)
 		}
 		if skip {
+			continue
+		}
+		if err := checkCombinations(keyText); err != nil {
+			fails[nk-1].Add(obj, err)
 			continue
 		}
 		for a, agg := range spec.Aggregates {
@@ -555,11 +639,23 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 				fails[nk+a].Add(obj, errNoValue)
 				continue
 			}
+			// A value is checked whole, once, before any row has it: an
+			// object fails once, and adds all of its value or none.
+			if err := checkValue(agg.Func, v); err != nil {
+				fails[nk+a].Add(obj, err)
+				continue
+			}
 			values[a], has[a] = v, true
 		}
 		// The object counts once in each combination of its keys' values.
 		clear(idx)
-		for {
+		for added := 1; ; added++ {
+			if added%checkEvery == 0 && spec.Check != nil {
+				if err := spec.Check(); err != nil {
+					stopped.Store(true)
+					return err
+				}
+			}
 			key = key[:0]
 			for k := range nk {
 				key = append(key, keyText[k][idx[k]]...)
@@ -575,11 +671,8 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 				rows[string(key)] = r
 			}
 			for a := range spec.Aggregates {
-				if !has[a] {
-					continue
-				}
-				if err := addValue(&r.states[a], values[a]); err != nil {
-					fails[nk+a].Add(obj, err)
+				if has[a] {
+					addValue(&r.states[a], values[a])
 				}
 			}
 			k := nk - 1
@@ -597,31 +690,77 @@ func aggregatePart(objs []any, spec Spec, stop func(error) bool, rows rowsPart, 
 	return nil
 }
 
-// addValue adds v to s: each element of a list (distinct elements for
-// distinct), a value otherwise.
-func addValue(s *aggState, v any) error {
-	if s.fn == FuncCount {
-		return s.add(nil)
-	}
-	elems, isList := listElements(v)
-	if !isList {
-		return s.add(v)
-	}
-	for _, e := range elems {
-		if e == nil {
-			continue
-		}
-		if err := s.add(e); err != nil {
-			return err
+// checkCombinations returns the failure of an object whose keys' values
+// (keyText, each key's distinct elements) make more than
+// MaxKeyCombinations rows.
+func checkCombinations(keyText [][]string) error {
+	n := 1
+	for _, t := range keyText {
+		if n *= len(t); n > MaxKeyCombinations {
+			product := big.NewInt(1)
+			for _, t := range keyText {
+				product.Mul(product, big.NewInt(int64(len(t))))
+			}
+			return fmt.Errorf("it has %s combinations of key values, more than %d", product, MaxKeyCombinations)
 		}
 	}
 	return nil
 }
 
+// checkValue returns why fn cannot take v (each element of a list), or
+// nil. Quantities and plain numbers together are not a failure of the
+// object: the row they meet in is mixed (see aggState.mixed).
+func checkValue(fn Func, v any) error {
+	switch fn {
+	case FuncSum, FuncAvg, FuncQuantile:
+	default:
+		return nil
+	}
+	elems, isList := listElements(v)
+	if !isList {
+		elems = []any{v}
+	}
+	if fn == FuncQuantile && len(elems) > maxQuantileValues {
+		return fmt.Errorf("quantile takes at most %d values of one object, got a list of %d", maxQuantileValues, len(elems))
+	}
+	for _, e := range elems {
+		if e == nil {
+			continue
+		}
+		if _, ok := e.(resource.Quantity); ok {
+			continue
+		}
+		if _, ok := asFloat(e); !ok {
+			return fmt.Errorf("%s needs numbers or quantities, got %s", fn, typeWord(e, nil))
+		}
+	}
+	return nil
+}
+
+// addValue adds v, checked by checkValue, to s: each element of a list
+// (distinct elements for distinct), a value otherwise.
+func addValue(s *aggState, v any) {
+	if s.fn == FuncCount {
+		_ = s.add(nil)
+		return
+	}
+	elems, isList := listElements(v)
+	if !isList {
+		_ = s.add(v)
+		return
+	}
+	for _, e := range elems {
+		if e != nil {
+			_ = s.add(e)
+		}
+	}
+}
+
 // keyElements appends to vals and text the distinct values of a key
 // under which an object is grouped, and their text: the elements of a
-// list, none for null and an empty list, as GroupBy counts.
-func keyElements(v any, vals []any, text []string) ([]any, []string) {
+// list, none for null and an empty list, as GroupBy counts. seen is
+// scratch space.
+func keyElements(v any, vals []any, text []string, seen map[string]struct{}) ([]any, []string) {
 	elems, isList := listElements(v)
 	switch {
 	case !isList:
@@ -629,9 +768,11 @@ func keyElements(v any, vals []any, text []string) ([]any, []string) {
 	case len(elems) == 0:
 		return append(vals, nil), append(text, None)
 	}
+	clear(seen)
 	for _, e := range elems {
 		t := FormatValue(e)
-		if !slices.Contains(text, t) {
+		if _, dup := seen[t]; !dup {
+			seen[t] = struct{}{}
 			vals, text = append(vals, e), append(text, t)
 		}
 	}
@@ -650,6 +791,7 @@ func MergeRows(results []*Result, orderBy string, descending bool, limit int) (*
 		return merged, nil
 	}
 	merged.KeyNames, merged.AggregateNames = results[0].KeyNames, results[0].AggregateNames
+	merged.aggregateFlag = results[0].aggregateFlag
 	byKey := map[string]*Row{}
 	var order []string
 	for _, r := range results {
@@ -667,9 +809,7 @@ func MergeRows(results []*Result, orderBy string, descending bool, limit int) (*
 				continue
 			}
 			for i := range have.states {
-				if err := have.states[i].merge(&row.states[i]); err != nil {
-					return nil, err
-				}
+				have.states[i].merge(&row.states[i])
 			}
 		}
 	}

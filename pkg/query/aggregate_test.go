@@ -1,12 +1,12 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"slices"
-	"strconv"
+	"runtime"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -158,18 +158,235 @@ func TestAggregateQuantities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The values of the kind met first are summed, the others left out
-	// and counted: the objects come in the indexer's order.
-	got = []string{formatAggregate(res.Rows[0].Values()[0])}
-	if len(res.Warnings) == 1 {
-		got = append(got, strconv.Itoa(res.Warnings[0].Failed))
+	if got := res.Rows[0].Values()[0]; got != nil || len(res.Warnings) != 0 || len(res.MixedWarnings()) != 1 {
+		t.Errorf("sum of 100m, 2, 250m: %v, warnings %v, %v; want no value and one warning of the mix", got, res.Warnings, res.MixedWarnings())
 	}
-	if !slices.Equal(got, []string{"350m", "1"}) && !slices.Equal(got, []string{"2", "2"}) {
-		t.Errorf("sum of 100m, 2, 250m: %v, warnings %v; want 350m with the number left out, or 2 with the quantities left out", got, res.Warnings)
+}
+
+// TestAggregateMixedSplit: objects whose values mix quantities and plain
+// numbers, and objects whose values fail, give the same rows and warnings
+// whether aggregated together or split over several indexers and merged:
+// the merge does not fail, a row that mixes has no value, and an object
+// that fails is counted once, however many rows it is in.
+func TestAggregateMixedSplit(t *testing.T) {
+	var specs []string
+	failing := 0
+	for i := range 120 {
+		// Team a mixes quantities and numbers, b only within lists, c has
+		// numbers only.
+		team := []string{"a", "b", "c"}[i%3]
+		specs = append(specs, fmt.Sprintf("o%d:%d:%s", i, i, team))
+		if i%7 == 0 {
+			failing++
+		}
+	}
+	value := func(obj any) (any, error) {
+		var i int64
+		if _, err := fmt.Sscanf(indexersName(obj), "o%d-0", &i); err != nil {
+			return nil, err
+		}
+		team, _ := teamLabel(obj)
+		switch {
+		case i%7 == 0:
+			// A string in a list: the whole list is left out.
+			return []any{i, "x"}, nil
+		case team == "a" && i%2 == 0:
+			return resource.MustParse(fmt.Sprintf("%dm", i)), nil
+		case team == "b":
+			return []any{i, resource.MustParse("2Mi")}, nil
+		}
+		return i, nil
+	}
+	// A list key with a repeated element: two rows per object.
+	zone := func(any) (any, error) { return []any{"x", "y", "x"}, nil }
+	spec := func() Spec {
+		s := Spec{Keys: []Key{{Name: "team", Value: teamLabel}, {Name: "zone", Value: zone}}}
+		for _, f := range []Func{FuncSum, FuncAvg, FuncMin, FuncMax, FuncQuantile, FuncDistinct} {
+			s.Aggregates = append(s.Aggregates, Aggregate{Name: f.String(), Func: f, Q: 0.5, Value: value})
+		}
+		return s
+	}
+	whole, err := Run(twoResources(t, specs, nil)[0], spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []*Result
+	for _, part := range [][]string{specs[:1], specs[1:50], specs[50:51], specs[51:]} {
+		r, err := Run(twoResources(t, part, nil)[0], spec())
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	merged, err := MergeRows(results, "", false, 0)
+	if err != nil {
+		t.Fatalf("merging: %v", err)
+	}
+	if got, want := rowValues(merged), rowValues(whole); !reflect.DeepEqual(got, want) {
+		t.Errorf("merged rows %v, want those of all the objects %v", got, want)
+	}
+	if got, want := fmt.Sprint(merged.MixedWarnings()), fmt.Sprint(whole.MixedWarnings()); got != want {
+		t.Errorf("merged: warnings %s, want those of all the objects %s", got, want)
+	}
+	// sum, avg, min, max and quantile mix in teams a and b (each in
+	// zones x and y), not in c.
+	if n := len(whole.MixedWarnings()); n != 5 {
+		t.Errorf("warnings of the mix %v, want one for each of the 5 aggregates but distinct", whole.MixedWarnings())
+	}
+	for _, r := range whole.Rows {
+		for i, v := range r.Values()[:5] {
+			if mixes := r.KeyText[0] != "c"; (v == nil) != mixes {
+				t.Errorf("row %v: %s is %v; want no value just when the row mixes (%v)", r.KeyText, whole.AggregateNames[i], v, mixes)
+			}
+		}
+	}
+	failed := func(rs ...*Result) map[string]int {
+		out := map[string]int{}
+		for _, r := range rs {
+			for _, w := range r.Warnings {
+				out[w.Source] += w.Failed
+			}
+		}
+		return out
+	}
+	want := map[string]int{}
+	for _, f := range []string{"sum", "avg", "quantile"} {
+		want["--aggregate "+f] = failing
+	}
+	if got := failed(whole); !reflect.DeepEqual(got, want) {
+		t.Errorf("failures %v, want each object with a string counted once %v", got, want)
+	}
+	if got := failed(results...); !reflect.DeepEqual(got, want) {
+		t.Errorf("failures of the parts %v, want %v", got, want)
+	}
+}
+
+// TestAggregateKeyCombinations: an object whose keys' values make more
+// than MaxKeyCombinations rows fails, counted in the keys' warning; one
+// at the bound is in each of its rows.
+func TestAggregateKeyCombinations(t *testing.T) {
+	list := func(n int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = int64(i)
+		}
+		return out
+	}
+	wide := func(obj any) (any, error) {
+		if indexersName(obj) == "big-0" {
+			return list(41), nil // 41³ combinations
+		}
+		return list(8), nil // 8³ = 512 with the repeated elements
+	}
+	repeated := func(obj any) (any, error) {
+		v, _ := wide(obj)
+		return append(v.([]any), v.([]any)...), nil
+	}
+	spec := Spec{
+		Keys:       []Key{{Name: "a", Value: wide}, {Name: "b", Value: repeated}, {Name: "c", Value: wide}},
+		Aggregates: []Aggregate{{Name: "n", Func: FuncCount}},
+	}
+	res, err := Run(twoResources(t, []string{"big:1:x", "small:1:x"}, nil)[0], spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 8*8*8 {
+		t.Errorf("%d rows, want those of the small object only, 512", len(res.Rows))
+	}
+	want := fmt.Sprintf("--group-by c: 1 of 2 objects failed: default/big-0: it has %d combinations of key values, more than %d", 41*41*41, MaxKeyCombinations)
+	if len(res.Warnings) != 1 || res.Warnings[0].String() != want {
+		t.Errorf("warnings %v, want %q", res.Warnings, want)
+	}
+	// The rows of one object stop when the query must.
+	stopped := errors.New("stopped")
+	checks := 0
+	spec.Check = func() error {
+		if checks++; checks > 2 {
+			return stopped
+		}
+		return nil
+	}
+	spec.Stop = func(err error) bool { return errors.Is(err, stopped) }
+	if _, err := Run(twoResources(t, []string{"small:1:x"}, nil)[0], spec); !errors.Is(err, stopped) {
+		t.Errorf("a query stopped while adding an object to its rows: %v, want %v", err, stopped)
+	}
+}
+
+// TestAggregateQuantileValues: an object adds at most 1024 values to a
+// quantile; one with more is left out of it and counted.
+func TestAggregateQuantileValues(t *testing.T) {
+	value := func(obj any) (any, error) {
+		n := 3
+		if indexersName(obj) == "big-0" {
+			n = maxQuantileValues + 1
+		}
+		out := make([]any, n)
+		for i := range out {
+			out[i] = int64(i)
+		}
+		return out, nil
+	}
+	res, err := Run(twoResources(t, []string{"big:1:x", "small:1:x"}, nil)[0], Spec{
+		Aggregates: []Aggregate{{Name: "p", Func: FuncQuantile, Q: 1, Value: value}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Rows[0].Values()[0]; got != float64(2) || len(res.Warnings) != 1 || res.Warnings[0].Failed != 1 {
+		t.Errorf("max of the small object's values: %v, warnings %v; want 2 and the big object counted", got, res.Warnings)
 	}
 }
 
 // indexersName is the name of obj.
 func indexersName(obj any) string {
 	return indexers.ObjectName(obj)[len("default/"):]
+}
+
+// TestAggregateMixedInParts: over enough objects to be aggregated in
+// parts on several goroutines, quantities and numbers of one row merge
+// into the rows and warnings that one part gives.
+func TestAggregateMixedInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const n = 3 * parallelMin
+	if partsOf(n) < 2 {
+		t.Fatalf("%d objects are aggregated in %d part", n, partsOf(n))
+	}
+	specs := make([]string, n)
+	for i := range specs {
+		specs[i] = fmt.Sprintf("o%05d:%d:%s", i, i, []string{"a", "b"}[i%2])
+	}
+	idx := twoResources(t, specs, nil)[0]
+	// Team a: the first objects give quantities, the others numbers.
+	value := func(obj any) (any, error) {
+		i, err := rankLabel(obj)
+		if err != nil {
+			return nil, err
+		}
+		if team, _ := teamLabel(obj); team == "a" && i.(int64) < n/4 {
+			return resource.MustParse(fmt.Sprintf("%dm", i)), nil
+		}
+		return i, nil
+	}
+	spec := Spec{Keys: []Key{{Name: "team", Value: teamLabel}}}
+	for _, f := range []Func{FuncSum, FuncAvg, FuncMin, FuncMax, FuncQuantile} {
+		spec.Aggregates = append(spec.Aggregates, Aggregate{Name: f.String(), Func: f, Q: 0.5, Value: value})
+	}
+	parts, err := Run(idx, spec)
+	if err != nil {
+		t.Fatalf("in %d parts: %v", partsOf(n), err)
+	}
+	runtime.GOMAXPROCS(1)
+	one, err := Run(idx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rowValues(parts), rowValues(one); !reflect.DeepEqual(got, want) {
+		t.Errorf("rows in parts %v, want those of one part %v", got, want)
+	}
+	if got, want := fmt.Sprint(parts.Warnings, parts.MixedWarnings()), fmt.Sprint(one.Warnings, one.MixedWarnings()); got != want {
+		t.Errorf("warnings in parts %s, want those of one part %s", got, want)
+	}
+	if len(one.MixedWarnings()) != len(spec.Aggregates) {
+		t.Errorf("warnings %v, want one for each aggregate of team a", one.MixedWarnings())
+	}
 }

@@ -126,6 +126,12 @@ type Spec struct {
 	// exhausted budget, a cancelled request).
 	Stop func(err error) bool
 
+	// Check, when not nil, returns the error that ends the query now (a
+	// spent budget, an ended context: one Stop accepts), or nil. Work
+	// that evaluates nothing for a while, such as adding one object to
+	// many rows of aggregates, calls it now and then.
+	Check func() error
+
 	// Objects, when not nil, restricts the candidates to the objects of
 	// these names (kubectl get NAME...), in Namespace, or cluster-scoped
 	// when Namespace is ""; without SortBy they are listed in this order.
@@ -246,6 +252,8 @@ type Result struct {
 	// AggregateNames the names of their keys and aggregates.
 	Rows                     []*Row
 	KeyNames, AggregateNames []string
+	// aggregateFlag names the flag of the aggregates in warnings.
+	aggregateFlag string
 
 	// Indexers are the index functions of the queried indexer; the tables
 	// of PrintOptions.IndexNames show their values for each object.
@@ -314,6 +322,9 @@ type Warning struct {
 	// OtherErrors is the number of distinct error messages besides Err's
 	// (counted up to 100).
 	OtherErrors int
+	// Note, when not empty, is the whole warning after Source, which is
+	// then about the answer rather than about objects that failed.
+	Note string
 }
 
 // String formats the warning on one line, for example
@@ -324,6 +335,9 @@ func (w Warning) String() string {
 	noun := "objects"
 	if w.Total == 1 {
 		noun = "object"
+	}
+	if w.Note != "" {
+		return w.Source + ": " + w.Note
 	}
 	fmt.Fprintf(&b, "%s: %d of %d %s failed: ", w.Source, w.Failed, w.Total, noun)
 	if w.Object != "" {
@@ -477,6 +491,7 @@ func Run(idx cache.Indexer, spec Spec) (*Result, error) {
 		for _, a := range spec.Aggregates {
 			res.AggregateNames = append(res.AggregateNames, a.Name)
 		}
+		res.aggregateFlag = spec.Names.Of(PartAggregate)
 		rows, warnings, err := aggregateObjects(matched, spec, stop)
 		if err != nil {
 			return nil, err

@@ -19,6 +19,12 @@ const (
 	// MaxColumns bounds the index columns and the label columns of a
 	// query, each.
 	MaxColumns = 32
+	// MaxGroupByKeys bounds the keys of the aggregates of a query: an
+	// object is added to every combination of its keys' values.
+	MaxGroupByKeys = 8
+	// MaxAggregates bounds the aggregates of a query, each computed for
+	// every row.
+	MaxAggregates = 32
 	// maxResourceArg bounds one resource argument as written, commas and
 	// blanks included.
 	maxResourceArg = MaxResourceNames * (MaxNameLength + 1)
@@ -59,6 +65,16 @@ func checkBounds(q *Query) error {
 	}
 	if n := len(q.Print.LabelColumns); n > MaxColumns {
 		return fmt.Errorf("the query asks for %d label columns: at most %d are served in one query", n, MaxColumns)
+	}
+	keys := len(q.GroupByKeys)
+	if q.GroupBy != "" {
+		keys++ // the first key
+	}
+	if keys > MaxGroupByKeys {
+		return fmt.Errorf("the query groups by %d keys: at most %d are served in one query", keys, MaxGroupByKeys)
+	}
+	if n := len(q.Aggregates); n > MaxAggregates {
+		return fmt.Errorf("the query asks for %d aggregates: at most %d are served in one query", n, MaxAggregates)
 	}
 	if len(q.Namespace) > MaxNameLength {
 		return fmt.Errorf("namespace %q is %d bytes long: a namespace name is at most %d characters", shorten(q.Namespace, 64), len(q.Namespace), MaxNameLength)

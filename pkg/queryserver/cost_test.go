@@ -105,6 +105,10 @@ func TestRequestBounds(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("type%d", i)
 	}
+	aggregates := make([]plan.NamedExpr, MaxAggregates+1)
+	for i := range aggregates {
+		aggregates[i] = plan.NamedExpr{Name: fmt.Sprintf("a%d", i), Expr: "count()"}
+	}
 	refused := []struct {
 		name   string
 		body   string
@@ -122,6 +126,10 @@ func TestRequestBounds(t *testing.T) {
 			"the query asks for 33 index columns: at most 32 are served in one query"},
 		{"33 label columns", body(Query{Resources: []string{"pods"}, Print: Print{LabelColumns: many[:MaxColumns+1]}}), nil,
 			"the query asks for 33 label columns: at most 32 are served in one query"},
+		{"9 group-by keys", body(Query{Resources: []string{"pods"}, GroupBy: "object.metadata.name", GroupByKeys: many[:MaxGroupByKeys], Aggregates: aggregates[:1]}), nil,
+			"the query groups by 9 keys: at most 8 are served in one query"},
+		{"33 aggregates", body(Query{Resources: []string{"pods"}, GroupBy: "object.metadata.name", Aggregates: aggregates}), nil,
+			"the query asks for 33 aggregates: at most 32 are served in one query"},
 		{"a long namespace", body(Query{Resources: []string{"pods"}, Namespace: strings.Repeat("n", 300)}), nil,
 			"a namespace name is at most 253 characters"},
 		{"a long impersonated user", body(Query{Resources: []string{"pods"}}), http.Header{"Impersonate-User": {strings.Repeat("u", 2000)}},

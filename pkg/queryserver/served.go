@@ -439,6 +439,9 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	spec.Selectors = selectors
 	spec.Filter = filter
 	spec.Stop = indexers.IsBudgetStop
+	if budget != nil {
+		spec.Check = budget.Err
+	}
 	idxs := make([]cache.Indexer, len(queried))
 	specs := make([]query.Spec, len(queried))
 	for i, inf := range queried {

@@ -90,7 +90,7 @@ func parseAggregate(text string) (query.Func, float64, string, error) {
 			return 0, 0, "", fmt.Errorf("quantile takes two arguments: quantile(Q, EXPR), Q between 0 and 1")
 		}
 		q, err := strconv.ParseFloat(strings.TrimSpace(args[:comma]), 64)
-		if err != nil || q < 0 || q > 1 {
+		if err != nil || !(q >= 0 && q <= 1) { // NaN is neither
 			return 0, 0, "", fmt.Errorf("quantile(Q, EXPR): Q must be a number between 0 and 1, got %q", strings.TrimSpace(args[:comma]))
 		}
 		args = args[comma+1:]

@@ -38,6 +38,8 @@ func TestParseAggregate(t *testing.T) {
 		{in: "count(object)", err: "count() takes no argument"},
 		{in: "quantile(object.spec.priority)", err: "quantile takes two arguments"},
 		{in: "quantile(1.5, object.spec.priority)", err: "Q must be a number between 0 and 1"},
+		{in: "quantile(NaN, object.spec.priority)", err: "Q must be a number between 0 and 1"},
+		{in: "quantile(nan, object.spec.priority)", err: "Q must be a number between 0 and 1"},
 		{in: "avg()", err: "avg(EXPR) has no EXPR"},
 		{in: "median(object.spec.priority)", err: `unknown function "median"`},
 		{in: "object.spec.priority", err: "is not FUNC(EXPR)"},

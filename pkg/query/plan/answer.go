@@ -89,9 +89,10 @@ func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*que
 		bound := *p
 		bound.columns = slices.Clone(p.columns)
 		bound.keys, bound.aggregates = slices.Clone(p.keys), slices.Clone(p.aggregates)
-		bound.ChargeTo(indexers.NewBudget(ctx, 0))
+		b := indexers.NewBudget(ctx, 0)
+		bound.ChargeTo(b)
 		spec = bound.Spec()
-		spec.Stop = indexers.IsBudgetStop
+		spec.Stop, spec.Check = indexers.IsBudgetStop, b.Err
 	}
 	if p.stopAtCostLimit {
 		stop := spec.Stop
@@ -120,6 +121,17 @@ func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*que
 		return nil, context.Cause(ctx)
 	}
 	return results, nil
+}
+
+// warnMixed warns on errOut of the aggregates of res, the rows printed,
+// that mix quantities and plain numbers (see query.Result.MixedWarnings).
+func warnMixed(errOut io.Writer, res *query.Result) {
+	if errOut == nil {
+		return
+	}
+	for _, w := range res.MixedWarnings() {
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", w)
+	}
 }
 
 // WarningLines are the lines that report the warnings of results, the
@@ -429,6 +441,9 @@ func (p *Plan) Print(out, errOut io.Writer, c *Caches, infs []*factory.Informer,
 		if err != nil {
 			return err
 		}
+		if p.aggregated() {
+			warnMixed(errOut, results[0])
+		}
 		return pr.Print(out, p.serverOrder(c, infs[0].Resource, results[0], opts.Server))
 	}
 	// whole prints what is not a table of one resource; it words "No
@@ -445,6 +460,7 @@ func (p *Plan) Print(out, errOut io.Writer, c *Caches, infs []*factory.Informer,
 		if err != nil {
 			return err
 		}
+		warnMixed(errOut, merged)
 		return whole.Print(out, merged)
 	case p.req.Count && p.req.GroupBy == "":
 		total := &query.Result{Mode: query.ModeCount}
