@@ -44,7 +44,9 @@ func TestServedRelationFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster.CreatePod(t, ns, "lone", nil)
+	// Labelled, as the workload's objects are: the package's other tests
+	// read the label app of every pod and deployment.
+	cluster.CreatePod(t, ns, "lone", map[string]string{"app": "lone"})
 	if _, err := c.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "web-1-a.1"}, Reason: "Scheduled",
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pod.Name, UID: pod.UID, APIVersion: "v1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -130,12 +132,12 @@ func TestServedRelationOwnerKinds(t *testing.T) {
 	one := int32(1)
 	web := map[string]string{"app": "web"}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: web}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}}}
-	d, err := c.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+	d, err := c.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: web},
 		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: web}, Template: tmpl}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := c.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1",
+	rs, err := c.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Labels: web,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &yes}}},
 		Spec: appsv1.ReplicaSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: web}, Template: tmpl}}, metav1.CreateOptions{})
 	if err != nil {
@@ -145,7 +147,9 @@ func TestServedRelationOwnerKinds(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &yes}}}, Spec: tmpl.Spec}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cluster.CreatePod(t, ns, "lone", nil)
+	// Labelled, as the workload's objects are: the package's other tests
+	// read the label app of every pod and deployment.
+	cluster.CreatePod(t, ns, "lone", map[string]string{"app": "lone"})
 	kubeconfig, user := cluster.ServiceAccountKubeconfig(t, ns, "pods-and-replicasets",
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch", "get"}},
 		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"list", "watch", "get"}})
