@@ -58,7 +58,7 @@ trees again whenever one of the objects changes.
   kubectl informer tree statefulsets -A --include configmaps
 
   # A Deployment's tree, printed again on every change
-  kubectl informer tree deploy web -w`,
+  kubectl informer tree deploy web -n shop -w`,
 		Args: requireResourceType(streams.ErrOut, "tree"),
 		RunE: runE(o),
 	}
