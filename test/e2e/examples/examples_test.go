@@ -83,6 +83,10 @@ func runsUntilStopped(text string) (bool, string) {
 	switch {
 	case strings.Contains(text, "informer watch "):
 		return true, ""
+	case (strings.Contains(text, "informer query ") || strings.Contains(text, "informer tree ")) &&
+		(strings.HasSuffix(text, " -w") || strings.Contains(text, " -w ") || strings.Contains(text, " --watch")):
+		// Its first answer, then it follows the cluster until stopped.
+		return true, ""
 	case strings.Contains(text, "informer serve "):
 		return true, `msg="serving queries"`
 	case strings.Contains(text, "informer export ") && !strings.Contains(text, "--check") && !strings.Contains(text, "--print-rbac") && !strings.Contains(text, "--print-config"):
