@@ -358,7 +358,7 @@ func typeSlashCompletions(lists []*metav1.APIResourceList, toComplete string) []
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+			if !cacheable(r) {
 				continue
 			}
 			name := r.Name
@@ -383,6 +383,12 @@ func typeSlashCompletions(lists []*metav1.APIResourceList, toComplete string) []
 	return out
 }
 
+// cacheable reports whether r is a resource an informer can cache: not a
+// subresource, and served with list and watch.
+func cacheable(r metav1.APIResource) bool {
+	return !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
+}
+
 // resourceCompletions returns, for each resource of lists that supports
 // list and watch, its plural name, plural.group and short names that start
 // with toComplete and are not in named, each after prefix and described by
@@ -403,7 +409,7 @@ func resourceCompletions(lists []*metav1.APIResourceList, prefix, toComplete str
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+			if !cacheable(r) {
 				continue
 			}
 			names := []string{r.Name}
