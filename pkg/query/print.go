@@ -108,7 +108,7 @@ type PrintOptions struct {
 	// CustomResourceDefinition: tables then show NAME and these columns,
 	// as the API server prints them. Nil: the columns the API server gives
 	// the kind of the items (READY, STATUS, RESTARTS, AGE for pods, see
-	// README), or NAME and AGE for kinds without columns of their own.
+	// docs/query.md), or NAME and AGE for kinds without columns of their own.
 	Columns []PrinterColumn
 
 	// Server, when not nil, is the API server's table of the items (see

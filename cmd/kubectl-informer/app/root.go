@@ -21,7 +21,7 @@ import (
 	"github.com/kubectl-informer/kubectl-informer/pkg/query/plan"
 )
 
-// Exit codes, documented in the root command's help and the README.
+// Exit codes, documented in the root command's help and docs/exit-codes.md.
 const (
 	// ExitOK: success, also when a query matched nothing.
 	ExitOK = 0

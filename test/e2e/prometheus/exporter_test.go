@@ -86,7 +86,7 @@ const (
 	shardedJob = "kubectl-informer-sharded"
 )
 
-// prometheusConfig scrapes the exporters every second, as the README
+// prometheusConfig scrapes the exporters every second, as docs/export.md
 // advises (honor_labels), and loads the shipped rules.
 func prometheusConfig(rules string, targets map[string][]string) string {
 	var b strings.Builder
