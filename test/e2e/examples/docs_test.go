@@ -258,7 +258,9 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 		}
 		// Lines it prints, in any order.
 		p.waitServing(t, func(out string) bool {
-			return out != "" && missing(maskLines(want), maskLines(strings.Split(out, "\n"))) == nil
+			m := missing(maskLines(want), maskLines(strings.Split(out, "\n")))
+			p.waitingFor = "\nshown lines (masked) it has not printed:\n" + strings.Join(m, "\n")
+			return out != "" && m == nil
 		}, s.poke(t, c))
 	}
 	if !bl.hasOutput {

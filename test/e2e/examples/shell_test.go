@@ -127,6 +127,9 @@ type proc struct {
 	ready         string
 	out, err      *framework.SyncBuffer
 	serves, ended bool
+	// waitingFor says what waitServing waits for, when it is more than
+	// output.
+	waitingFor string
 }
 
 // prepare returns text as it runs here: /tmp/informer-certs is a
@@ -251,7 +254,7 @@ func (p *proc) waitServing(t *testing.T, printed func(string) bool, poke func(in
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s\ndid not start serving within %s\nstdout:\n%s\nstderr:\n%s", p.text, framework.HangTimeout, p.out, p.err)
+			t.Fatalf("%s\ndid not start serving within %s%s\nstdout:\n%s\nstderr:\n%s", p.text, framework.HangTimeout, p.waitingFor, p.out, p.err)
 		}
 		if p.ready == "" && poke != nil {
 			poke(n)
