@@ -211,7 +211,7 @@ reference: ## Generate docs/reference, a page per command from its help (TestRef
 	go run ./hack/reference -dir docs/reference
 
 .PHONY: docs-outputs
-docs-outputs: $(CONTROLPLANE) ## Run the commands the docs show against the demo's workload and write their outputs into the docs' text blocks (DOCS=docs/cookbook.md: that page only)
+docs-outputs: controlplane ## Run the commands the docs show against the demo's workload and write their outputs into the docs' text blocks (DOCS=docs/cookbook.md: that page only)
 	UPDATE_DOCS=1 DOCS=$(DOCS) KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) go test -count=1 -run 'TestDocs$$' ./test/e2e/examples/
 
 .PHONY: demo
