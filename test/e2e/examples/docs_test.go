@@ -416,3 +416,49 @@ func writeOutputs(t *testing.T, path string, lines []string, blocks []docBlock) 
 	}
 	t.Logf("wrote the outputs of %d blocks into %s", len(blocks), path)
 }
+
+func TestMaskLines(t *testing.T) {
+	shown := []string{
+		"NAMESPACE   NAME               READY   REASON   AGE",
+		"shop        CronJob/report-1   -                20s",
+		"shop        └─Job/migrate-1    -                20s",
+		"",
+		"NAME     READY   STATUS             RESTARTS       AGE   TOTAL",
+		"web-1    1/2     CrashLoopBackOff   39 (26d ago)   13s   39",
+		"2026-11-29T06:37:43.200Z ADDED   pod payments/api-1 697",
+		`kube_pod_created{namespace="shop",uid="055faf22-e812-4cf3-8618-4e7228e3ddd1"} 1.764398e+09`,
+	}
+	varied := []string{
+		"NAMESPACE   NAME               READY   REASON   AGE",
+		"shop        CronJob/report-1   -                3h12m",
+		"shop        └─Job/migrate-1    -                3h12m",
+		"",
+		"NAME     READY   STATUS             RESTARTS         AGE     TOTAL",
+		"web-1    1/2     CrashLoopBackOff   39 (2d20h ago)   4m10s   39",
+		"2026-12-01T00:00:00.000Z ADDED   pod payments/api-1 12",
+		`kube_pod_created{namespace="shop",uid="2546e801-bb4a-42c2-ae31-bb75796a4819"} 1.764399e+09`,
+	}
+	if w, g := maskLines(shown), maskLines(varied); !slices.Equal(w, g) {
+		t.Errorf("what varies from run to run is not masked:\n%s", lineDiff(w, g))
+	}
+	for i, l := range shown {
+		changed := slices.Clone(shown)
+		switch {
+		case strings.Contains(l, "kube_pod_created"):
+			changed[i] = strings.Replace(l, "shop", "batch", 1)
+		case strings.Contains(l, "39"):
+			changed[i] = strings.Replace(l, "39", "40", 1)
+		case strings.Contains(l, "report-1"):
+			changed[i] = strings.Replace(l, "report-1", "report-2", 1)
+		case strings.Contains(l, "migrate-1"):
+			changed[i] = strings.Replace(l, "-  ", "1  ", 1)
+		case strings.Contains(l, "api-1"):
+			changed[i] = strings.Replace(l, "api-1", "api-2", 1)
+		default:
+			continue
+		}
+		if slices.Equal(maskLines(shown), maskLines(changed)) {
+			t.Errorf("a change of line %d is masked: %q", i, changed[i])
+		}
+	}
+}
