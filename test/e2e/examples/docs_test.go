@@ -47,6 +47,9 @@ import (
 //     text block: lines starting with a prompt ("pods> ") are its input,
 //     fed on stdin, and the others its output (without a terminal there is
 //     no banner, which the transcript may show).
+//   - A command written after a prompt ("$ kubectl informer ...") is not
+//     run: in an sh block it fails the test; elsewhere (a console
+//     transcript) it is counted and logged by line.
 //   - A block that cannot run against the demo (it needs a node, Helm or
 //     Prometheus) has the line <!-- docs-test: not run: REASON --> right
 //     above it: the test logs each by name and counts them.
@@ -59,7 +62,7 @@ func TestDocs(t *testing.T) {
 	sb := newSandbox(t)
 	update := os.Getenv("UPDATE_DOCS") != ""
 	pages := docPages(t, sb.root)
-	skipped, commands := 0, 0
+	skipped, commands, shownNotRun := 0, 0, 0
 	for _, page := range pages {
 		b, err := os.ReadFile(filepath.Join(sb.root, page))
 		if err != nil {
@@ -67,6 +70,14 @@ func TestDocs(t *testing.T) {
 		}
 		lines := strings.Split(string(b), "\n")
 		blocks := docBlocks(lines)
+		inSh, outside := promptedCommands(lines)
+		for _, n := range inSh {
+			t.Errorf("%s:%d: a command in an sh block starts with a prompt, and so is not run: write it without \"$ \"", page, n)
+		}
+		if len(outside) > 0 {
+			shownNotRun += len(outside)
+			t.Logf("not run: %s: %d commands after a prompt (\"$ kubectl informer\") outside sh blocks, at lines %v", page, len(outside), outside)
+		}
 		var updates []docBlock
 		for _, bl := range blocks {
 			name := fmt.Sprintf("%s:%d", page, bl.line)
@@ -92,7 +103,7 @@ func TestDocs(t *testing.T) {
 			writeOutputs(t, filepath.Join(sb.root, page), lines, updates)
 		}
 	}
-	t.Logf("%d commands of %d pages run; %d blocks not run (marked)", commands, len(pages), skipped)
+	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt outside sh blocks, not run", commands, len(pages), skipped, shownNotRun)
 	if commands == 0 {
 		t.Fatal("found no command in the docs; the parser missed them")
 	}
@@ -203,6 +214,32 @@ func docBlocks(lines []string) []docBlock {
 		out = append(out, bl)
 	}
 	return out
+}
+
+// promptedCommands returns the lines (1-based) of the commands written
+// after a prompt ("$ kubectl informer ...") in sh blocks and in other
+// fenced blocks.
+func promptedCommands(lines []string) (inSh, outside []int) {
+	block := ""
+	for i, l := range lines {
+		if m := fence.FindStringSubmatch(l); m != nil {
+			if block == "" {
+				block = m[2] + " "
+			} else {
+				block = ""
+			}
+			continue
+		}
+		if block == "" || !strings.HasPrefix(strings.TrimSpace(l), "$ kubectl informer ") {
+			continue
+		}
+		if block == "sh " {
+			inSh = append(inSh, i+1)
+		} else {
+			outside = append(outside, i+1)
+		}
+	}
+	return inSh, outside
 }
 
 var (
