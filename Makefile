@@ -210,6 +210,10 @@ cluster-status: ## Show whether the local control plane runs
 reference: ## Generate docs/reference, a page per command from its help (TestReferenceIsCurrent fails until it is done)
 	go run ./hack/reference -dir docs/reference
 
+.PHONY: docs-outputs
+docs-outputs: controlplane ## Run the commands the docs show against the demo's workload and write their outputs into the docs' text blocks (DOCS=docs/cookbook.md: that page only)
+	UPDATE_DOCS=1 DOCS=$(DOCS) KUBEBUILDER_ASSETS=$(CURDIR)/$(BIN_DIR) go test -count=1 -run 'TestDocs$$' ./test/e2e/examples/
+
 .PHONY: demo
 demo: build cluster-up $(if $(NODE_ON),,$(BIN_DIR)/workload) ## Start the local cluster, load a sample workload, run the plugin (NODE=1: on a node, with pods that really crash and restart, as root)
 ifeq ($(NODE_ON),)

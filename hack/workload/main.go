@@ -19,14 +19,15 @@ import (
 
 func main() {
 	var spec workload.Spec
+	demo := workload.Demo()
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster to load")
 	flag.IntVar(&spec.Namespaces, "namespaces", 4, "namespaces")
 	flag.IntVar(&spec.Nodes, "nodes", 5, "nodes")
-	flag.IntVar(&spec.Pods, "pods", 300, "pods")
+	flag.IntVar(&spec.Pods, "pods", demo.Pods, "pods")
 	flag.IntVar(&spec.PodsPerDeployment, "pods-per-deployment", 10, "pods per deployment")
 	flag.IntVar(&spec.CustomResources, "databases", 0, "Database custom resources (default pods/10)")
-	flag.BoolVar(&spec.Controllers, "controllers", true, "also create replica sets, stateful sets, daemon sets, jobs, cron jobs, autoscalers, disruption budgets and replication controllers in each namespace")
-	flag.BoolVar(&spec.Others, "others", true, "also create the objects of the other kinds kube-state-metrics reports by default (services, endpoint slices, config maps, secrets, ingresses, network policies, limit ranges, leases, a storage class, a volume attachment, a certificate signing request, admission webhooks and policies)")
+	flag.BoolVar(&spec.Controllers, "controllers", demo.Controllers, "also create replica sets, stateful sets, daemon sets, jobs, cron jobs, autoscalers, disruption budgets and replication controllers in each namespace")
+	flag.BoolVar(&spec.Others, "others", demo.Others, "also create the objects of the other kinds kube-state-metrics reports by default (services, endpoint slices, config maps, secrets, ingresses, network policies, limit ranges, leases, a storage class, a volume attachment, a certificate signing request, admission webhooks and policies)")
 	flag.Int64Var(&spec.Seed, "seed", 1, "seed of the generated statuses")
 	flag.IntVar(&spec.Concurrency, "concurrency", 32, "requests in flight")
 	zones := flag.String("zones", "zone-a,zone-b,zone-c", "comma-separated zones")

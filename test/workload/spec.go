@@ -68,6 +68,12 @@ type Spec struct {
 	Now time.Time `json:"now" yaml:"now"`
 }
 
+// Demo is the workload `make demo` loads (hack/workload --pods 300, whose
+// flags default to it): the outputs the docs show are its.
+func Demo() Spec {
+	return Spec{Pods: 300, Controllers: true, Others: true}
+}
+
 // Default fills unset fields with their documented defaults.
 func (s Spec) Default() Spec {
 	if s.Namespaces <= 0 {
