@@ -121,7 +121,8 @@ func apiSelected(t *testing.T, ns string) map[string]string {
 
 // TestRelationSelectedAsTheAPIServer: selected() of Deployments and a
 // Service answers the pods the API server lists with their selectors, in a
-// query, and in the later queries of an interactive session.
+// query, in the later queries of an interactive session, and in a watch,
+// which answers again when a pod comes to be selected.
 func TestRelationSelectedAsTheAPIServer(t *testing.T) {
 	ns := cluster.NewNamespace(t, "selected")
 	createSelectors(t, ns)
@@ -165,4 +166,30 @@ func TestRelationSelectedAsTheAPIServer(t *testing.T) {
 	if strings.Join(answered, ",") != strings.Join(some, ",") {
 		t.Errorf("interactive: answers %v, want %v\n%s\n%s", answered, some, iout, errOut)
 	}
+
+	// A watch of the count of objects selecting some pod: a pod labelled
+	// app=none comes to be selected by the Deployment none.
+	count := func(sel map[string]string) string {
+		n := 0
+		for _, w := range sel {
+			if w != "-" {
+				n++
+			}
+		}
+		return fmt.Sprint(n)
+	}
+	run := cluster.StartPlugin(t, "query", "deploy,svc", "-n", ns, "--count", "-w", "--where", `selected(object, "pods").size() > 0`)
+	run.WaitLines(t, 1)
+	if l := framework.Lines(run.Out.String()); l[0] != count(want) {
+		t.Fatalf("watch: first answer %q, the API server's selections give %s", l[0], count(want))
+	}
+	cluster.CreatePod(t, ns, "none-0", map[string]string{"app": "none"})
+	want = apiSelected(t, ns)
+	if want["deployment.apps/none"] == "-" {
+		t.Fatalf("the API server selects no pod of deployment none: %v", want)
+	}
+	framework.Eventually(t, "the count once deployment none selects a pod", func() bool {
+		l := framework.Lines(run.Out.String())
+		return l[len(l)-1] == count(want)
+	})
 }
