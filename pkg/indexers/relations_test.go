@@ -3,6 +3,7 @@ package indexers_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -218,6 +219,36 @@ func TestSelectedReadsLabelIndex(t *testing.T) {
 			t.Errorf("%s: read %d objects through %s and %d through %s; want %d and %d", tt.name,
 				l.read[indexers.LabelIndex], indexers.LabelIndex, l.read[indexers.NamespaceIndex], indexers.NamespaceIndex, tt.label, tt.all)
 		}
+	}
+}
+
+// onlyIn is a storeLookup that reads its resources in namespace only.
+type onlyIn struct {
+	storeLookup
+	namespace string
+}
+
+func (l onlyIn) ReadsNamespace(resource, namespace string) error {
+	if namespace != l.namespace {
+		return fmt.Errorf("%s are not watched in namespace %q", resource, namespace)
+	}
+	return nil
+}
+
+// TestSelectedNamespaceNotRead: selected() of an object of a namespace
+// where the lookup does not read RESOURCE fails, as a read of that
+// namespace would, though the label index answers nothing.
+func TestSelectedNamespaceNotRead(t *testing.T) {
+	env := newEnv(t)
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, labelIndexers(t, env))
+	svc := obj(map[string]any{"kind": "Service", "metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "svc"},
+		"spec": map[string]any{"selector": map[string]any{"app": "web"}}})
+	p := compile(t, env, `selected(object, "pods").size()`, indexers.KindValue)
+	if got, err := p.WithLookup(onlyIn{storeLookup{"pods": pods}, "ns"}).Value(svc); err != nil || got != int64(0) {
+		t.Errorf("selected() where pods are read: %v, %v; want 0", got, err)
+	}
+	if got, err := p.WithLookup(onlyIn{storeLookup{"pods": pods}, "other"}).Value(svc); err == nil || !strings.Contains(err.Error(), `not watched in namespace "ns"`) {
+		t.Errorf("selected() where pods are not read: %v, %v; want the lookup's error", got, err)
 	}
 }
 
