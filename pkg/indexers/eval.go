@@ -384,6 +384,11 @@ func (p *Program) evalError(ctx context.Context, err error) error {
 }
 
 func (p *Program) indexValues(obj any) ([]string, error) {
+	if p.values != nil {
+		if values, ok := p.values(obj); ok {
+			return values, nil
+		}
+	}
 	v, err := p.eval(context.Background(), obj)
 	if err != nil {
 		return nil, err

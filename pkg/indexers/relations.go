@@ -74,6 +74,33 @@ var builtinIndexes = map[string]string{
 	LabelIndex:          `object.metadata.?labels.orValue({}).map(k, object.metadata.?namespace.orValue("") + "/" + k + "=" + object.metadata.labels[k])`,
 }
 
+// builtinValues compute the values of built-in indexes as their
+// expressions do, without CEL: the label index is computed for every
+// object of a resource selected() reads, a hundred thousand pods as well.
+// ok is false for an object they do not read (no metadata), which the
+// expression evaluates.
+var builtinValues = map[string]func(obj any) (values []string, ok bool){
+	LabelIndex: labelIndexValues,
+}
+
+// labelIndexValues are the values of [LabelIndex] of obj.
+func labelIndexValues(obj any) ([]string, bool) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false
+	}
+	labels := m.GetLabels()
+	if len(labels) == 0 {
+		return nil, true
+	}
+	ns := m.GetNamespace()
+	out := make([]string, 0, len(labels))
+	for k, v := range labels {
+		out = append(out, LabelIndexValue(ns, k, v))
+	}
+	return out, true
+}
+
 // IsBuiltinIndex reports whether name is that of a built-in index.
 func IsBuiltinIndex(name string) bool {
 	_, ok := builtinIndexes[name]
@@ -88,6 +115,9 @@ func (e *Env) BuiltinIndex(name string) (*Program, bool, error) {
 		return nil, false, nil
 	}
 	p, err := e.Compile(expr, KindIndex, fmt.Sprintf("index %q", name))
+	if err == nil {
+		p.values = builtinValues[name]
+	}
 	return p, true, err
 }
 
