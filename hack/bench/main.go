@@ -176,6 +176,8 @@ func run(o options) error {
 	kubectl := filepath.Join(o.binDir, "kubectl")
 	kc := "--kubeconfig=" + kubeconfig
 	where := `object.status.phase == "Pending"`
+	// The first Deployment of the workload and its namespace.
+	firstNS, firstApp := spec.NamespaceName(0), workload.AppName(0)
 	cmds := []measured{
 		{protobufFloor, self, []string{"-" + transferFlag, kubeconfig, "-accept", protobufType}},
 		{jsonFloor, self, []string{"-" + transferFlag, kubeconfig, "-accept", jsonType}},
@@ -193,6 +195,16 @@ func run(o options) error {
 		{"query pods -A -o json", o.plugin, []string{"query", kc, "pods", "-A", "-o", "json"}},
 		{"query pods -A -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}\\n{end}'", o.plugin, []string{"query", kc, "pods", "-A", "-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}`}},
 		{"query pods -A -o custom-columns=NAME,NODE,IMAGES", o.plugin, []string{"query", kc, "pods", "-A", "-o", "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,IMAGES:.spec.containers[*].image"}},
+		// tree reads every pod, ReplicaSet and the other dependents of
+		// the roots' namespaces; the workload's pods are owned by no
+		// ReplicaSet, so the trees are small and the cost is the caches'.
+		{"tree deployment " + firstApp + " -n " + firstNS, o.plugin, []string{"tree", kc, "deployment", firstApp, "-n", firstNS}},
+		{"tree deployments -A", o.plugin, []string{"tree", kc, "deployments", "-A"}},
+		// selected() beside the same query without it: the relationship
+		// adds the pods' cache and their label index.
+		{deploymentsPlain, o.plugin, []string{"query", kc, "deployments", "-A", "--columns", "replicas=object.spec.replicas"}},
+		{deploymentsSelected, o.plugin, []string{"query", kc, "deployments", "-A", "--columns", `pods=selected(object, "pods").size()`}},
+		{`query services -A --columns 'pods=selected(object, "pods").size()'`, o.plugin, []string{"query", kc, "services", "-A", "--columns", `pods=selected(object, "pods").size()`}},
 	}
 	var rows []row
 	if o.queries {
@@ -292,6 +304,10 @@ const (
 	// counted.
 	groupCount      = "query pods -A --count --group-by node"
 	groupAggregates = "query pods -A --group-by node --aggregate restarts=sum(…) --aggregate cpu=sum(quantity(…))"
+	// deploymentsSelected is measured against deploymentsPlain, the same
+	// Deployments without selected().
+	deploymentsPlain    = "query deployments -A --columns replicas"
+	deploymentsSelected = `query deployments -A --columns 'pods=selected(object, "pods").size()'`
 )
 
 // measureAll runs each command once to warm the API server's caches, then
@@ -364,7 +380,7 @@ func (r row) rss() (int64, int64, int64) {
 // runGoBenchmarks runs the Go benchmarks that carry targets and returns
 // their output lines.
 func runGoBenchmarks() (string, error) {
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|EngineProfilePods|WriteFamiliesKSM|DecodePod", "-benchmem", "-count", "1",
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|EngineProfilePods|WriteFamiliesKSM|DecodePod|LabelIndexMemory", "-benchmem", "-count", "1",
 		"./pkg/indexers/...", "./pkg/query/...", "./pkg/exporter/...", "./pkg/factory/...")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -463,16 +479,27 @@ func renderQueries(rows []row) string {
 		rm, rl, rh := r.rss()
 		fmt.Fprintf(&b, "| `%s` | %.2f× | %s (%s–%s) | %s (%s–%s) | %d KiB |\n", r.name, wm.Seconds()/floor.Seconds(), secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024)
 	}
-	var count time.Duration
+	var count, plain time.Duration
+	var plainRSS int64
 	for _, r := range rows {
 		if r.name == groupCount {
 			count, _, _ = r.wall()
+		}
+		if r.name == deploymentsPlain {
+			plain, _, _ = r.wall()
+			plainRSS, _, _ = r.rss()
 		}
 	}
 	for _, r := range rows {
 		if r.name == groupAggregates && count > 0 {
 			wm, _, _ := r.wall()
 			fmt.Fprintf(&b, "\nTwo aggregates per node: %.2f× the same groups counted (`%s`).\n", wm.Seconds()/count.Seconds(), groupCount)
+		}
+		if r.name == deploymentsSelected && plain > 0 && plainRSS > 0 {
+			wm, _, _ := r.wall()
+			rm, _, _ := r.rss()
+			fmt.Fprintf(&b, "\n`selected()` of every Deployment (the pods' cache and its label index): %.2f× the wall time and %.2f× the peak RSS of the same Deployments without it (`%s`).\n",
+				wm.Seconds()/plain.Seconds(), float64(rm)/float64(plainRSS), deploymentsPlain)
 		}
 		if r.name == whereCount {
 			wm, _, _ := r.wall()

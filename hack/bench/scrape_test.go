@@ -122,6 +122,8 @@ func TestRenderQueriesAgainstProtobufTransfer(t *testing.T) {
 		mk(whereCount, time.Second),
 		mk(groupCount, 2*time.Second),
 		mk(groupAggregates, 2500*time.Millisecond),
+		mk(deploymentsPlain, 400*time.Millisecond),
+		mk(deploymentsSelected, time.Second),
 	})
 	for _, want := range []string{
 		"| `" + protobufFloor + "` | 1.00× | 0.50 s",
@@ -129,6 +131,7 @@ func TestRenderQueriesAgainstProtobufTransfer(t *testing.T) {
 		"| `" + whereCount + "` | 2.00× | 1.00 s",
 		"`" + whereCount + "`: 2.00× the protobuf transfer, 1.25× the JSON transfer, peak RSS 64 MiB.",
 		"Two aggregates per node: 1.25× the same groups counted (`" + groupCount + "`).",
+		"2.50× the wall time and 1.00× the peak RSS of the same Deployments without it (`" + deploymentsPlain + "`).",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)

@@ -146,6 +146,15 @@ func (r *recordingLookup) ByIndex(resource, index, value string) ([]any, error) 
 	return r.deps.inner.ByIndex(resource, index, value)
 }
 
+// ReadsNamespace implements indexers.NamespaceReader when the engine's
+// Lookup does.
+func (r *recordingLookup) ReadsNamespace(resource, namespace string) error {
+	if n, is := r.deps.inner.(indexers.NamespaceReader); is {
+		return n.ReadsNamespace(resource, namespace)
+	}
+	return nil
+}
+
 // Scope implements indexers.ResourceScopes when the engine's Lookup does:
 // owner() asks it which owner kinds are read, and where.
 func (r *recordingLookup) Scope(resource string) (namespaced, ok bool) {

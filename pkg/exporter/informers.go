@@ -354,6 +354,11 @@ func (l configLookup) ByIndex(resource, index, value string) ([]any, error) {
 	return objs, notWatchedHint(err)
 }
 
+// ReadsNamespace implements indexers.NamespaceReader.
+func (l configLookup) ReadsNamespace(resource, namespace string) error {
+	return notWatchedHint(l.Lookup.ReadsNamespace(resource, namespace))
+}
+
 func notWatchedHint(err error) error {
 	var nw *factory.NamespaceNotWatchedError
 	if errors.As(err, &nw) {

@@ -193,6 +193,18 @@ func byIndex(inf *Informer, index, value string) ([]any, error) {
 	return idx.ByIndex(index, value)
 }
 
+// ReadsNamespace fails with a *NamespaceNotWatchedError when l reads
+// resource in some namespaces only, not in namespace; it implements
+// indexers.NamespaceReader.
+func (l *Lookup) ReadsNamespace(resource, namespace string) error {
+	e, err := l.entry(resource)
+	if err != nil || e.all != nil {
+		return err
+	}
+	_, err = e.in(namespace)
+	return err
+}
+
 // NamespaceNotWatchedError is a get() or byIndex() of a namespace where a
 // Lookup does not read the resource.
 type NamespaceNotWatchedError struct {

@@ -83,6 +83,13 @@ func TestLookupNamespaces(t *testing.T) {
 	if _, err := l.ByIndex("cm", "byOwner", "x"); err == nil {
 		t.Error("byIndex of an unknown index: no error")
 	}
+	// selected() asks before it reads an index other than the namespace's.
+	if err := l.ReadsNamespace("cm", "shop"); err != nil {
+		t.Errorf("ReadsNamespace shop: %v", err)
+	}
+	if err := l.ReadsNamespace("cm", "kube-system"); !errors.As(err, &nw) || nw.Namespace != "kube-system" {
+		t.Errorf("ReadsNamespace kube-system: %v, want a NamespaceNotWatchedError", err)
+	}
 }
 
 // TestLookupEveryNamespace reads a resource added with one informer of

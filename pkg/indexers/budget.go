@@ -53,7 +53,7 @@ func (b *Budget) Err() error { return b.check() }
 const budgetVar = "@budget"
 
 // charge charges b n units for work done outside CEL's cost tracking (the
-// objects a relationship function scans) and returns the error the
+// objects a relationship function reads) and returns the error the
 // evaluation stops with when that spent it, or its context ended.
 func (b *Budget) charge(n uint64) error {
 	b.used.Add(n)

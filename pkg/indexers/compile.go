@@ -80,7 +80,11 @@ type Reference struct {
 // Program is a compiled expression. Programs are immutable and safe for
 // concurrent use.
 type Program struct {
-	expr    string
+	expr string
+	// values, when not nil, computes the index values of an object as the
+	// expression does, in Go; ok false: evaluate the expression (see
+	// builtinValues).
+	values  func(obj any) (values []string, ok bool)
 	context string
 	kind    Kind
 	prog    cel.Program

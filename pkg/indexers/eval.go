@@ -26,8 +26,8 @@ type activation struct {
 	// cluster is the value of the variable cluster; nil: not bound.
 	cluster ref.Val
 	// budget is the budget the evaluation is charged to; nil: none. The
-	// relationship functions that scan (selected()) charge it what they
-	// read.
+	// relationship function that reads a number of objects its
+	// expression does not bound (selected()) charges it what it reads.
 	budget *Budget
 	// each is bound only for programs compiled with CompileEach.
 	each    any
@@ -384,6 +384,11 @@ func (p *Program) evalError(ctx context.Context, err error) error {
 }
 
 func (p *Program) indexValues(obj any) ([]string, error) {
+	if p.values != nil {
+		if values, ok := p.values(obj); ok {
+			return values, nil
+		}
+	}
 	v, err := p.eval(context.Background(), obj)
 	if err != nil {
 		return nil, err

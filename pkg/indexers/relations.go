@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	labelselection "k8s.io/apimachinery/pkg/selection"
 )
 
 // The relationship functions read the objects related to an object from
@@ -31,9 +32,10 @@ import (
 //
 // Each reads by name or through an index, never by scanning a resource:
 // children() reads the index [ControllerIndex] of RESOURCE, events() the
-// index [InvolvedObjectIndex] of events, selected() the objects of
-// RESOURCE in the object's namespace ([NamespaceIndex]). The plan of an
-// expression adds those indexes ([BuiltinIndex]) to the resources read.
+// index [InvolvedObjectIndex] of events, selected() the index [LabelIndex]
+// of RESOURCE (or, for a selector no label value narrows, the objects of
+// the object's namespace, [NamespaceIndex]). The plan of an expression
+// adds those indexes ([BuiltinIndex]) to the resources read.
 const (
 	ownerFunction    = "owner"
 	ownersFunction   = "owners"
@@ -57,6 +59,11 @@ const ControllerIndex = "@controller"
 // of their involvedObject, which events() reads.
 const InvolvedObjectIndex = "@involvedObject"
 
+// LabelIndex is the built-in index of objects by each of their labels, as
+// NAMESPACE/KEY=VALUE (a cluster-scoped object's NAMESPACE is empty),
+// which selected() reads.
+const LabelIndex = "@label"
+
 // EventsResource is the resource events() reads, as the lookup names it.
 const EventsResource = "events"
 
@@ -64,6 +71,34 @@ const EventsResource = "events"
 var builtinIndexes = map[string]string{
 	ControllerIndex:     `object.metadata.?ownerReferences.orValue([]).filter(r, r.?controller.orValue(false)).map(r, r.uid)`,
 	InvolvedObjectIndex: `object.?involvedObject.?uid`,
+	LabelIndex:          `object.metadata.?labels.orValue({}).map(k, object.metadata.?namespace.orValue("") + "/" + k + "=" + object.metadata.labels[k])`,
+}
+
+// builtinValues compute the values of built-in indexes as their
+// expressions do, without CEL: the label index is computed for every
+// object of a resource selected() reads, a hundred thousand pods as well.
+// ok is false for an object they do not read (no metadata), which the
+// expression evaluates.
+var builtinValues = map[string]func(obj any) (values []string, ok bool){
+	LabelIndex: labelIndexValues,
+}
+
+// labelIndexValues are the values of [LabelIndex] of obj.
+func labelIndexValues(obj any) ([]string, bool) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false
+	}
+	labels := m.GetLabels()
+	if len(labels) == 0 {
+		return nil, true
+	}
+	ns := m.GetNamespace()
+	out := make([]string, 0, len(labels))
+	for k, v := range labels {
+		out = append(out, LabelIndexValue(ns, k, v))
+	}
+	return out, true
 }
 
 // IsBuiltinIndex reports whether name is that of a built-in index.
@@ -72,14 +107,17 @@ func IsBuiltinIndex(name string) bool {
 	return ok
 }
 
-// BuiltinIndex compiles the built-in index name (see [ControllerIndex]
-// and [InvolvedObjectIndex]); false when there is none of that name.
+// BuiltinIndex compiles the built-in index name (see [ControllerIndex],
+// [InvolvedObjectIndex] and [LabelIndex]); false when there is none of that name.
 func (e *Env) BuiltinIndex(name string) (*Program, bool, error) {
 	expr, ok := builtinIndexes[name]
 	if !ok {
 		return nil, false, nil
 	}
 	p, err := e.Compile(expr, KindIndex, fmt.Sprintf("index %q", name))
+	if err == nil {
+		p.values = builtinValues[name]
+	}
 	return p, true, err
 }
 
@@ -151,7 +189,7 @@ func relationReferences(fn, resource string) map[string][]string {
 	case childrenFunction:
 		return map[string][]string{resource: {ControllerIndex}}
 	case selectedFunction:
-		return map[string][]string{resource: {NamespaceIndex}}
+		return map[string][]string{resource: {NamespaceIndex, LabelIndex}}
 	case eventsFunction:
 		return map[string][]string{EventsResource: {InvolvedObjectIndex}}
 	}
@@ -164,6 +202,15 @@ func relationReferences(fn, resource string) map[string][]string {
 // lookup does not read as null.
 type ResourceScopes interface {
 	Scope(resource string) (namespaced, ok bool)
+}
+
+// NamespaceReader is implemented by a [Lookup] that reads a resource in
+// some namespaces only: ReadsNamespace fails, as ByIndex of
+// [NamespaceIndex] would, for a namespace where it does not read resource.
+// selected() asks it before it reads [LabelIndex], whose values of an
+// unread namespace hold nothing.
+type NamespaceReader interface {
+	ReadsNamespace(resource, namespace string) error
 }
 
 // relationCall is the evaluation step of a relationship function.
@@ -490,19 +537,34 @@ func eventsOf(l Lookup, m relMeta) ([]any, error) {
 }
 
 // selectedBy returns the objects of resource in the namespace of obj that
-// its selector selects, by name. It reads every object of resource in the
-// namespace: budget, when not nil, is charged one unit for each.
+// its selector selects, by name. It reads, through the index [LabelIndex],
+// the objects of each requirement of the selector that names values
+// (KEY=VALUE, KEY in (VALUES)), and keeps, of the requirement that holds
+// the fewest, those the whole selector selects; a selector with none (only notin, !=, exists and
+// does-not-exist requirements, or none at all: every object) reads every
+// object of resource in the namespace. budget, when not nil, is charged
+// one unit for each object read.
 func selectedBy(l Lookup, budget *Budget, resource string, obj ref.Val, m relMeta) ([]any, error) {
 	sel, err := SelectorOf(m.Kind, native(field(obj, "spec")))
 	if err != nil {
 		return nil, err
 	}
-	objs, err := l.ByIndex(resource, NamespaceIndex, m.Namespace)
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return nil, nil
+	}
+	objs, read, indexed, err := selectedCandidates(l, resource, m.Namespace, reqs)
 	if err != nil {
 		return nil, err
 	}
+	if !indexed {
+		if objs, err = l.ByIndex(resource, NamespaceIndex, m.Namespace); err != nil {
+			return nil, err
+		}
+		read = len(objs)
+	}
 	if budget != nil {
-		if err := budget.charge(uint64(len(objs))); err != nil {
+		if err := budget.charge(uint64(read)); err != nil {
 			return nil, err
 		}
 	}
@@ -518,6 +580,52 @@ func selectedBy(l Lookup, budget *Budget, resource string, obj ref.Val, m relMet
 	}
 	sortByName(out)
 	return out, nil
+}
+
+// selectedCandidates reads the objects of resource of each requirement of
+// reqs, a selector of namespace, that [LabelIndex] answers (those of
+// KEY=VALUE, or of each VALUE of KEY in (VALUES)), and returns those of the
+// one that holds the fewest, with the number read. indexed is false when
+// no requirement is answered so. A lookup that tells which namespaces it
+// reads ([NamespaceReader]) fails for another, as a read of the namespace
+// would.
+func selectedCandidates(l Lookup, resource, namespace string, reqs labels.Requirements) (objs []any, read int, indexed bool, err error) {
+	if r, ok := l.(NamespaceReader); ok {
+		if err := r.ReadsNamespace(resource, namespace); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	for _, r := range reqs {
+		switch r.Operator() {
+		case labelselection.Equals, labelselection.DoubleEquals, labelselection.In:
+		default:
+			continue
+		}
+		// An object has one value of a key: the objects of the values
+		// are distinct.
+		var found []any
+		for _, v := range r.Values().UnsortedList() {
+			posting, err := l.ByIndex(resource, LabelIndex, LabelIndexValue(namespace, r.Key(), v))
+			if err != nil {
+				return nil, 0, false, err
+			}
+			found = append(found, posting...)
+		}
+		read += len(found)
+		if !indexed || len(found) < len(objs) {
+			objs, indexed = found, true
+		}
+		if len(objs) == 0 {
+			break
+		}
+	}
+	return objs, read, indexed, nil
+}
+
+// LabelIndexValue is the value of [LabelIndex] under which the objects of
+// namespace with the label key=value are indexed.
+func LabelIndexValue(namespace, key, value string) string {
+	return namespace + "/" + key + "=" + value
 }
 
 // SelectorOf returns the selector of an object of kind with the spec

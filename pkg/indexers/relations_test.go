@@ -3,6 +3,7 @@ package indexers_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,7 +63,7 @@ func TestRelations(t *testing.T) {
 	l := storeLookup{
 		"deployment.apps": withIndexes(),
 		"replicaset.apps": withIndexes(indexers.ControllerIndex),
-		"pods":            withIndexes(indexers.ControllerIndex),
+		"pods":            withIndexes(indexers.ControllerIndex, indexers.LabelIndex),
 		"events":          withIndexes(indexers.InvolvedObjectIndex),
 	}
 	add := func(resource string, o *unstructured.Unstructured) {
@@ -124,12 +125,130 @@ func TestRelations(t *testing.T) {
 		}
 	}
 	refs := compile(t, env, `children(object, "pods").size() + events(object).size() + selected(object, "pods").size()`, indexers.KindValue).References()
-	want := []indexers.Reference{{Resource: "events", Indexes: []string{indexers.InvolvedObjectIndex}}, {Resource: "pods", Indexes: []string{indexers.ControllerIndex, indexers.NamespaceIndex}}}
+	want := []indexers.Reference{{Resource: "events", Indexes: []string{indexers.InvolvedObjectIndex}}, {Resource: "pods", Indexes: []string{indexers.ControllerIndex, indexers.LabelIndex, indexers.NamespaceIndex}}}
 	if !reflect.DeepEqual(refs, want) {
 		t.Errorf("References = %#v, want %#v", refs, want)
 	}
 	if _, err := env.Compile(`children(object, object.kind)`, indexers.KindValue, "test"); err == nil {
 		t.Error("children() with a resource that is no literal compiled")
+	}
+}
+
+// labelIndexers are the index functions of the built-in label index of
+// env.
+func labelIndexers(tb testing.TB, env *indexers.Env) cache.Indexers {
+	tb.Helper()
+	lbl, _, err := env.BuiltinIndex(indexers.LabelIndex)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ixs, err := indexers.Indexers(map[string]*indexers.Program{indexers.LabelIndex: lbl}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ixs
+}
+
+// countingLookup is a storeLookup that counts the objects it returns, by
+// index.
+type countingLookup struct {
+	storeLookup
+	read map[string]int
+}
+
+func (l *countingLookup) ByIndex(resource, index, value string) ([]any, error) {
+	objs, err := l.storeLookup.ByIndex(resource, index, value)
+	l.read[index] += len(objs)
+	return objs, err
+}
+
+// TestSelectedReadsLabelIndex: selected() reads the objects of the label
+// values its selector's requirements name, not those of the namespace,
+// unless no requirement names a value.
+func TestSelectedReadsLabelIndex(t *testing.T) {
+	env := newEnv(t)
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, labelIndexers(t, env))
+	// 1000 pods in ns: web-0 and web-1 labelled app=web, tier=front; db-N
+	// app=db, tier=front or back; and web-9 in another namespace.
+	add := func(ns, name string, l map[string]any) {
+		if err := pods.Add(relObj("v1", "Pod", ns, name, l, "", "", "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("ns", "web-1", map[string]any{"app": "web", "tier": "front"})
+	add("ns", "web-0", map[string]any{"app": "web", "tier": "front"})
+	for i := range 998 {
+		add("ns", fmt.Sprintf("db-%03d", i), map[string]any{"app": "db", "tier": []string{"front", "back"}[i%2]})
+	}
+	add("other", "web-9", map[string]any{"app": "web", "tier": "front"})
+	svc := func(kind string, spec map[string]any) *unstructured.Unstructured {
+		return obj(map[string]any{"kind": kind, "metadata": map[string]any{"name": "s", "namespace": "ns", "uid": "s"}, "spec": spec})
+	}
+	exprs := func(ops ...map[string]any) map[string]any {
+		out := make([]any, len(ops))
+		for i, o := range ops {
+			out[i] = o
+		}
+		return map[string]any{"selector": map[string]any{"matchExpressions": out}}
+	}
+	tests := []struct {
+		name       string
+		on         *unstructured.Unstructured
+		want       int64
+		label, all int // objects read through the label index and the namespace
+	}{
+		{"service selector", svc("Service", map[string]any{"selector": map[string]any{"tier": "front", "app": "web"}}), 2, 2 + 501, 0},
+		{"matchLabels", svc("Deployment", map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}}), 2, 2, 0},
+		{"In", svc("Deployment", exprs(map[string]any{"key": "app", "operator": "In", "values": []any{"web", "cache"}})), 2, 2, 0},
+		{"In and NotIn", svc("Deployment", exprs(
+			map[string]any{"key": "tier", "operator": "In", "values": []any{"back"}},
+			map[string]any{"key": "app", "operator": "NotIn", "values": []any{"web"}})), 499, 499, 0},
+		{"NotIn only", svc("Deployment", exprs(map[string]any{"key": "app", "operator": "NotIn", "values": []any{"db"}})), 2, 0, 1000},
+		{"Exists only", svc("NetworkPolicy", map[string]any{"podSelector": exprs(map[string]any{"key": "app", "operator": "Exists"})["selector"]}), 1000, 0, 1000},
+		{"everything", svc("PodDisruptionBudget", map[string]any{"selector": map[string]any{}}), 1000, 0, 1000},
+		{"no value", svc("Service", map[string]any{"selector": map[string]any{"app": "none"}}), 0, 0, 0},
+	}
+	for _, tt := range tests {
+		l := &countingLookup{storeLookup: storeLookup{"pods": pods}, read: map[string]int{}}
+		p := compile(t, env, `selected(object, "pods").size()`, indexers.KindValue).WithLookup(l)
+		got, err := p.Value(tt.on)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: selected().size() = %v, %v; want %d", tt.name, got, err, tt.want)
+		}
+		if l.read[indexers.LabelIndex] != tt.label || l.read[indexers.NamespaceIndex] != tt.all {
+			t.Errorf("%s: read %d objects through %s and %d through %s; want %d and %d", tt.name,
+				l.read[indexers.LabelIndex], indexers.LabelIndex, l.read[indexers.NamespaceIndex], indexers.NamespaceIndex, tt.label, tt.all)
+		}
+	}
+}
+
+// onlyIn is a storeLookup that reads its resources in namespace only.
+type onlyIn struct {
+	storeLookup
+	namespace string
+}
+
+func (l onlyIn) ReadsNamespace(resource, namespace string) error {
+	if namespace != l.namespace {
+		return fmt.Errorf("%s are not watched in namespace %q", resource, namespace)
+	}
+	return nil
+}
+
+// TestSelectedNamespaceNotRead: selected() of an object of a namespace
+// where the lookup does not read RESOURCE fails, as a read of that
+// namespace would, though the label index answers nothing.
+func TestSelectedNamespaceNotRead(t *testing.T) {
+	env := newEnv(t)
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, labelIndexers(t, env))
+	svc := obj(map[string]any{"kind": "Service", "metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "svc"},
+		"spec": map[string]any{"selector": map[string]any{"app": "web"}}})
+	p := compile(t, env, `selected(object, "pods").size()`, indexers.KindValue)
+	if got, err := p.WithLookup(onlyIn{storeLookup{"pods": pods}, "ns"}).Value(svc); err != nil || got != int64(0) {
+		t.Errorf("selected() where pods are read: %v, %v; want 0", got, err)
+	}
+	if got, err := p.WithLookup(onlyIn{storeLookup{"pods": pods}, "other"}).Value(svc); err == nil || !strings.Contains(err.Error(), `not watched in namespace "ns"`) {
+		t.Errorf("selected() where pods are not read: %v, %v; want the lookup's error", got, err)
 	}
 }
 

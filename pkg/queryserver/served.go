@@ -747,6 +747,11 @@ func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
 	return kept, nil
 }
 
+// ReadsNamespace implements indexers.NamespaceReader.
+func (l *scopedLookup) ReadsNamespace(resource, namespace string) error {
+	return l.inner.ReadsNamespace(resource, namespace)
+}
+
 // Scope implements indexers.ResourceScopes: owner() reads the owner kinds
 // the request's lookup reads.
 func (l *scopedLookup) Scope(resource string) (namespaced, ok bool) { return l.inner.Scope(resource) }

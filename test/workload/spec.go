@@ -122,6 +122,10 @@ var appNames = []string{
 	"gateway", "auth", "queue", "cron", "mailer", "resizer", "ingest", "report",
 }
 
+// AppName returns the name of the i-th Deployment of a namespace
+// (0-based, below len(appNames)), and the app label of its pods.
+func AppName(i int) string { return appNames[i] }
+
 // NamespaceName returns the name of the i-th namespace (0-based).
 func NamespaceName(i int) string {
 	n := namespaceNames[i%len(namespaceNames)]

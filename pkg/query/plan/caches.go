@@ -196,9 +196,9 @@ type FillOptions struct {
 	// object from the first.
 	Started func(queried []*factory.Informer) error
 	// Relations: the queried informers get the built-in indexes that
-	// children() and events() read (indexers.ControllerIndex, and
-	// indexers.InvolvedObjectIndex for core/v1 events), so that the later
-	// queries of lasting caches may call them.
+	// children(), selected() and events() read (indexers.ControllerIndex,
+	// indexers.LabelIndex, and indexers.InvolvedObjectIndex for core/v1
+	// events), so that the later queries of lasting caches may call them.
 	Relations bool
 }
 
@@ -546,14 +546,14 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 }
 
 // addRelationIndexes adds to ixs, the indexes of the queried resource res,
-// the built-in ones that children() and events() read of it. Their
+// the built-in ones that children(), selected() and events() read of it. Their
 // expressions are constants that compile in every environment (see
 // TestRelations), so the one error BuiltinIndex can return here is the
 // refusal of an expression whose least cost is above the environment's
 // cost limit: such an index is left out, and the functions that read it
 // then fail with an unknown index, as under that limit they would anyway.
 func (p *Plan) addRelationIndexes(res factory.Resource, ixs map[string]*indexers.Program) {
-	names := []string{indexers.ControllerIndex}
+	names := []string{indexers.ControllerIndex, indexers.LabelIndex}
 	if res.GVR.Group == "" && res.GVR.Resource == indexers.EventsResource {
 		names = append(names, indexers.InvolvedObjectIndex)
 	}

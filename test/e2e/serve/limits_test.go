@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-informer/kubectl-informer/cmd/kubectl-informer/app"
@@ -174,36 +176,75 @@ func TestCostLimitOfTheServer(t *testing.T) {
 	}
 }
 
-// selected() reads every object of RESOURCE in the object's namespace:
-// a query server charges each to the request, so a call over more pods
-// than the limit is refused, though the expression itself costs less.
+// selected() reads the pods its selector names a label value of through
+// the label index, and only a selector that names none reads every pod of
+// the namespace. A query server charges each pod read to the request: over
+// a namespace of more pods than the limit, the first is answered and the
+// second refused, though the expression itself costs less.
 func TestServedSelectedCost(t *testing.T) {
 	ctx := context.Background()
-	deps, err := cluster.Client.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
-	if err != nil || len(deps.Items) == 0 {
-		t.Fatalf("deployments: %d, %v", len(deps.Items), err)
+	ns := cluster.NewNamespace(t, "served-selected")
+	for i := range 40 {
+		cluster.CreatePod(t, ns, fmt.Sprintf("bulk-%02d", i), map[string]string{"app": "bulk"})
 	}
-	d := deps.Items[0]
-	pods, err := cluster.Client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{})
+	for i := range 2 {
+		cluster.CreatePod(t, ns, fmt.Sprintf("few-%d", i), map[string]string{"app": "few"})
+	}
+	deployment := func(name string, sel *metav1.LabelSelector) {
+		t.Helper()
+		template := corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "few"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+		}
+		zero := int32(0)
+		if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       appsv1.DeploymentSpec{Replicas: &zero, Selector: sel, Template: template},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deployment("indexed", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "few"}})
+	deployment("scan", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"bulk"}}}})
+	pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The limit: what reading the namespace's pods costs, above what
-	// the --where costs on its deployments without selected().
-	s := startServer(t, "--max-cost-per-request", strconv.Itoa(len(pods.Items)))
-	named := fmt.Sprintf("object.metadata.name == %q", d.Name)
-	args := []string{"deployments", "-n", d.Namespace, "--where", named + ` && selected(object, "pods").size() >= 0`, "-o", "name"}
-	if local := localQuery(t, args...); local.code != 0 || local.out != "deployment.apps/"+d.Name+"\n" {
-		t.Fatalf("local query %v: exit %d, stdout %q, stderr %q", args, local.code, local.out, local.errOut)
-	}
-	r := s.query(t, cluster.Kubeconfig, args...)
-	if r.code != app.ExitRuntime || r.out != "" ||
-		!strings.Contains(r.errOut, "429 Too Many Requests") || !strings.Contains(r.errOut, "CEL cost budget exceeded") {
-		t.Errorf("selected() over %d pods: exit %d, stdout %q, stderr %q; want exit 1 and 429 over the cost budget", len(pods.Items), r.code, r.out, r.errOut)
-	}
-	// The same --where without selected() is within the limit.
-	plain := []string{"deployments", "-n", d.Namespace, "--where", named, "-o", "name"}
-	if r := s.query(t, cluster.Kubeconfig, plain...); r.code != 0 || r.out != "deployment.apps/"+d.Name+"\n" {
-		t.Errorf("served query %v: exit %d, stdout %q, stderr %q", plain, r.code, r.out, r.errOut)
+	// The limit: below what reading the namespace's pods costs, above what
+	// reading the pods labelled app=few and the --where cost.
+	limit := len(pods.Items) - 2
+	s := startServer(t, "--max-cost-per-request", strconv.Itoa(limit))
+	for _, d := range []string{"indexed", "scan"} {
+		dep, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		selected, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil || len(selected.Items) == 0 {
+			t.Fatalf("pods of %s: %d, %v", sel, len(selected.Items), err)
+		}
+		where := fmt.Sprintf(`object.metadata.name == %q && selected(object, "pods").size() == %d`, d, len(selected.Items))
+		args := []string{"deployments", "-n", ns, "--where", where, "-o", "name"}
+		if local := localQuery(t, args...); local.code != 0 || local.out != "deployment.apps/"+d+"\n" {
+			t.Fatalf("local query %v: exit %d, stdout %q, stderr %q", args, local.code, local.out, local.errOut)
+		}
+		r := s.query(t, cluster.Kubeconfig, args...)
+		switch d {
+		case "indexed":
+			if r.code != 0 || r.out != "deployment.apps/"+d+"\n" {
+				t.Errorf("selected() of %s over %d pods, %d of them selected, limit %d: exit %d, stdout %q, stderr %q; want the answer",
+					sel, len(pods.Items), len(selected.Items), limit, r.code, r.out, r.errOut)
+			}
+		case "scan":
+			if r.code != app.ExitRuntime || r.out != "" ||
+				!strings.Contains(r.errOut, "429 Too Many Requests") || !strings.Contains(r.errOut, "CEL cost budget exceeded") {
+				t.Errorf("selected() of %s over %d pods, limit %d: exit %d, stdout %q, stderr %q; want exit 1 and 429 over the cost budget",
+					sel, len(pods.Items), limit, r.code, r.out, r.errOut)
+			}
+		}
 	}
 }
