@@ -159,6 +159,18 @@ func NewCaches(conn Conn, queried []*factory.Informer, lookup *factory.Lookup) *
 // the request's resources.
 func (c *Caches) Queried() []*factory.Informer { return c.queried }
 
+// Related returns the informers that get(), byIndex() and the relationship
+// functions read (owner(), children(), events() and the like): a change in
+// them may change the answer for queried objects that did not change. A
+// queried informer is among them when the expressions read its resource
+// that way too.
+func (c *Caches) Related() []*factory.Informer {
+	if c.lookup == nil {
+		return nil
+	}
+	return c.lookup.All()
+}
+
 // Factory returns the factory that runs the informers; nil for caches made
 // by NewCaches.
 func (c *Caches) Factory() *factory.Factory { return c.factory }
