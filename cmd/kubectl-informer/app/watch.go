@@ -23,8 +23,8 @@ const watchExample = `  # Every pod event in the current namespace
   # Only what happens from now on, with the node of each pod
   kubectl informer watch pods -A --initial=false --columns 'node=object.spec.?nodeName.orValue("")'
 
-  # Pods whose ReplicaSet lacks ready replicas, shown again when only the ReplicaSet changes
-  kubectl informer watch pods -A --where 'owner(object) != null && owner(object).status.?readyReplicas.orValue(0) < owner(object).spec.replicas'
+  # Pods with their owner's ready replicas, shown again when only the owner changes
+  kubectl informer watch pods -A --columns 'ready=owner(object).?status.?readyReplicas.orValue(0)'
 
   # Deployments as NDJSON, one object per line
   kubectl informer watch deployments.apps -A -o json`
