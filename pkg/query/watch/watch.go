@@ -940,35 +940,9 @@ func (e *emitter) colsLocked(in bool, obj any, ev *Event) string {
 // objects the caches hold, make one evaluation that shows what changed
 // between the initial lists and the registration.
 func (e *emitter) followRelated(ctx context.Context, queried, related []*factory.Informer) (<-chan struct{}, error) {
-	changed := make(chan struct{}, 1)
-	signal := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { signal() },
-		UpdateFunc: func(any, any) { signal() },
-		DeleteFunc: func(any) { signal() },
-	}
-	type registration struct {
-		inf *factory.Informer
-		reg cache.ResourceEventHandlerRegistration
-	}
-	var regs []registration
-	remove := func() {
-		for _, r := range regs {
-			_ = r.inf.Informer.RemoveEventHandler(r.reg)
-		}
-	}
-	for _, inf := range related {
-		reg, err := inf.Informer.AddEventHandler(handler)
-		if err != nil {
-			remove()
-			return nil, err
-		}
-		regs = append(regs, registration{inf: inf, reg: reg})
+	changed, remove, err := plan.Changes(related)
+	if err != nil {
+		return nil, err
 	}
 	done := make(chan struct{})
 	go func() {
