@@ -287,7 +287,7 @@ func TestCompileFamilies(t *testing.T) {
 	if len(pods.Indexes) != 1 || pods.Indexes["byNode"] == nil || len(nodes.Indexes) != 0 {
 		t.Fatalf("indexes %v and %v; want byNode for pods only", pods.Indexes, nodes.Indexes)
 	}
-	if got, want := nodes.Families[0].Value.References(), []indexers.Reference{{Resource: "pods", Indexes: []string{"byNode"}}}; !reflect.DeepEqual(got, want) {
+	if got, want := nodes.Families[0].Value.References(), []indexers.Reference{{Resource: "pods", Indexes: []string{"byNode"}, Calls: []string{`byIndex("pods", "byNode", …)`}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("references %v, want %v", got, want)
 	}
 	// Families are distinct values: one may not change another's labels.

@@ -251,7 +251,7 @@ func (x *Exporter) lookupNeeds(c *Compiled, resolved []factory.Resource) ([]look
 			return nil, err // no file's mistake: its cause first
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: get()/byIndex() resource %q: %w", c.pathReading(name), name, err)
+			return nil, fmt.Errorf("%s: %s: %w", c.pathReading(name), indexers.ReadBy(progs, name), err)
 		}
 		looked[name] = res
 		ix := map[string]*indexers.Program{}

@@ -843,6 +843,10 @@ type ForbiddenError struct {
 	// watch was not; "" (list) otherwise.
 	Verb string
 	Err  error
+	// ReadBy, when not empty, says what reads the resource besides the
+	// resources queried, as the expressions write it (`children(…,
+	// "replicasets") in --columns n`); the message names it.
+	ReadBy string
 	// KubectlFlags are carried by the kubectl auth can-i command the
 	// message suggests (see Config.KubectlFlags).
 	KubectlFlags []string
@@ -870,6 +874,9 @@ func (e *ForbiddenError) Error() string {
 		other = " or query a namespace you may read"
 	}
 	canI = append(canI, e.KubectlFlags...)
+	if e.ReadBy != "" {
+		where += " (read by " + e.ReadBy + ")"
+	}
 	if verb == "watch" {
 		return fmt.Sprintf("%s\nRBAC denied watch of %s %s while allowing its list: the informer follows changes by watching; ask for the watch verb there (check with %s)%s",
 			msg, e.Resource, where, ShellJoin(canI), other)

@@ -87,6 +87,20 @@ func (l *Lookup) InformersOf(gvr schema.GroupVersionResource) []*Informer {
 	return nil
 }
 
+// All returns every informer l reads, each once, in the order of the
+// names it reads them under.
+func (l *Lookup) All() []*Informer {
+	var out []*Informer
+	for _, name := range slices.Sorted(maps.Keys(l.byName)) {
+		for _, inf := range l.byName[name].informers() {
+			if !slices.Contains(out, inf) {
+				out = append(out, inf)
+			}
+		}
+	}
+	return out
+}
+
 // Resources returns the resources l reads, each once, in the order of
 // the names it reads them under.
 func (l *Lookup) Resources() []Resource {

@@ -74,7 +74,70 @@ type Reference struct {
 	Resource string
 	// Indexes are the index names passed to byIndex() for Resource, sorted
 	// and without duplicates; empty when Resource is only read with get().
+	// The relationship functions read built-in indexes (see
+	// IsBuiltinIndex).
 	Indexes []string
+	// Calls are the calls that read Resource, as the expression writes
+	// them, sorted: `get("nodes", …)`, `byIndex("pods", "byNode", …)`,
+	// `children(…, "replicasets")`, `owner()`. Messages about Resource
+	// name them: the built-in indexes and the owner kinds that owner()
+	// reads are nothing the user wrote.
+	Calls []string
+}
+
+// ReadBy says how the expression reads the resource, for messages: its
+// calls joined by "and".
+func (r Reference) ReadBy() string {
+	if len(r.Calls) == 0 {
+		return fmt.Sprintf("get()/byIndex() resource %q", r.Resource)
+	}
+	return strings.Join(r.Calls, " and ")
+}
+
+// CallsOf returns the calls of Calls that read the index index of the
+// resource: children() the controller index, events() the involved
+// object's, selected() the namespace index, byIndex() the index it names.
+func (r Reference) CallsOf(index string) []string {
+	var out []string
+	for _, c := range r.Calls {
+		fn, _, _ := strings.Cut(c, "(")
+		switch {
+		case fn == childrenFunction && index == ControllerIndex,
+			fn == eventsFunction && index == InvolvedObjectIndex,
+			fn == selectedFunction && index == NamespaceIndex,
+			fn == byIndexFunction && strings.HasPrefix(c, fmt.Sprintf("%s(%q, %q,", fn, r.Resource, index)):
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ReadBy says how progs read resource (as written), for messages: the
+// calls of their references to it joined by "and"; see Reference.ReadBy.
+func ReadBy(progs []*Program, resource string) string {
+	calls := sets.New[string]()
+	for _, p := range progs {
+		for _, ref := range p.refs {
+			if ref.Resource == resource {
+				calls.Insert(ref.Calls...)
+			}
+		}
+	}
+	return Reference{Resource: resource, Calls: sets.List(calls)}.ReadBy()
+}
+
+// ByRelations reports whether only relationship functions read the
+// resource, through its built-in indexes or as an owner kind.
+func (r Reference) ByRelations() bool {
+	if len(r.Calls) == 0 {
+		return false
+	}
+	for _, c := range r.Calls {
+		if strings.HasPrefix(c, getFunction+"(") || strings.HasPrefix(c, byIndexFunction+"(") {
+			return false
+		}
+	}
+	return true
 }
 
 // Program is a compiled expression. Programs are immutable and safe for
@@ -176,7 +239,7 @@ func (p *Program) References() []Reference {
 	}
 	refs := make([]Reference, len(p.refs))
 	for i, r := range p.refs {
-		refs[i] = Reference{Resource: r.Resource, Indexes: slices.Clone(r.Indexes)}
+		refs[i] = Reference{Resource: r.Resource, Indexes: slices.Clone(r.Indexes), Calls: slices.Clone(r.Calls)}
 	}
 	return refs
 }
@@ -609,6 +672,13 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 	native := checked.NativeRep()
 	info := native.SourceInfo()
 	indexes := map[string]sets.Set[string]{}
+	calls := map[string]sets.Set[string]{}
+	called := func(resource, call string) {
+		if calls[resource] == nil {
+			calls[resource] = sets.New[string]()
+		}
+		calls[resource].Insert(call)
+	}
 	var nsArgs map[string][]common.Location
 	var refErr *ExprError
 	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(x ast.Expr) {
@@ -634,6 +704,7 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 					indexes[r] = sets.New[string]()
 				}
 				indexes[r].Insert(ixs...)
+				called(r, relationCallText(fn, resource))
 			}
 			return
 		}
@@ -651,6 +722,7 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 			indexes[resource] = sets.New[string]()
 		}
 		if fn != byIndexFunction {
+			called(resource, fmt.Sprintf("%s(%q, …)", fn, resource))
 			if len(args) == 3 {
 				if nsArgs == nil {
 					nsArgs = map[string][]common.Location{}
@@ -667,13 +739,14 @@ func references(checked *cel.Ast, expr, context string) ([]Reference, map[string
 			return
 		}
 		indexes[resource].Insert(index)
+		called(resource, fmt.Sprintf("%s(%q, %q, …)", fn, resource, index))
 	}))
 	if refErr != nil {
 		return nil, nil, refErr
 	}
 	var refs []Reference
 	for resource, names := range indexes {
-		r := Reference{Resource: resource}
+		r := Reference{Resource: resource, Calls: sets.List(calls[resource])}
 		for name := range names {
 			r.Indexes = append(r.Indexes, name)
 		}

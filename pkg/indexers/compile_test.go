@@ -219,7 +219,7 @@ func TestReferences(t *testing.T) {
 		want []indexers.Reference
 	}{
 		{`object.status.phase == "Running"`, nil},
-		{`get("nodes", object.spec.nodeName) != null`, []indexers.Reference{{Resource: "nodes"}}},
+		{`get("nodes", object.spec.nodeName) != null`, []indexers.Reference{{Resource: "nodes", Calls: []string{`get("nodes", …)`}}}},
 		{
 			`get("nodes", object.spec.nodeName) != null &&
 			 byIndex("pods", "byNode", object.spec.nodeName).size() > 1 &&
@@ -227,9 +227,9 @@ func TestReferences(t *testing.T) {
 			 object.spec.containers.all(c, get("configmaps", object.metadata.namespace, c.name) == null) &&
 			 byIndex("pods", "byNode", "n2").size() > 0`,
 			[]indexers.Reference{
-				{Resource: "configmaps"},
-				{Resource: "nodes"},
-				{Resource: "pods", Indexes: []string{"byNode", "namespace"}},
+				{Resource: "configmaps", Calls: []string{`get("configmaps", …)`}},
+				{Resource: "nodes", Calls: []string{`get("nodes", …)`}},
+				{Resource: "pods", Indexes: []string{"byNode", "namespace"}, Calls: []string{`byIndex("pods", "byNode", …)`, `byIndex("pods", "namespace", …)`}},
 			},
 		},
 	}

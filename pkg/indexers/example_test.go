@@ -125,7 +125,7 @@ func ExampleProgram_WithLookup() {
 	v, err := zone.WithLookup(nodes{store}).Value(examplePod("a", "n1", "Running"))
 	fmt.Println(v, err)
 	// Output:
-	// [{nodes []}]
+	// [{nodes [] [get("nodes", …)]}]
 	// eu-west-1a <nil>
 }
 

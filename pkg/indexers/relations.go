@@ -175,6 +175,15 @@ func isRelationOverload(id string) bool {
 	return false
 }
 
+// relationCallText is a call of the relationship function fn as messages
+// show it: `owner()`, `children(…, "replicasets")`.
+func relationCallText(fn, resource string) string {
+	if resource == "" {
+		return fn + "()"
+	}
+	return fmt.Sprintf("%s(…, %q)", fn, resource)
+}
+
 // relationReferences returns what a call of the relationship function fn
 // reads: resource (as written) → index names. resource is the string
 // literal of children() and selected(); "" for the others.

@@ -125,7 +125,10 @@ func TestRelations(t *testing.T) {
 		}
 	}
 	refs := compile(t, env, `children(object, "pods").size() + events(object).size() + selected(object, "pods").size()`, indexers.KindValue).References()
-	want := []indexers.Reference{{Resource: "events", Indexes: []string{indexers.InvolvedObjectIndex}}, {Resource: "pods", Indexes: []string{indexers.ControllerIndex, indexers.LabelIndex, indexers.NamespaceIndex}}}
+	want := []indexers.Reference{
+		{Resource: "events", Indexes: []string{indexers.InvolvedObjectIndex}, Calls: []string{"events()"}},
+		{Resource: "pods", Indexes: []string{indexers.ControllerIndex, indexers.LabelIndex, indexers.NamespaceIndex}, Calls: []string{`children(…, "pods")`, `selected(…, "pods")`}},
+	}
 	if !reflect.DeepEqual(refs, want) {
 		t.Errorf("References = %#v, want %#v", refs, want)
 	}

@@ -373,7 +373,7 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 			// server does not serve, or the caller may not list, is left
 			// out of the lookup, and such an owner reads as null.
 			optional := owners.Has(ref.Resource) && len(ref.Indexes) == 0
-			res, err := s.resolve([]string{ref.Resource}, fmt.Sprintf("%s: get()/byIndex() resource %q", prog.Context(), ref.Resource))
+			res, err := s.resolve([]string{ref.Resource}, fmt.Sprintf("%s: %s", prog.Context(), ref.ReadBy()))
 			if err != nil {
 				if optional {
 					continue
@@ -381,7 +381,7 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 				return nil, err
 			}
 			if len(res) != 1 {
-				return nil, &query.UsageError{Err: fmt.Errorf("get()/byIndex() resource %q names %d resource types; name one", ref.Resource, len(res))}
+				return nil, &query.UsageError{Err: fmt.Errorf("%s: %s: %q names %d resource types; name one", prog.Context(), ref.ReadBy(), ref.Resource, len(res))}
 			}
 			inf := res[0]
 			if !inf.Resource.Namespaced {
@@ -391,9 +391,16 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 			}
 			idx := inf.Informer.GetIndexer().GetIndexers()
 			for _, ix := range ref.Indexes {
-				if _, ok := idx[ix]; !ok && ix != cache.NamespaceIndex {
-					return nil, &query.UsageError{Err: fmt.Errorf("byIndex(%q, %q, …): for %s: %w", ref.Resource, ix, inf.Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(idx)), req.Names))}
+				if _, ok := idx[ix]; ok || ix == cache.NamespaceIndex {
+					continue
 				}
+				if indexers.IsBuiltinIndex(ix) {
+					// An index the user never wrote: name the calls that read it.
+					calls := strings.Join(ref.CallsOf(ix), " and ")
+					return nil, &query.UsageError{Err: fmt.Errorf("%s: %s reads %s through an index this server's cache of it does not have (a server of an older version does not make it): query without %s, or ask a server that does",
+						prog.Context(), calls, inf.Resource, calls)}
+				}
+				return nil, &query.UsageError{Err: fmt.Errorf("%s: byIndex(%q, %q, …): for %s: %w", prog.Context(), ref.Resource, ix, inf.Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(idx)), req.Names))}
 			}
 			scope, done := scopeOf[inf.Resource.GVR]
 			if !done {
@@ -401,7 +408,7 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 				if namespaced && inf.Resource.Namespaced {
 					ns = req.Namespace
 				}
-				if scope, err = s.scope(ctx, may, inf, ns, prog.Context()); err != nil {
+				if scope, err = s.scope(ctx, may, inf, ns, ref.ReadBy()+" in "+prog.Context()); err != nil {
 					if _, forbidden := errors.AsType[*ForbiddenError](err); forbidden && optional {
 						continue
 					}
@@ -527,6 +534,10 @@ func (s *Served) resolve(args []string, context string) ([]*factory.Informer, er
 					served[i] = inf.Resource.String()
 				}
 				msg := fmt.Sprintf("this server does not serve %s; it serves %s", r, strings.Join(served, ", "))
+				if context != "" {
+					// Read by an expression: the server's operator can serve it.
+					msg += fmt.Sprintf(" (a server started with kubectl informer serve %s would serve it too)", strings.Join(append(served, r.String()), ","))
+				}
 				if context != "" {
 					msg = context + ": " + msg
 				}

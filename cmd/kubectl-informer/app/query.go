@@ -129,7 +129,7 @@ CEL predicate, --sort-by, --limit, --count and --group-by shape the answer, and
 may be named: TYPE NAME... or TYPE/NAME...; one that does not exist is
 reported as kubectl reports it, with exit code 1. With -i the caches stay
 filled and each line read is a new --where filter or a command (:count,
-:by INDEX VALUE, :group CEL, :o FORMAT, :help, :quit), with line editing,
+:by INDEX VALUE, :group [NAME=]CEL, :o FORMAT, :help, :quit), with line editing,
 history and tab completion of fields when the input is a terminal.
 
 In every expression the variable object is the object as its JSON (as in a

@@ -23,6 +23,9 @@ const watchExample = `  # Every pod event in the current namespace
   # Only what happens from now on, with the node of each pod
   kubectl informer watch pods -A --initial=false --columns 'node=object.spec.?nodeName.orValue("")'
 
+  # Pods with their owner's ready replicas, shown again when only the owner changes
+  kubectl informer watch pods -A --columns 'ready=owner(object).?status.?readyReplicas.orValue(0)'
+
   # Deployments as NDJSON, one object per line
   kubectl informer watch deployments.apps -A -o json`
 
@@ -67,6 +70,12 @@ informer only learnt of by listing again is shown as "DELETED (missed)" with
 the last state it knew. With --where, an object that starts matching on an
 update is shown as ENTERED and one that stops matching as LEFT; an evaluation
 error counts as not matching and is summarised on stderr at exit.
+
+When --where or --columns read other objects (get(), byIndex(), owner(),
+owners(), children(), selected(), events()), a change of those objects
+evaluates the watched objects again, once a burst of changes is over: an
+object whose answer changed is shown as UPDATED (related), ENTERED (related)
+or LEFT (related), with its own resourceVersion, unchanged.
 
 --diff shows under each update the fields that changed, as "path: old → new"
 (metadata.resourceVersion, managedFields, generation and the conditions'

@@ -450,15 +450,7 @@ func init() {
 			s.change(func(r *plan.Request) { s.setCount(r, !r.Count) })
 			return nil
 		}},
-		{"group", "[CEL]", "count per value of the expression; alone, clear", func(s *Session, arg string) error {
-			s.change(func(r *plan.Request) {
-				r.GroupBy = arg
-				if arg != "" && len(r.Aggregates) == 0 {
-					s.setCount(r, true)
-				}
-			})
-			return nil
-		}},
+		{"group", "[[NAME=]CEL]", "count (or :aggregate) per value of the expression (repeat to add a key); alone, clear", (*Session).group},
 		{"aggregate", "[NAME=FUNC(CEL)]", "compute count(), sum, avg, min, max, quantile(Q, CEL) or distinct per :group group, or over all (repeat for more); alone, clear", (*Session).aggregate},
 		{"sort", "[CEL]", "order by the expression's value; alone, clear", func(s *Session, arg string) error {
 			s.change(func(r *plan.Request) { r.SortBy = arg })
@@ -504,7 +496,7 @@ func (s *Session) setCount(r *plan.Request, on bool) {
 		}
 		return
 	}
-	r.GroupBy = ""
+	r.GroupBy, r.GroupByKeys = "", nil
 	if s.listOutput != "" {
 		r.Output, s.listOutput = s.listOutput, ""
 	}
@@ -561,6 +553,32 @@ func (s *Session) aggregate(arg string) error {
 			if s.listOutput != "" {
 				r.Output, s.listOutput = s.listOutput, ""
 			}
+		}
+	})
+	return nil
+}
+
+// group adds a key of the groups (:group [NAME=]CEL), as --group-by
+// repeated does, or clears them: the answer is then the number of
+// matching objects, or the aggregates over all of them.
+func (s *Session) group(arg string) error {
+	s.change(func(r *plan.Request) {
+		switch {
+		case arg == "":
+			if len(r.GroupByKeys) > 0 || len(r.Aggregates) > 0 {
+				r.SortBy = "" // it may name a key
+			}
+			r.GroupBy, r.GroupByKeys = "", nil
+			if len(r.Aggregates) == 0 {
+				s.setCount(r, true)
+			}
+		case r.GroupBy == "":
+			r.GroupBy = arg
+			if len(r.Aggregates) == 0 {
+				s.setCount(r, true)
+			}
+		default:
+			r.GroupByKeys = append(slices.Clone(r.GroupByKeys), arg)
 		}
 	})
 	return nil

@@ -308,7 +308,7 @@ func TestSessionLookups(t *testing.T) {
 		{":index byNode=object.spec.?nodeName.orValue(\"\")", "pods: index \"byNode\" has 3 values\n", ""},
 		{`size(byIndex("pods", "byNode", object.spec.?nodeName.orValue(""))) == 3`, "3\n", ""},
 		{`get("nodes", object.spec.nodeName) != null`, "", "error: filter: \"nodes\" is not cached here (the caches hold pods): start a new query that names it, or whose flags read it with get()\n"},
-		{`get("widgets", "a") != null`, "", `error: filter: get()/byIndex() resource "widgets": `},
+		{`get("widgets", "a") != null`, "", `error: filter: get("widgets", …): `},
 	} {
 		out.Reset()
 		errOut.Reset()

@@ -297,6 +297,41 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	return watchAnswers(ctx, c.factory.Informers(), c.factory, render, out, errOut, debounce)
 }
 
+// Changes registers on informers a handler that signals each event they
+// receive without blocking: the channel holds one signal at most, so that
+// a burst of events reads as one. remove takes the handlers away. A
+// handler added to a running informer is first handed what it holds, as
+// adds.
+func Changes(informers []*factory.Informer) (changed <-chan struct{}, remove func(), err error) {
+	ch := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { signal() },
+		UpdateFunc: func(any, any) { signal() },
+		DeleteFunc: func(any) { signal() },
+	}
+	var removes []func()
+	remove = func() {
+		for _, r := range removes {
+			r()
+		}
+	}
+	for _, inf := range informers {
+		reg, err := inf.Informer.AddEventHandler(handler)
+		if err != nil {
+			remove()
+			return nil, nil, err
+		}
+		removes = append(removes, func() { _ = inf.Informer.RemoveEventHandler(reg) })
+	}
+	return ch, remove, nil
+}
+
 // watchAnswers prints the answer render gives (its text, and what printing
 // it said on errOut, such as "No resources found"; render writes the
 // warnings of evaluations to the writer it is given) and prints it again
@@ -316,25 +351,11 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, f *factory
 	// The handlers are registered before the first answer, so that no
 	// change after it goes unseen; the adds they are first handed make
 	// one more answer, printed only if it differs.
-	changed := make(chan struct{}, 1)
-	signal := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
+	changed, remove, err := Changes(informers)
+	if err != nil {
+		return err
 	}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { signal() },
-		UpdateFunc: func(any, any) { signal() },
-		DeleteFunc: func(any) { signal() },
-	}
-	for _, inf := range informers {
-		reg, err := inf.Informer.AddEventHandler(handler)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = inf.Informer.RemoveEventHandler(reg) }()
-	}
+	defer remove()
 	text, said, err := render(errOut)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,11 @@ func (c *Caches) reach(progs []*indexers.Program, names query.Names) (*factory.L
 	var errs []error
 	failed := sets.New[string]()
 	for _, prog := range progs {
+		// The resources relationship functions read that are not cached,
+		// by the calls that read them: owner() reads several kinds, named
+		// in one message.
+		var uncached map[string][]string
+		var held []string
 		for _, ref := range prog.References() {
 			if failed.Has(ref.Resource) {
 				continue
@@ -43,9 +49,19 @@ func (c *Caches) reach(progs []*indexers.Program, names query.Names) (*factory.L
 			infs := l.Informers(ref.Resource)
 			if infs == nil {
 				var err error
-				if infs, err = c.cached(ref.Resource); err != nil {
+				if infs, held, err = c.cached(ref); err != nil || infs == nil {
 					failed.Insert(ref.Resource)
-					errs = append(errs, fmt.Errorf("%s: %w", prog.Context(), err))
+					switch {
+					case err != nil:
+						errs = append(errs, fmt.Errorf("%s: %w", prog.Context(), err))
+					case ref.ByRelations():
+						if uncached == nil {
+							uncached = map[string][]string{}
+						}
+						uncached[ref.ReadBy()] = append(uncached[ref.ReadBy()], ref.Resource)
+					default:
+						errs = append(errs, fmt.Errorf("%s: %q is not cached here (the caches hold %s): start a new query that names it, or whose flags read it with get()", prog.Context(), ref.Resource, strings.Join(held, ", ")))
+					}
 					continue
 				}
 				l = l.With(ref.Resource, infs...)
@@ -57,10 +73,31 @@ func (c *Caches) reach(progs []*indexers.Program, names query.Names) (*factory.L
 			}
 			for _, ix := range ref.Indexes {
 				have := infs[0].Informer.GetIndexer().GetIndexers()
-				if _, ok := have[ix]; !ok && ix != cache.NamespaceIndex {
-					errs = append(errs, fmt.Errorf("%s: byIndex(%q, %q, …): for %s: %w", prog.Context(), ref.Resource, ix, infs[0].Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(have)), names)))
+				if _, ok := have[ix]; ok || ix == cache.NamespaceIndex {
+					continue
 				}
+				if indexers.IsBuiltinIndex(ix) {
+					// An index the user never wrote: name the calls that read it.
+					calls := strings.Join(ref.CallsOf(ix), " and ")
+					errs = append(errs, fmt.Errorf("%s: %s reads %s through an index its cache here does not have (%s was cached for get() alone): start a new query that names %q, or whose flags call %s",
+						prog.Context(), calls, infs[0].Resource, ref.Resource, ref.Resource, calls))
+					continue
+				}
+				errs = append(errs, fmt.Errorf("%s: byIndex(%q, %q, …): for %s: %w", prog.Context(), ref.Resource, ix, infs[0].Resource, query.UnknownIndex(ix, slices.Sorted(maps.Keys(have)), names)))
 			}
+		}
+		for _, calls := range slices.Sorted(maps.Keys(uncached)) {
+			res := uncached[calls]
+			quoted := make([]string, len(res))
+			for i, r := range res {
+				quoted[i] = strconv.Quote(r)
+			}
+			verb, or := "is", ", or that names "+quoted[0]
+			if len(res) > 1 {
+				verb, or = "are", ""
+			}
+			errs = append(errs, fmt.Errorf("%s: %s reads %s, which %s not cached here (the caches hold %s): start a new query whose flags call %s%s",
+				prog.Context(), calls, strings.Join(quoted, ", "), verb, strings.Join(held, ", "), calls, or))
 		}
 	}
 	return l, errs
@@ -68,15 +105,17 @@ func (c *Caches) reach(progs []*indexers.Program, names query.Names) (*factory.L
 
 // cached returns the informers that hold the resource an expression names
 // with get() or byIndex(): those the lookup reads it through under another
-// name, or the queried resource's.
-func (c *Caches) cached(name string) ([]*factory.Informer, error) {
+// name, or the queried resource's. When none holds it, it returns no
+// informers and the resources the caches hold.
+func (c *Caches) cached(ref indexers.Reference) ([]*factory.Informer, []string, error) {
+	name := ref.Resource
 	res, err := c.conn.Resolver.ResolveOne(name)
 	if err != nil {
-		return nil, fmt.Errorf("get()/byIndex() resource %q: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", ref.ReadBy(), err)
 	}
 	if c.lookup != nil {
 		if infs := c.lookup.InformersOf(res.GVR); infs != nil {
-			return infs, nil
+			return infs, nil, nil
 		}
 	}
 	var held []string
@@ -86,9 +125,12 @@ func (c *Caches) cached(name string) ([]*factory.Informer, error) {
 			continue
 		}
 		if sel := selectors(inf.Scope); sel != "" {
-			return nil, fmt.Errorf("%q is cached only in part here (%s): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read %q with get()", name, sel, name)
+			if ref.ByRelations() {
+				return nil, nil, fmt.Errorf("%s reads %q, which is cached only in part here (%s): it would miss the rest; start a new query without the selector, or one whose flags call %s", ref.ReadBy(), name, sel, ref.ReadBy())
+			}
+			return nil, nil, fmt.Errorf("%q is cached only in part here (%s): get() and byIndex() would miss the rest; start a new query without the selector, or one whose flags read %q with get()", name, sel, name)
 		}
-		return []*factory.Informer{inf}, nil
+		return []*factory.Informer{inf}, nil, nil
 	}
 	if c.lookup != nil {
 		for _, r := range c.lookup.Resources() {
@@ -97,7 +139,7 @@ func (c *Caches) cached(name string) ([]*factory.Informer, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("%q is not cached here (the caches hold %s): start a new query that names it, or whose flags read it with get()", name, strings.Join(held, ", "))
+	return nil, held, nil
 }
 
 // selectors describes the label and field selectors of a scope, "" when
@@ -158,6 +200,18 @@ func NewCaches(conn Conn, queried []*factory.Informer, lookup *factory.Lookup) *
 // Queried returns the informers of the queried resources, in the order of
 // the request's resources.
 func (c *Caches) Queried() []*factory.Informer { return c.queried }
+
+// Related returns the informers that get(), byIndex() and the relationship
+// functions read (owner(), children(), events() and the like): a change in
+// them may change the answer for queried objects that did not change. A
+// queried informer is among them when the expressions read its resource
+// that way too.
+func (c *Caches) Related() []*factory.Informer {
+	if c.lookup == nil {
+		return nil
+	}
+	return c.lookup.All()
+}
 
 // Factory returns the factory that runs the informers; nil for caches made
 // by NewCaches.
@@ -299,6 +353,7 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 		}
 	}
 	if err := f.WaitForSync(syncCtx, p.req.SyncTimeout, true, p.req.Progress); err != nil {
+		p.explainReads(err, conn.Resolver, c.queried)
 		return nil, err
 	}
 	if !opts.Events {
@@ -483,7 +538,7 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 	for _, name := range slices.Sorted(maps.Keys(wanted)) {
 		res, err := r.ResolveOne(name)
 		if err != nil {
-			return &query.UsageError{Err: fmt.Errorf("get()/byIndex() resource %q: %w", name, err)}
+			return &query.UsageError{Err: fmt.Errorf("%s: %w", indexers.ReadBy(p.programs(), name), err)}
 		}
 		if !res.Namespaced {
 			if err := clusterScopedErrors(p.programs(), name); err != nil {
@@ -543,6 +598,26 @@ func (p *Plan) lookups(f *factory.Factory, r *factory.Resolver, lookup *factory.
 		lookup.Add(name, inf)
 	}
 	return nil
+}
+
+// explainReads names, in the error of a list that RBAC denied, what reads
+// the resource when it is none of the queried resources: the calls of
+// get(), byIndex() or the relationship functions, and where they are.
+func (p *Plan) explainReads(err error, r *factory.Resolver, queried []*factory.Informer) {
+	fe, ok := errors.AsType[*factory.ForbiddenError](err)
+	if !ok || slices.ContainsFunc(queried, func(inf *factory.Informer) bool { return inf.Resource.GVR == fe.Resource.GVR }) {
+		return
+	}
+	var reads []string
+	for _, prog := range p.programs() {
+		for _, ref := range prog.References() {
+			res, err := r.ResolveOne(ref.Resource)
+			if err == nil && res.GVR == fe.Resource.GVR {
+				reads = append(reads, ref.ReadBy()+" in "+prog.Context())
+			}
+		}
+	}
+	fe.ReadBy = strings.Join(reads, ", ")
 }
 
 // addRelationIndexes adds to ixs, the indexes of the queried resource res,

@@ -103,6 +103,10 @@ type RelistCounts struct {
 // is the last state it knew.
 const missedSuffix = " (missed)"
 
+// relatedSuffix marks an event of an object that did not change, whose
+// --where or --columns answer changed with another object they read.
+const relatedSuffix = " (related)"
+
 // Change is one field that an update changed. Path is in CEL/JSONPath-like
 // form: metadata.labels["app.kubernetes.io/name"], spec.containers[0].image.
 // Old or New is nil when the field is absent on that side.
@@ -121,6 +125,11 @@ type Event struct {
 	Type    EventType
 	// Missed marks a DELETED that the informer saw only through a relist.
 	Missed bool
+	// Related marks an UPDATED, ENTERED or LEFT of an object that did not
+	// change itself: an object that --where or --columns read through
+	// get(), byIndex() or a relationship function (owner(), children(),
+	// events() and the like) did, and so did the answer for it.
+	Related bool
 	// Kind is resource.group as kubectl prints it ("pod", "deployment.apps").
 	Kind            string
 	Namespace, Name string
@@ -150,6 +159,12 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 //
 //	2025-03-01T10:05:00.000Z RELIST  pod listed=300 added=1 changed=2 removed=1
 //
+// An object that did not change, whose answer changed with an object that
+// --where or --columns read of another (see Event.Related), has its type
+// marked, and keeps its resourceVersion:
+//
+//	2025-03-01T10:00:02.000Z UPDATED (related) pod shop/web-0 4711 ready=1
+//
 // In a watch over several clusters, the cluster follows the time:
 //
 //	2025-03-01T10:00:00.123Z east UPDATED pod shop/web-0 4711
@@ -168,6 +183,9 @@ func FormatLine(ev *Event) string {
 	typ := string(ev.Type)
 	if ev.Missed {
 		typ += missedSuffix
+	}
+	if ev.Related {
+		typ += relatedSuffix
 	}
 	fmt.Fprintf(&b, "%-7s %s %s %s", typ, ev.Kind, objectName(ev.Namespace, ev.Name), ev.ResourceVersion)
 	for i, name := range ev.ColumnNames {
@@ -212,6 +230,7 @@ type jsonEvent struct {
 	Cluster         string         `json:"cluster,omitempty"`
 	Type            EventType      `json:"type"`
 	Missed          bool           `json:"missed,omitempty"`
+	Related         bool           `json:"related,omitempty"`
 	Kind            string         `json:"kind"`
 	Namespace       string         `json:"namespace"`
 	Name            string         `json:"name"`
@@ -236,8 +255,10 @@ type jsonRelist struct {
 // resourceVersion, columns (when any), object, and for
 // updates either oldObject or, when diffs were requested, diff (neither
 // for an ENTERED that brought an object back into the selectors, whose
-// state before is not known). A missed
-// deletion is type DELETED with "missed": true. A RELIST event has time,
+// state before is not known, nor for an event of a related change). A
+// missed deletion is type DELETED with "missed": true, an event of an
+// object whose answer changed with another object it reads (see
+// Event.Related) has "related": true. A RELIST event has time,
 // type, kind, and the counts listed, added, changed and removed.
 func FormatJSON(ev *Event, withDiff bool) ([]byte, error) {
 	if ev.Relist != nil {
@@ -248,7 +269,7 @@ func FormatJSON(ev *Event, withDiff bool) ([]byte, error) {
 		return append(data, '\n'), nil
 	}
 	j := jsonEvent{
-		Time: ev.Time.UTC().Format(timeFormat), Cluster: ev.Cluster, Type: ev.Type, Missed: ev.Missed, Kind: ev.Kind,
+		Time: ev.Time.UTC().Format(timeFormat), Cluster: ev.Cluster, Type: ev.Type, Missed: ev.Missed, Related: ev.Related, Kind: ev.Kind,
 		Namespace: ev.Namespace, Name: ev.Name, ResourceVersion: ev.ResourceVersion, Object: ev.Object,
 	}
 	if len(ev.ColumnNames) > 0 {
@@ -546,12 +567,30 @@ func (w *Watcher) run(ctx context.Context, conn plan.Conn, out, errOut io.Writer
 		}
 		return nil
 	}
-	c, err := w.plan.Fill(runCtx, conn, errOut, plan.FillOptions{ResyncPeriod: w.req.ResyncPeriod, Events: true, Lasting: true, Started: started})
+	opts := plan.FillOptions{ResyncPeriod: w.req.ResyncPeriod, Events: true, Lasting: true, Started: started}
+	if em.related {
+		// Expressions that read other objects are evaluated once every
+		// cache is filled: before, get() or owner() would not find yet
+		// what they read, and the first events would show answers
+		// nothing changes until those objects do.
+		opts.Started = nil
+	}
+	c, err := w.plan.Fill(runCtx, conn, errOut, opts)
 	var denied error
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return err
 	case err == nil:
+		if em.related {
+			if err := started(c.Queried()); err != nil {
+				return err
+			}
+			done, err := em.followRelated(runCtx, c.Queried(), c.Related())
+			if err != nil {
+				return err
+			}
+			defer func() { cancel(); <-done }()
+		}
 		// A watch RBAC denies while allowing the list ends the command,
 		// as kubectl get -w ends: the cache would follow the cluster only
 		// by lists made again and again.
@@ -595,6 +634,7 @@ func (w *Watcher) emitter(out io.Writer) *emitter {
 		left:        map[string]types.UID{},
 		failed:      make(chan struct{}),
 		whereFails:  query.NewFailures(query.FlagNames.Of(query.PartWhere)),
+		related:     w.plan.ReadsOtherResources(),
 	}
 	em.query(w.plan.Spec())
 	return em
@@ -646,11 +686,14 @@ type emitter struct {
 	// currentErr is the first error.
 	currentFails int
 	currentErr   error
-	whereFails   query.Failures
-	whereTotal   int
-	colFails     []query.Failures
-	colTotal     int
-	err          error
+	// related: the expressions read other objects than the one they are
+	// evaluated on, whose changes followRelated follows.
+	related    bool
+	whereFails query.Failures
+	whereTotal int
+	colFails   []query.Failures
+	colTotal   int
+	err        error
 }
 
 // seenState is what the watch knows of an object: whether it is in the
@@ -658,6 +701,10 @@ type emitter struct {
 type seenState struct {
 	in bool
 	rv string
+	// cols are the --columns values of an object in the result, as
+	// printed, when the expressions read other objects (see related);
+	// "" otherwise.
+	cols string
 }
 
 // prefix returns the prefix of the keys of res in seen and unchanged.
@@ -672,7 +719,6 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 			defer e.lock.Unlock()
 			key := prefix + indexers.ObjectName(obj)
 			isIn := e.matchLocked(obj)
-			e.seen[key] = seenState{in: isIn, rv: resourceVersion(obj)}
 			delete(e.unchanged, key)
 			typ := EventAdded
 			if uid, ok := e.left[key]; ok {
@@ -681,9 +727,11 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 					typ = EventEntered // back into the selectors
 				}
 			}
+			var ev *Event
 			if isIn && (!initial || !e.skipInitial) {
-				e.emitLocked(kind, typ, false, nil, obj)
+				ev = e.emitLocked(kind, typ, mark{}, nil, obj)
 			}
+			e.seen[key] = seenState{in: isIn, rv: resourceVersion(obj), cols: e.colsLocked(isIn, obj, ev)}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			e.lock.Lock()
@@ -703,11 +751,12 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 				wasIn = e.matchLocked(oldObj)
 			}
 			isIn := e.matchLocked(newObj)
-			e.seen[key] = seenState{in: isIn, rv: rv}
 			typ := UpdateEvent(wasIn, isIn, sameVersion)
+			var ev *Event
 			if typ != "" {
-				e.emitLocked(kind, typ, false, oldObj, newObj)
+				ev = e.emitLocked(kind, typ, mark{}, oldObj, newObj)
 			}
+			e.seen[key] = seenState{in: isIn, rv: rv, cols: e.colsLocked(isIn, newObj, ev)}
 		},
 		DeleteFunc: func(obj any) {
 			missed := false
@@ -742,12 +791,12 @@ func (e *emitter) handler(res factory.Resource) cache.ResourceEventHandler {
 				// Out of the selectors, not deleted: shown as it is now.
 				e.left[key] = objectUID(obj)
 				if wasIn {
-					e.emitLocked(kind, EventLeft, missed, obj, current)
+					e.emitLocked(kind, EventLeft, mark{missed: missed}, obj, current)
 				}
 				return
 			}
 			if wasIn {
-				e.emitLocked(kind, EventDeleted, missed, nil, obj)
+				e.emitLocked(kind, EventDeleted, mark{missed: missed}, nil, obj)
 			}
 		},
 	}
@@ -805,11 +854,17 @@ func (e *emitter) matchLocked(obj any) bool {
 	return ok
 }
 
-func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, obj any) {
+// mark is what an event's type is marked with: see Event.Missed and
+// Event.Related.
+type mark struct{ missed, related bool }
+
+// emitLocked writes the event typ of obj, and returns it; nil when nothing
+// is written any more.
+func (e *emitter) emitLocked(kind string, typ EventType, m mark, oldObj, obj any) *Event {
 	if e.stopped || e.err != nil {
-		return
+		return nil
 	}
-	ev := &Event{Time: e.now(), Type: typ, Missed: missed, Kind: kind, Object: obj}
+	ev := &Event{Time: e.now(), Type: typ, Missed: m.missed, Related: m.related, Kind: kind, Object: obj}
 	if m, err := meta.Accessor(obj); err == nil {
 		ev.Namespace, ev.Name, ev.ResourceVersion = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
 	}
@@ -832,7 +887,7 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 			if err != nil {
 				if indexers.IsBudgetStop(err) {
 					e.stopped = true // the watch is ending
-					return
+					return nil
 				}
 				fails[i] = err
 				v = &query.EvalError{Err: err}
@@ -847,6 +902,110 @@ func (e *emitter) emitLocked(kind string, typ EventType, missed bool, oldObj, ob
 		}
 	}
 	e.emitEventLocked(ev)
+	return ev
+}
+
+// colsLocked returns what seenState.cols keeps of obj: when the
+// expressions read other objects and obj is in the result, its --columns
+// values, those of ev when it showed obj.
+func (e *emitter) colsLocked(in bool, obj any, ev *Event) string {
+	if !e.related || !in || len(e.columns) == 0 {
+		return ""
+	}
+	values := make([]any, len(e.columns))
+	if ev != nil && len(ev.Values) == len(e.columns) {
+		copy(values, ev.Values)
+	} else {
+		for i, c := range e.columns {
+			v, err := c.Value(obj)
+			if err != nil {
+				v = &query.EvalError{Err: err}
+			}
+			values[i] = v
+		}
+	}
+	var b strings.Builder
+	for _, v := range values {
+		b.WriteString(query.FormatValue(v))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// followRelated registers on related, the informers of the objects that
+// --where and --columns read besides the one they are evaluated on, a
+// handler that makes reevaluate run once a burst of their events has been
+// quiet for relatedDebounce, until ctx ends; the channel it returns is
+// closed then, once its handlers are removed. Their first events, the
+// objects the caches hold, make one evaluation that shows what changed
+// between the initial lists and the registration.
+func (e *emitter) followRelated(ctx context.Context, queried, related []*factory.Informer) (<-chan struct{}, error) {
+	changed, remove, err := plan.Changes(related)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer remove()
+		var quiet <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				quiet = time.After(relatedDebounce)
+			case <-quiet:
+				quiet = nil
+				e.reevaluate(queried)
+			}
+		}
+	}()
+	return done, nil
+}
+
+// relatedDebounce is how long the events of related objects must have been
+// quiet before the queried objects are evaluated again, as query --watch
+// waits before it answers again.
+const relatedDebounce = 200 * time.Millisecond
+
+// reevaluate evaluates --where and --columns again on the objects of
+// queried whose last event the watch has shown, and shows those whose
+// answer changed, each as an event marked related: ENTERED when it now
+// matches --where, LEFT when it no longer does, UPDATED when it matches
+// still and its --columns values changed. An object whose own event is yet
+// to come (the cache holds a newer resourceVersion than the watch has
+// shown) is left to that event.
+func (e *emitter) reevaluate(queried []*factory.Informer) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	for _, inf := range queried {
+		kind, prefix := KindName(inf.Resource), prefix(inf.Resource)
+		for _, obj := range inf.Informer.GetStore().List() {
+			if e.stopped || e.err != nil {
+				return
+			}
+			key := prefix + indexers.ObjectName(obj)
+			st, known := e.seen[key]
+			if !known || st.rv != resourceVersion(obj) || e.unchanged.Has(key) {
+				continue
+			}
+			isIn := e.matchLocked(obj)
+			var typ EventType
+			switch {
+			case isIn && !st.in:
+				typ = EventEntered
+			case st.in && !isIn:
+				typ = EventLeft
+			case isIn && e.colsLocked(true, obj, nil) != st.cols:
+				typ = EventUpdated
+			default:
+				continue
+			}
+			ev := e.emitLocked(kind, typ, mark{related: true}, nil, obj)
+			e.seen[key] = seenState{in: isIn, rv: st.rv, cols: e.colsLocked(isIn, obj, ev)}
+		}
+	}
 }
 
 // emitEventLocked writes ev.

@@ -357,3 +357,74 @@ func TestAggregateInteractive(t *testing.T) {
 		t.Errorf(":aggregate printed %q, want %q", got, want)
 	}
 }
+
+// TestGroupKeysInteractive: :group adds a key each time it is given, as
+// --group-by repeated does, and :group alone clears them; the rows are
+// checked against the pods the API server lists.
+func TestGroupKeysInteractive(t *testing.T) {
+	ns := cluster.NewNamespace(t, "group-keys-interactive")
+	created := createAggregatePods(t, ns)
+	phase := func(p *corev1.Pod) string {
+		if p.Status.Phase == "" {
+			return "<none>" // printed for an empty key, as for a missing one
+		}
+		return string(p.Status.Phase)
+	}
+	byBoth, byTier := map[string]int{}, map[string]int{}
+	for i := range created {
+		byBoth[created[i].Labels["tier"]+" "+phase(&created[i])]++
+		byTier[created[i].Labels["tier"]]++
+	}
+	rows := func(counts map[string]int) []string {
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(counts)) {
+			out = append(out, fmt.Sprintf("%s %d", k, counts[k]))
+		}
+		return out
+	}
+	r := queryInput(t, strings.Join([]string{
+		":group object.metadata.labels.tier",
+		`:group phase=object.status.?phase.orValue("")`,
+		":aggregate n=count()",
+		":group",
+		":group object.metadata.labels.tier",
+	}, "\n"), "pods", "-n", ns, "-i")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
+	}
+	// The tables, each by its header, in the order they were printed.
+	lines := framework.Lines(r.out)
+	next := 0
+	table := func(header string) []string {
+		t.Helper()
+		at := slices.IndexFunc(lines[next:], func(l string) bool { return strings.Join(strings.Fields(l), " ") == header })
+		if at < 0 {
+			t.Fatalf("no %s table after line %d:\n%s", header, next, r.out)
+		}
+		var got []string
+		for _, l := range lines[next+at+1:] {
+			f := strings.Fields(l)
+			if len(f) != len(strings.Fields(header)) || strings.ToUpper(l) == l && !strings.ContainsAny(l, "0123456789") {
+				break
+			}
+			got = append(got, strings.Join(f, " "))
+		}
+		next += at + 1 + len(got)
+		return got
+	}
+	if got, want := table("TIER PHASE COUNT"), rows(byBoth); !slices.Equal(got, want) {
+		t.Errorf("two :group keys printed %q, want %q", got, want)
+	}
+	if got, want := table("TIER PHASE N"), rows(byBoth); !slices.Equal(got, want) {
+		t.Errorf("two :group keys with :aggregate printed %q, want %q", got, want)
+	}
+	if got, want := table("N"), []string{strconv.Itoa(len(created))}; !slices.Equal(got, want) {
+		t.Errorf(":group alone printed %q, want the aggregate over all, %q", got, want)
+	}
+	if got, want := table("TIER N"), rows(byTier); !slices.Equal(got, want) {
+		t.Errorf(":group after clearing printed %q, want one key, %q", got, want)
+	}
+	if r.errOut != "" {
+		t.Errorf("stderr: %s", r.errOut)
+	}
+}

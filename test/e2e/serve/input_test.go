@@ -51,7 +51,7 @@ func testUnserved(t *testing.T, s *server) {
 	}{
 		{[]string{"configmaps", "-A"}, "this server does not serve configmaps; it serves pods, nodes, deployments.apps"},
 		{[]string{"pods", "-A", "--where", `get("configmaps", object.metadata.namespace, "x") != null`},
-			`get()/byIndex() resource "configmaps": this server does not serve configmaps; it serves pods, nodes, deployments.apps`},
+			`get("configmaps", …): this server does not serve configmaps; it serves pods, nodes, deployments.apps`},
 	}
 	for _, c := range cases {
 		r := s.query(t, cluster.Kubeconfig, c.args...)

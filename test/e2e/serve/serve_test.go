@@ -197,8 +197,8 @@ func testNamespaceReader(t *testing.T, s *server) {
 		{[]string{"pods", "-n", "payments"}, `pods is forbidden: User "` + user + `" cannot list resource "pods" in API group "" in the namespace "payments"`},
 		{[]string{"deployments", "-A"}, `deployments.apps is forbidden: User "` + user + `" cannot list resource "deployments" in API group "apps" at the cluster scope, nor in any namespace that holds some`},
 		// The query reads nodes through get().
-		{[]string{"pods", "-A", "--where", zoneWhere}, `nodes is forbidden: User "` + user + `" cannot list resource "nodes" in API group "" at the cluster scope (read by --where`},
-		{[]string{"pods", "-n", readerNamespace, "--where", zoneWhere}, `nodes is forbidden: User "` + user + `" cannot list resource "nodes" in API group "" at the cluster scope (read by --where`},
+		{[]string{"pods", "-A", "--where", zoneWhere}, `nodes is forbidden: User "` + user + `" cannot list resource "nodes" in API group "" at the cluster scope (read by get("nodes", …) in --where)`},
+		{[]string{"pods", "-n", readerNamespace, "--where", zoneWhere}, `nodes is forbidden: User "` + user + `" cannot list resource "nodes" in API group "" at the cluster scope (read by get("nodes", …) in --where)`},
 	}
 	for _, f := range forbidden {
 		r := s.query(t, kubeconfig, f.args...)
