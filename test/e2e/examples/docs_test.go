@@ -25,7 +25,10 @@ import (
 //     "kubectl informer " is a command; a trailing backslash continues it.
 //     Other lines (make, helm, kubectl apply, comments) are not run, except
 //     curl lines after a command of the same block that serves (export,
-//     serve): they ask it, on the port it was given.
+//     serve): they ask it, on the port it was given; and kubectl label and
+//     kubectl annotate lines of a block with a command that runs until
+//     stopped: they make the changes it shows, each of those commands
+//     having printed its first line.
 //   - Commands run from the repository's root (the files they name must be
 //     in it) with bash, against the demo workload (make demo), each block's
 //     in order. Each must exit 0, but in a block whose shown output has a
@@ -136,6 +139,12 @@ func docPages(t *testing.T, root string) []string {
 	return pages
 }
 
+// runsUntil reports whether a command runs until stopped.
+func runsUntil(command string) bool {
+	long, _ := runsUntilStopped(command)
+	return long
+}
+
 // docBlock is an sh block holding commands, and the text block after it.
 type docBlock struct {
 	// line is the sh block's first line, 1-based.
@@ -155,6 +164,9 @@ type docBlock struct {
 var (
 	fence  = regexp.MustCompile("^(\\s*)```(\\S*)\\s*$")
 	notRun = regexp.MustCompile(`^\s*<!--\s*docs-test:\s*not run:\s*(.*?)\s*-->\s*$`)
+	// change is a line that changes objects for a command that runs until
+	// stopped to show.
+	change = regexp.MustCompile(`^kubectl (label|annotate) `)
 )
 
 // docBlocks returns the sh blocks of a page that hold commands.
@@ -182,7 +194,7 @@ func docBlocks(lines []string) []docBlock {
 		var cur []string
 		for _, l := range lines[i+1 : min(end, len(lines))] {
 			l = strings.TrimSpace(l)
-			if len(cur) == 0 && !strings.HasPrefix(l, "kubectl informer ") && !strings.HasPrefix(l, "curl ") {
+			if len(cur) == 0 && !strings.HasPrefix(l, "kubectl informer ") && !strings.HasPrefix(l, "curl ") && !change.MatchString(l) {
 				continue
 			}
 			cur = append(cur, l)
@@ -256,8 +268,11 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 	var got strings.Builder
 	updatable := true
 	mayFail := slices.ContainsFunc(bl.output, func(l string) bool { return strings.HasPrefix(l, "error: ") })
-	for _, c := range bl.commands {
-		if strings.HasPrefix(c, "curl ") && !s.serving() {
+	// following print lines that the block's changes cause: checked once
+	// they are made.
+	var following []*proc
+	for i, c := range bl.commands {
+		if strings.HasPrefix(c, "curl ") && !s.serving() || change.MatchString(c) && !slices.ContainsFunc(bl.commands, runsUntil) {
 			continue
 		}
 		stdin := ""
@@ -289,8 +304,11 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 			// The text shows what it prints, in any order.
 			updatable = false
 		}
-		if !bl.hasOutput || p.ready != "" {
+		if !bl.hasOutput || p.ready != "" || slices.ContainsFunc(bl.commands[i:], change.MatchString) {
 			p.waitServing(t, func(out string) bool { return out != "" }, s.poke(t, c))
+			if bl.hasOutput && p.ready == "" {
+				following = append(following, p)
+			}
 			continue
 		}
 		// Lines it prints, in any order.
@@ -299,6 +317,19 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 			p.waitingFor = "\nshown lines (masked) it has not printed:\n" + strings.Join(m, "\n")
 			return out != "" && m == nil
 		}, s.poke(t, c))
+	}
+	if len(following) > 0 {
+		// The lines they print together, in any order.
+		p := following[0]
+		p.waitServing(t, func(string) bool {
+			var out []string
+			for _, f := range following {
+				out = append(out, strings.Split(f.out.String(), "\n")...)
+			}
+			m := missing(maskLines(bl.output), maskLines(out))
+			p.waitingFor = "\nshown lines (masked) they have not printed:\n" + strings.Join(m, "\n")
+			return m == nil
+		}, nil)
 	}
 	if !bl.hasOutput {
 		return nil
@@ -360,7 +391,7 @@ var masks = []struct {
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?( UTC)?`), "<time>"},
 	{regexp.MustCompile(`\(\S+ ago\)`), "(<age> ago)"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uid>"},
-	{regexp.MustCompile(`((?:ADDED|UPDATED|DELETED)\s+\S+\s+\S+\s+)\d+`), "${1}<rv>"},
+	{regexp.MustCompile(`((?:ADDED|UPDATED|DELETED|ENTERED|LEFT)\s+\S+\s+\S+\s+)\d+`), "${1}<rv>"},
 	{regexp.MustCompile(`(resourceVersion"?:\s*"?)\d+`), "${1}<rv>"},
 	{regexp.MustCompile(`\b1\.\d+e\+09\b|\b1\d{9}(\.\d+)?\b`), "<unixtime>"},
 	{regexp.MustCompile(`(localhost|127\.0\.0\.1|\[::\]|0\.0\.0\.0)?:\d{4,5}\b`), "${1}:<port>"},

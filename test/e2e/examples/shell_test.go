@@ -62,7 +62,8 @@ func newSandbox(t *testing.T) *sandbox {
 // exampleContexts writes a copy of the test cluster's kubeconfig with the
 // contexts the examples over several clusters name (east, west,
 // prod-east, prod-west), each reaching the test cluster as its current
-// context does, and returns its path.
+// context does, and south, whose API server cannot be reached, and returns
+// its path.
 func exampleContexts(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(cluster.Kubeconfig)
@@ -77,6 +78,9 @@ func exampleContexts(t *testing.T) string {
 		if err := kubeconfigs.AddContext(path, name, ""); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := kubeconfigs.AddContext(path, "south", "https://127.0.0.1:1"); err != nil {
+		t.Fatal(err)
 	}
 	return path
 }
