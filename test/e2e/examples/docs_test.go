@@ -37,7 +37,7 @@ import (
 //     between) is the output of the block's commands, standard output then
 //     standard error, in order. It is compared after masking what
 //     legitimately varies: the AGE, DURATION, LAST SCHEDULE and LAST SEEN
-//     columns,
+//     columns, a CLUSTER-IP column (but "None"),
 //     "(5m ago)", timestamps,
 //     unix times in metrics, UIDs, resource versions of watch lines, and
 //     ports; spaces between fields do not count. For a command that runs
@@ -348,10 +348,12 @@ func (s *sandbox) poke(t *testing.T, command string) func(int) {
 	}
 }
 
-// varyingColumn finds the columns of a table header whose values count
-// from the time the objects were created or now: AGE, DURATION (of a job
-// still running), LAST SCHEDULE, LAST SEEN.
-var varyingColumn = regexp.MustCompile(`(?:^|\s)(AGE|DURATION|LAST SCHEDULE|LAST SEEN)(?:\s|$)`)
+// varyingColumn finds the columns of a table header whose values vary
+// from run to run: those that count from the time the objects were
+// created or now (AGE, DURATION of a job still running, LAST SCHEDULE,
+// LAST SEEN), and a Service's CLUSTER-IP, which the API server allocates
+// (but "None", of a headless Service).
+var varyingColumn = regexp.MustCompile(`(?:^|\s)(AGE|DURATION|LAST SCHEDULE|LAST SEEN|CLUSTER-IP)(?:\s|$)`)
 
 var masks = []struct {
 	re   *regexp.Regexp
@@ -371,7 +373,8 @@ var masks = []struct {
 // trailing blank lines.
 func maskLines(lines []string) []string {
 	var out []string
-	cols := []int(nil) // offsets of the varying columns of the table being read
+	var cols []int     // offsets of the varying columns of the table being read
+	var names []string // and their headers
 	for _, l := range lines {
 		switch {
 		case strings.TrimSpace(l) == "":
@@ -379,9 +382,10 @@ func maskLines(lines []string) []string {
 		case strings.ToUpper(l) == l && varyingColumn.MatchString(l):
 			// Columns count in characters: a tree's rows draw with
 			// several bytes each.
-			cols = nil
+			cols, names = nil, nil
 			for _, m := range varyingColumn.FindAllStringSubmatchIndex(l, -1) {
 				cols = append(cols, utf8.RuneCountInString(l[:m[2]]))
+				names = append(names, l[m[2]:m[3]])
 			}
 		default:
 			r := []rune(l)
@@ -394,7 +398,14 @@ func maskLines(lines []string) []string {
 				for end < len(r) && r[end] != ' ' {
 					end++
 				}
-				r = slices.Concat(r[:c], []rune("<age>"), r[end:])
+				with := "<age>"
+				if names[i] == "CLUSTER-IP" {
+					if string(r[c:end]) == "None" {
+						continue
+					}
+					with = "<cluster-ip>"
+				}
+				r = slices.Concat(r[:c], []rune(with), r[end:])
 			}
 			l = string(r)
 		}
@@ -464,6 +475,10 @@ func TestMaskLines(t *testing.T) {
 		"web-1    1/2     CrashLoopBackOff   39 (26d ago)   13s   39",
 		"2026-11-29T06:37:43.200Z ADDED   pod payments/api-1 697",
 		`kube_pod_created{namespace="shop",uid="055faf22-e812-4cf3-8618-4e7228e3ddd1"} 1.764398e+09`,
+		"",
+		"NAME      TYPE           CLUSTER-IP   EXTERNAL-IP   PORT(S)        AGE   INTERNAL",
+		"leaving   ClusterIP      None         <none>        80/TCP         58s   false",
+		"web       LoadBalancer   10.0.0.187   192.0.2.1     80:30481/TCP   58s   true",
 	}
 	varied := []string{
 		"NAMESPACE   NAME               READY   REASON   AGE",
@@ -474,6 +489,10 @@ func TestMaskLines(t *testing.T) {
 		"web-1    1/2     CrashLoopBackOff   39 (2d20h ago)   4m10s   39",
 		"2026-12-01T00:00:00.000Z ADDED   pod payments/api-1 12",
 		`kube_pod_created{namespace="shop",uid="2546e801-bb4a-42c2-ae31-bb75796a4819"} 1.764399e+09`,
+		"",
+		"NAME      TYPE           CLUSTER-IP   EXTERNAL-IP   PORT(S)        AGE   INTERNAL",
+		"leaving   ClusterIP      None         <none>        80/TCP         3m    false",
+		"web       LoadBalancer   10.0.0.7     192.0.2.1     80:31007/TCP   3m    true",
 	}
 	if w, g := maskLines(shown), maskLines(varied); !slices.Equal(w, g) {
 		t.Errorf("what varies from run to run is not masked:\n%s", lineDiff(w, g))
@@ -491,6 +510,11 @@ func TestMaskLines(t *testing.T) {
 			changed[i] = strings.Replace(l, "-  ", "1  ", 1)
 		case strings.Contains(l, "api-1"):
 			changed[i] = strings.Replace(l, "api-1", "api-2", 1)
+		case strings.Contains(l, "None"):
+			// A headless Service's is not masked.
+			changed[i] = strings.Replace(l, "None     ", "10.0.0.12", 1)
+		case strings.Contains(l, "LoadBalancer"):
+			changed[i] = strings.Replace(l, "192.0.2.1", "192.0.2.2", 1)
 		default:
 			continue
 		}
