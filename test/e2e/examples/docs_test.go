@@ -316,7 +316,8 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 	}
 	if slices.ContainsFunc(bl.commands, func(c string) bool { return interactive.MatchString(c) }) {
 		if w, g := maskLines(bl.output), maskLines(strings.Split(got.String(), "\n")); !slices.Equal(w, g) {
-			t.Errorf("shown transcript of %s differs from the session's (masked, - shown, + got):\n%s", strings.Join(bl.commands, "; "), lineDiff(w, g))
+			t.Errorf("shown transcript of %s differs from the session's (masked, - shown, + got):\n%s\nreal output:\n%s",
+				strings.Join(bl.commands, "; "), lineDiff(w, g), got.String())
 		}
 	}
 	return nil
