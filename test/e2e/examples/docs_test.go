@@ -29,7 +29,8 @@ import (
 //   - Commands run from the repository's root (the files they name must be
 //     in it) with bash, against the demo workload (make demo), each block's
 //     in order. Each must exit 0, but in a block whose shown output has a
-//     line starting with "error: " (an example of a mistake and its
+//     line starting with "error: " or, as kubectl says the API server's
+//     errors, "Error from server " (an example of a mistake and its
 //     message), where a command may exit with another code. A command that runs until stopped (watch,
 //     query -w, tree -w, serve, export) runs until the block ends, then
 //     gets Ctrl-C and must exit 0.
@@ -255,7 +256,9 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 	t.Helper()
 	var got strings.Builder
 	updatable := true
-	mayFail := slices.ContainsFunc(bl.output, func(l string) bool { return strings.HasPrefix(l, "error: ") })
+	mayFail := slices.ContainsFunc(bl.output, func(l string) bool {
+		return strings.HasPrefix(l, "error: ") || strings.HasPrefix(l, "Error from server ")
+	})
 	for _, c := range bl.commands {
 		if strings.HasPrefix(c, "curl ") && !s.serving() {
 			continue
