@@ -50,7 +50,9 @@ import (
 //     no banner, which the transcript may show).
 //   - A command written after a prompt ("$ kubectl informer ...") is not
 //     run: in an sh block it fails the test; elsewhere (a console
-//     transcript) it is counted and logged by line.
+//     transcript) it is counted and logged by line, but in the sections
+//     another test writes and checks (testedElsewhere), logged as tested
+//     by it.
 //   - A block that cannot run against the demo (it needs a node, Helm or
 //     Prometheus) has the line <!-- docs-test: not run: REASON --> right
 //     above it: the test logs each by name and counts them.
@@ -63,7 +65,7 @@ func TestDocs(t *testing.T) {
 	sb := newSandbox(t)
 	update := os.Getenv("UPDATE_DOCS") != ""
 	pages := docPages(t, sb.root)
-	skipped, commands, shownNotRun := 0, 0, 0
+	skipped, commands, shownNotRun, exempted := 0, 0, 0, 0
 	for _, page := range pages {
 		b, err := os.ReadFile(filepath.Join(sb.root, page))
 		if err != nil {
@@ -74,6 +76,22 @@ func TestDocs(t *testing.T) {
 		inSh, outside := promptedCommands(lines)
 		for _, n := range inSh {
 			t.Errorf("%s:%d: a command in an sh block starts with a prompt, and so is not run: write it without \"$ \"", page, n)
+		}
+		for _, e := range testedElsewhere {
+			if e.page != page {
+				continue
+			}
+			from, to := e.section(t, lines)
+			var in []int
+			outside = slices.DeleteFunc(outside, func(n int) bool {
+				if n > from && n < to {
+					in = append(in, n)
+					return true
+				}
+				return false
+			})
+			exempted += len(in)
+			t.Logf("tested by %s: %s:%d-%d: %d commands after a prompt, at lines %v", e.test, page, from, to, len(in), in)
 		}
 		if len(outside) > 0 {
 			shownNotRun += len(outside)
@@ -104,10 +122,44 @@ func TestDocs(t *testing.T) {
 			writeOutputs(t, filepath.Join(sb.root, page), lines, updates)
 		}
 	}
-	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt outside sh blocks, not run", commands, len(pages), skipped, shownNotRun)
+	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt outside sh blocks, not run; %d tested by other tests",
+		commands, len(pages), skipped, shownNotRun, exempted)
 	if commands == 0 {
 		t.Fatal("found no command in the docs; the parser missed them")
 	}
+}
+
+// testedElsewhere are the sections of pages that another test writes and
+// checks, commands and outputs: their console transcripts ("$ kubectl
+// informer ...") are that test's, and are logged as tested by it rather
+// than counted as not run. A section is the lines between the line
+// starting with begin and the one starting with end.
+var testedElsewhere = []exemptSection{
+	// The bad inputs of docs/reliability.md: each command, what it
+	// printed and its exit code, run against a control plane and servers
+	// that fail as each case needs.
+	{page: "docs/reliability.md", test: "TestBadInputDoc (test/e2e/query)",
+		begin: "<!-- bad-input: begin;", end: "<!-- bad-input: end -->"},
+}
+
+type exemptSection struct {
+	page, test, begin, end string
+}
+
+// section returns the lines (1-based) of the section's markers in the
+// page of lines, and fails the test unless both are there.
+func (e exemptSection) section(t *testing.T, lines []string) (from, to int) {
+	t.Helper()
+	for i, l := range lines {
+		switch {
+		case from == 0 && strings.HasPrefix(l, e.begin):
+			from = i + 1
+		case from != 0 && strings.HasPrefix(l, e.end):
+			return from, i + 1
+		}
+	}
+	t.Fatalf("%s has no section %q ... %q, which %s writes: update testedElsewhere", e.page, e.begin, e.end, e.test)
+	return 0, 0
 }
 
 // docPages returns README.md and the Markdown pages under docs/ but
