@@ -49,10 +49,9 @@ import (
 //     fed on stdin, and the others its output (without a terminal there is
 //     no banner, which the transcript may show).
 //   - A command written after a prompt ("$ kubectl informer ...") is not
-//     run: in an sh block it fails the test; elsewhere (a console
-//     transcript) it is counted and logged by line, but in the sections
-//     another test writes and checks (testedElsewhere), logged as tested
-//     by it.
+//     run, and fails the test, in an sh block or in another (a console
+//     transcript), but in the sections another test writes and checks
+//     (testedElsewhere), where it is logged as tested by that test.
 //   - A block that cannot run against the demo (it needs a node, Helm or
 //     Prometheus) has the line <!-- docs-test: not run: REASON --> right
 //     above it: the test logs each by name and counts them.
@@ -65,7 +64,7 @@ func TestDocs(t *testing.T) {
 	sb := newSandbox(t)
 	update := os.Getenv("UPDATE_DOCS") != ""
 	pages := docPages(t, sb.root)
-	skipped, commands, shownNotRun, exempted := 0, 0, 0, 0
+	skipped, commands, exempted := 0, 0, 0
 	for _, page := range pages {
 		b, err := os.ReadFile(filepath.Join(sb.root, page))
 		if err != nil {
@@ -93,9 +92,8 @@ func TestDocs(t *testing.T) {
 			exempted += len(in)
 			t.Logf("tested by %s: %s:%d-%d: %d commands after a prompt, at lines %v", e.test, page, from, to, len(in), in)
 		}
-		if len(outside) > 0 {
-			shownNotRun += len(outside)
-			t.Logf("not run: %s: %d commands after a prompt (\"$ kubectl informer\") outside sh blocks, at lines %v", page, len(outside), outside)
+		for _, n := range outside {
+			t.Errorf("%s:%d: a command after a prompt (\"$ kubectl informer\") outside sh blocks is not run: put it in an sh block, without \"$ \", and its output in the text block after it", page, n)
 		}
 		var updates []docBlock
 		for _, bl := range blocks {
@@ -122,8 +120,8 @@ func TestDocs(t *testing.T) {
 			writeOutputs(t, filepath.Join(sb.root, page), lines, updates)
 		}
 	}
-	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt outside sh blocks, not run; %d tested by other tests",
-		commands, len(pages), skipped, shownNotRun, exempted)
+	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt, tested by other tests",
+		commands, len(pages), skipped, exempted)
 	if commands == 0 {
 		t.Fatal("found no command in the docs; the parser missed them")
 	}
