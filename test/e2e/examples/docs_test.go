@@ -32,7 +32,8 @@ import (
 //   - Commands run from the repository's root (the files they name must be
 //     in it) with bash, against the demo workload (make demo), each block's
 //     in order. Each must exit 0, but in a block whose shown output has a
-//     line starting with "error: " (an example of a mistake and its
+//     line starting with "error: " or, as kubectl says the API server's
+//     errors, "Error from server " (an example of a mistake and its
 //     message), where a command may exit with another code. A command that runs until stopped (watch,
 //     query -w, tree -w, serve, export) runs until the block ends, then
 //     gets Ctrl-C and must exit 0.
@@ -40,7 +41,7 @@ import (
 //     between) is the output of the block's commands, standard output then
 //     standard error, in order. It is compared after masking what
 //     legitimately varies: the AGE, DURATION, LAST SCHEDULE and LAST SEEN
-//     columns,
+//     columns, a CLUSTER-IP column (but "None"),
 //     "(5m ago)", timestamps,
 //     unix times in metrics, UIDs, resource versions of watch lines, and
 //     ports; spaces between fields do not count. For a command that runs
@@ -51,8 +52,9 @@ import (
 //     fed on stdin, and the others its output (without a terminal there is
 //     no banner, which the transcript may show).
 //   - A command written after a prompt ("$ kubectl informer ...") is not
-//     run: in an sh block it fails the test; elsewhere (a console
-//     transcript) it is counted and logged by line.
+//     run, and fails the test, in an sh block or in another (a console
+//     transcript), but in the sections another test writes and checks
+//     (testedElsewhere), where it is logged as tested by that test.
 //   - A block that cannot run against the demo (it needs a node, Helm or
 //     Prometheus) has the line <!-- docs-test: not run: REASON --> right
 //     above it: the test logs each by name and counts them.
@@ -65,7 +67,7 @@ func TestDocs(t *testing.T) {
 	sb := newSandbox(t)
 	update := os.Getenv("UPDATE_DOCS") != ""
 	pages := docPages(t, sb.root)
-	skipped, commands, shownNotRun := 0, 0, 0
+	skipped, commands, exempted := 0, 0, 0
 	for _, page := range pages {
 		b, err := os.ReadFile(filepath.Join(sb.root, page))
 		if err != nil {
@@ -77,9 +79,24 @@ func TestDocs(t *testing.T) {
 		for _, n := range inSh {
 			t.Errorf("%s:%d: a command in an sh block starts with a prompt, and so is not run: write it without \"$ \"", page, n)
 		}
-		if len(outside) > 0 {
-			shownNotRun += len(outside)
-			t.Logf("not run: %s: %d commands after a prompt (\"$ kubectl informer\") outside sh blocks, at lines %v", page, len(outside), outside)
+		for _, e := range testedElsewhere {
+			if e.page != page {
+				continue
+			}
+			from, to := e.section(t, lines)
+			var in []int
+			outside = slices.DeleteFunc(outside, func(n int) bool {
+				if n > from && n < to {
+					in = append(in, n)
+					return true
+				}
+				return false
+			})
+			exempted += len(in)
+			t.Logf("tested by %s: %s:%d-%d: %d commands after a prompt, at lines %v", e.test, page, from, to, len(in), in)
+		}
+		for _, n := range outside {
+			t.Errorf("%s:%d: a command after a prompt (\"$ kubectl informer\") outside sh blocks is not run: put it in an sh block, without \"$ \", and its output in the text block after it", page, n)
 		}
 		var updates []docBlock
 		for _, bl := range blocks {
@@ -106,10 +123,44 @@ func TestDocs(t *testing.T) {
 			writeOutputs(t, filepath.Join(sb.root, page), lines, updates)
 		}
 	}
-	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt outside sh blocks, not run", commands, len(pages), skipped, shownNotRun)
+	t.Logf("%d commands of %d pages run; %d blocks not run (marked); %d commands shown after a prompt, tested by other tests",
+		commands, len(pages), skipped, exempted)
 	if commands == 0 {
 		t.Fatal("found no command in the docs; the parser missed them")
 	}
+}
+
+// testedElsewhere are the sections of pages that another test writes and
+// checks, commands and outputs: their console transcripts ("$ kubectl
+// informer ...") are that test's, and are logged as tested by it rather
+// than counted as not run. A section is the lines between the line
+// starting with begin and the one starting with end.
+var testedElsewhere = []exemptSection{
+	// The bad inputs of docs/reliability.md: each command, what it
+	// printed and its exit code, run against a control plane and servers
+	// that fail as each case needs.
+	{page: "docs/reliability.md", test: "TestBadInputDoc (test/e2e/query)",
+		begin: "<!-- bad-input: begin;", end: "<!-- bad-input: end -->"},
+}
+
+type exemptSection struct {
+	page, test, begin, end string
+}
+
+// section returns the lines (1-based) of the section's markers in the
+// page of lines, and fails the test unless both are there.
+func (e exemptSection) section(t *testing.T, lines []string) (from, to int) {
+	t.Helper()
+	for i, l := range lines {
+		switch {
+		case from == 0 && strings.HasPrefix(l, e.begin):
+			from = i + 1
+		case from != 0 && strings.HasPrefix(l, e.end):
+			return from, i + 1
+		}
+	}
+	t.Fatalf("%s has no section %q ... %q, which %s writes: update testedElsewhere", e.page, e.begin, e.end, e.test)
+	return 0, 0
 }
 
 // docPages returns README.md and the Markdown pages under docs/ but
@@ -267,7 +318,9 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 	t.Helper()
 	var got strings.Builder
 	updatable := true
-	mayFail := slices.ContainsFunc(bl.output, func(l string) bool { return strings.HasPrefix(l, "error: ") })
+	mayFail := slices.ContainsFunc(bl.output, func(l string) bool {
+		return strings.HasPrefix(l, "error: ") || strings.HasPrefix(l, "Error from server ")
+	})
 	// following print lines that the block's changes cause: checked once
 	// they are made.
 	var following []*proc
@@ -347,7 +400,8 @@ func (s *sandbox) runBlock(t *testing.T, bl docBlock, update bool) *string {
 	}
 	if slices.ContainsFunc(bl.commands, func(c string) bool { return interactive.MatchString(c) }) {
 		if w, g := maskLines(bl.output), maskLines(strings.Split(got.String(), "\n")); !slices.Equal(w, g) {
-			t.Errorf("shown transcript of %s differs from the session's (masked, - shown, + got):\n%s", strings.Join(bl.commands, "; "), lineDiff(w, g))
+			t.Errorf("shown transcript of %s differs from the session's (masked, - shown, + got):\n%s\nreal output:\n%s",
+				strings.Join(bl.commands, "; "), lineDiff(w, g), got.String())
 		}
 	}
 	return nil
@@ -379,10 +433,12 @@ func (s *sandbox) poke(t *testing.T, command string) func(int) {
 	}
 }
 
-// varyingColumn finds the columns of a table header whose values count
-// from the time the objects were created or now: AGE, DURATION (of a job
-// still running), LAST SCHEDULE, LAST SEEN.
-var varyingColumn = regexp.MustCompile(`(?:^|\s)(AGE|DURATION|LAST SCHEDULE|LAST SEEN)(?:\s|$)`)
+// varyingColumn finds the columns of a table header whose values vary
+// from run to run: those that count from the time the objects were
+// created or now (AGE, DURATION of a job still running, LAST SCHEDULE,
+// LAST SEEN), and a Service's CLUSTER-IP, which the API server allocates
+// (but "None", of a headless Service).
+var varyingColumn = regexp.MustCompile(`(?:^|\s)(AGE|DURATION|LAST SCHEDULE|LAST SEEN|CLUSTER-IP)(?:\s|$)`)
 
 var masks = []struct {
 	re   *regexp.Regexp
@@ -402,7 +458,8 @@ var masks = []struct {
 // trailing blank lines.
 func maskLines(lines []string) []string {
 	var out []string
-	cols := []int(nil) // offsets of the varying columns of the table being read
+	var cols []int     // offsets of the varying columns of the table being read
+	var names []string // and their headers
 	for _, l := range lines {
 		switch {
 		case strings.TrimSpace(l) == "":
@@ -410,9 +467,10 @@ func maskLines(lines []string) []string {
 		case strings.ToUpper(l) == l && varyingColumn.MatchString(l):
 			// Columns count in characters: a tree's rows draw with
 			// several bytes each.
-			cols = nil
+			cols, names = nil, nil
 			for _, m := range varyingColumn.FindAllStringSubmatchIndex(l, -1) {
 				cols = append(cols, utf8.RuneCountInString(l[:m[2]]))
+				names = append(names, l[m[2]:m[3]])
 			}
 		default:
 			r := []rune(l)
@@ -425,7 +483,14 @@ func maskLines(lines []string) []string {
 				for end < len(r) && r[end] != ' ' {
 					end++
 				}
-				r = slices.Concat(r[:c], []rune("<age>"), r[end:])
+				with := "<age>"
+				if names[i] == "CLUSTER-IP" {
+					if string(r[c:end]) == "None" {
+						continue
+					}
+					with = "<cluster-ip>"
+				}
+				r = slices.Concat(r[:c], []rune(with), r[end:])
 			}
 			l = string(r)
 		}
@@ -495,6 +560,10 @@ func TestMaskLines(t *testing.T) {
 		"web-1    1/2     CrashLoopBackOff   39 (26d ago)   13s   39",
 		"2026-11-29T06:37:43.200Z ADDED   pod payments/api-1 697",
 		`kube_pod_created{namespace="shop",uid="055faf22-e812-4cf3-8618-4e7228e3ddd1"} 1.764398e+09`,
+		"",
+		"NAME      TYPE           CLUSTER-IP   EXTERNAL-IP   PORT(S)        AGE   INTERNAL",
+		"leaving   ClusterIP      None         <none>        80/TCP         58s   false",
+		"web       LoadBalancer   10.0.0.187   192.0.2.1     80:30481/TCP   58s   true",
 	}
 	varied := []string{
 		"NAMESPACE   NAME               READY   REASON   AGE",
@@ -505,6 +574,10 @@ func TestMaskLines(t *testing.T) {
 		"web-1    1/2     CrashLoopBackOff   39 (2d20h ago)   4m10s   39",
 		"2026-12-01T00:00:00.000Z ADDED   pod payments/api-1 12",
 		`kube_pod_created{namespace="shop",uid="2546e801-bb4a-42c2-ae31-bb75796a4819"} 1.764399e+09`,
+		"",
+		"NAME      TYPE           CLUSTER-IP   EXTERNAL-IP   PORT(S)        AGE   INTERNAL",
+		"leaving   ClusterIP      None         <none>        80/TCP         3m    false",
+		"web       LoadBalancer   10.0.0.7     192.0.2.1     80:31007/TCP   3m    true",
 	}
 	if w, g := maskLines(shown), maskLines(varied); !slices.Equal(w, g) {
 		t.Errorf("what varies from run to run is not masked:\n%s", lineDiff(w, g))
@@ -522,6 +595,11 @@ func TestMaskLines(t *testing.T) {
 			changed[i] = strings.Replace(l, "-  ", "1  ", 1)
 		case strings.Contains(l, "api-1"):
 			changed[i] = strings.Replace(l, "api-1", "api-2", 1)
+		case strings.Contains(l, "None"):
+			// A headless Service's is not masked.
+			changed[i] = strings.Replace(l, "None     ", "10.0.0.12", 1)
+		case strings.Contains(l, "LoadBalancer"):
+			changed[i] = strings.Replace(l, "192.0.2.1", "192.0.2.2", 1)
 		default:
 			continue
 		}

@@ -59,19 +59,16 @@ func newSandbox(t *testing.T) *sandbox {
 	return &sandbox{root: root, env: env, certDir: t.TempDir(), tmp: t.TempDir()}
 }
 
-// exampleContexts writes a copy of the test cluster's kubeconfig with the
-// contexts the examples over several clusters name (east, west,
-// prod-east, prod-west), each reaching the test cluster as its current
-// context does, and south, whose API server cannot be reached, and returns
-// its path.
+// exampleContexts writes a kubeconfig reaching the test cluster whose
+// current context is named "local", as that of the demo's cluster (make
+// demo) is, with the contexts the examples over several clusters name
+// (east, west, prod-east, prod-west), each reaching the test cluster as
+// the current one does, and south, whose API server cannot be reached,
+// and returns its path.
 func exampleContexts(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := kubeconfigs.Merge(path, []string{cluster.Kubeconfig}, []string{"local"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"east", "west", "prod-east", "prod-west"} {
