@@ -65,6 +65,7 @@ import (
 // block is filled): `make docs-outputs`.
 func TestDocs(t *testing.T) {
 	sb := newSandbox(t)
+	sb.viewer(t)
 	update := os.Getenv("UPDATE_DOCS") != ""
 	pages := docPages(t, sb.root)
 	skipped, commands, exempted := 0, 0, 0
@@ -451,6 +452,8 @@ var masks = []struct {
 	{regexp.MustCompile(`(resourceVersion"?:\s*"?)\d+`), "${1}<rv>"},
 	{regexp.MustCompile(`\b1\.\d+e\+09\b|\b1\d{9}(\.\d+)?\b`), "<unixtime>"},
 	{regexp.MustCompile(`(localhost|127\.0\.0\.1|\[::\]|0\.0\.0\.0)?:\d{4,5}\b`), "${1}:<port>"},
+	// The version and commit of the build, in the first line of version.
+	{regexp.MustCompile(`^kubectl-informer \S+ \(commit \S+, `), "kubectl-informer <version> (commit <commit>, "},
 }
 
 // maskLines returns lines with what legitimately varies from run to run
@@ -564,6 +567,7 @@ func TestMaskLines(t *testing.T) {
 		"NAME      TYPE           CLUSTER-IP   EXTERNAL-IP   PORT(S)        AGE   INTERNAL",
 		"leaving   ClusterIP      None         <none>        80/TCP         58s   false",
 		"web       LoadBalancer   10.0.0.187   192.0.2.1     80:30481/TCP   58s   true",
+		"kubectl-informer dev (commit unknown, go1.26.8, linux/amd64)",
 	}
 	varied := []string{
 		"NAMESPACE   NAME               READY   REASON   AGE",
@@ -578,6 +582,7 @@ func TestMaskLines(t *testing.T) {
 		"NAME      TYPE           CLUSTER-IP   EXTERNAL-IP   PORT(S)        AGE   INTERNAL",
 		"leaving   ClusterIP      None         <none>        80/TCP         3m    false",
 		"web       LoadBalancer   10.0.0.7     192.0.2.1     80:31007/TCP   3m    true",
+		"kubectl-informer v0.1.0 (commit 2f4beed4ccc2d56d53dca1c990abca94c525e2b4, go1.26.8, linux/amd64)",
 	}
 	if w, g := maskLines(shown), maskLines(varied); !slices.Equal(w, g) {
 		t.Errorf("what varies from run to run is not masked:\n%s", lineDiff(w, g))
@@ -600,6 +605,9 @@ func TestMaskLines(t *testing.T) {
 			changed[i] = strings.Replace(l, "None     ", "10.0.0.12", 1)
 		case strings.Contains(l, "LoadBalancer"):
 			changed[i] = strings.Replace(l, "192.0.2.1", "192.0.2.2", 1)
+		case strings.HasPrefix(l, "kubectl-informer "):
+			// The Go version and platform are not the build's.
+			changed[i] = strings.Replace(l, "go1.26.8", "go1.27.0", 1)
 		default:
 			continue
 		}

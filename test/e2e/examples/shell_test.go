@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/kubectl-informer/kubectl-informer/internal/kubeconfigs"
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
 )
@@ -57,6 +59,27 @@ func newSandbox(t *testing.T) *sandbox {
 	env := append(os.Environ(), "HOME="+home, "PATH="+bin+":"+filepath.Join(home, ".local", "bin")+":"+os.Getenv("PATH"),
 		"KUBECONFIG="+exampleContexts(t))
 	return &sandbox{root: root, env: env, certDir: t.TempDir(), tmp: t.TempDir()}
+}
+
+// viewerKubeconfig is the kubeconfig the docs' commands name for a caller
+// of a query server that may list the pods of the namespace shop and
+// nothing else.
+const viewerKubeconfig = "/tmp/viewer.kubeconfig"
+
+// viewer writes viewerKubeconfig (under s.tmp, as the commands read it):
+// a ServiceAccount viewer of the namespace shop, allowed to get, list and
+// watch its pods, authenticated by a token alone.
+func (s *sandbox) viewer(t *testing.T) {
+	t.Helper()
+	kubeconfig, _ := cluster.ServiceAccountKubeconfig(t, "shop", "viewer",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch", "get"}})
+	b, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.tmp, strings.TrimPrefix(viewerKubeconfig, "/tmp/")), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // exampleContexts writes a kubeconfig reaching the test cluster whose
