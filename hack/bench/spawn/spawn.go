@@ -65,7 +65,11 @@ func Serve(in io.Reader, out io.Writer) error {
 		if err != nil {
 			reply.Err = fmt.Sprintf("%v\n%s", err, stderr.String())
 		}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		// A command that could not be started (its binary gone, say) has
+		// no ProcessState: its error is the reply.
+		if cmd.ProcessState == nil {
+			reply.Err = fmt.Sprintf("%v", err)
+		} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			reply.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 		}
 		if err := enc.Encode(reply); err != nil {
