@@ -60,6 +60,12 @@ func (b *Budget) charge(n uint64) error {
 	return b.check()
 }
 
+// Charge charges b n units for work an expression caused outside CEL's
+// cost tracking and outside this package (the objects a lookup read for
+// it and left out), and returns the error the evaluation stops with when
+// that spent it, or its context ended.
+func (b *Budget) Charge(n uint64) error { return b.charge(n) }
+
 // Limit returns the budget's cost limit; 0 means none.
 func (b *Budget) Limit() uint64 { return b.limit }
 

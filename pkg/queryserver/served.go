@@ -363,7 +363,7 @@ func (s *Served) answer(req plan.Request, may Access, budget *indexers.Budget) (
 	np.ShowIndexes(req.Print.IndexNames)
 	np.BindCluster(s.conn.Cluster)
 	// What the request reads, and where the caller may read it.
-	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}}
+	lookup := &scopedLookup{inner: factory.NewLookup(), scopes: map[string]*nsScope{}, budget: budget}
 	scopeOf := map[schema.GroupVersionResource]*nsScope{} // one decision per resource
 	namespaced := req.Namespace != "" && slices.ContainsFunc(queried, func(inf *factory.Informer) bool { return inf.Resource.Namespaced })
 	owners := sets.New(indexers.OwnerResources()...)
@@ -731,6 +731,10 @@ type scopedLookup struct {
 	inner *factory.Lookup
 	// scopes are where the caller may read each resource, by name.
 	scopes map[string]*nsScope
+	// budget, when not nil, is the request's: the objects ByIndex reads
+	// and leaves out are charged to it, as those it keeps are by the
+	// expression that reads them.
+	budget *indexers.Budget
 }
 
 // Get returns nothing for an object of a namespace the caller may not
@@ -743,9 +747,19 @@ func (l *scopedLookup) Get(resource, namespace, name string) (any, bool, error) 
 }
 
 // ByIndex leaves out the objects of namespaces the caller may not read.
+// An index whose values are of one namespace (namespace, and @label's
+// NAMESPACE/KEY=VALUE) is not read at all for a namespace the caller may
+// not read; of the others, the objects read and left out are charged to
+// the request's budget, so that an expression cannot make the server read
+// for free what the caller may not see.
 func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
-	objs, err := l.inner.ByIndex(resource, index, value)
 	sc := l.scopes[resource]
+	if sc != nil && !sc.all {
+		if ns, ok := indexNamespace(index, value); ok && !sc.admits(ns) {
+			return nil, nil
+		}
+	}
+	objs, err := l.inner.ByIndex(resource, index, value)
 	if err != nil || sc == nil || sc.all {
 		return objs, err
 	}
@@ -755,11 +769,33 @@ func (l *scopedLookup) ByIndex(resource, index, value string) ([]any, error) {
 			kept = append(kept, obj)
 		}
 	}
+	if dropped := len(objs) - len(kept); dropped > 0 && l.budget != nil {
+		if err := l.budget.Charge(uint64(dropped)); err != nil {
+			return nil, err
+		}
+	}
 	return kept, nil
 }
 
-// ReadsNamespace implements indexers.NamespaceReader.
+// indexNamespace returns the namespace of the objects of value in the
+// index, when the index is one whose every value is of one namespace.
+func indexNamespace(index, value string) (string, bool) {
+	switch index {
+	case indexers.NamespaceIndex:
+		return value, true
+	case indexers.LabelIndex:
+		ns, _, ok := strings.Cut(value, "/")
+		return ns, ok
+	}
+	return "", false
+}
+
+// ReadsNamespace implements indexers.NamespaceReader: a namespace the
+// caller may not read holds nothing for it (ByIndex reads nothing there).
 func (l *scopedLookup) ReadsNamespace(resource, namespace string) error {
+	if sc := l.scopes[resource]; sc != nil && !sc.admits(namespace) {
+		return nil
+	}
 	return l.inner.ReadsNamespace(resource, namespace)
 }
 
