@@ -96,7 +96,8 @@ func (r Reference) ReadBy() string {
 
 // CallsOf returns the calls of Calls that read the index index of the
 // resource: children() the controller index, events() the involved
-// object's, selected() the namespace index, byIndex() the index it names.
+// object's, selected() the label and the namespace indexes, byIndex() the
+// index it names.
 func (r Reference) CallsOf(index string) []string {
 	var out []string
 	for _, c := range r.Calls {
@@ -104,7 +105,7 @@ func (r Reference) CallsOf(index string) []string {
 		switch {
 		case fn == childrenFunction && index == ControllerIndex,
 			fn == eventsFunction && index == InvolvedObjectIndex,
-			fn == selectedFunction && index == NamespaceIndex,
+			fn == selectedFunction && (index == LabelIndex || index == NamespaceIndex),
 			fn == byIndexFunction && strings.HasPrefix(c, fmt.Sprintf("%s(%q, %q,", fn, r.Resource, index)):
 			out = append(out, c)
 		}

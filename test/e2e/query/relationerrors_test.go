@@ -11,7 +11,7 @@ import (
 
 // internalNames are names the relationship functions read that no query
 // writes: messages must name the functions instead.
-var internalNames = []string{"@controller", "@involvedObject", "byIndex(", "get()/byIndex()"}
+var internalNames = []string{"@controller", "@involvedObject", "@label", "byIndex(", "get()/byIndex()"}
 
 // checkSays checks that stderr says each of want and names none of
 // internalNames.
@@ -56,6 +56,12 @@ func TestRelationErrors(t *testing.T) {
 		r := queryInput(t, `:columns n=children(object, "replicasets").size()`, "deployments", "-n", ns, "-i",
 			"--columns", `x=get("replicasets", "`+ns+`", "none") == null`)
 		checkSays(t, r.errOut, `:columns n: children(…, "replicasets") reads replicasets.apps through an index its cache here does not have (replicasets was cached for get() alone): start a new query that names "replicasets", or whose flags call children(…, "replicasets")`)
+	})
+
+	t.Run("selected() of a cache without the index in a session", func(t *testing.T) {
+		r := queryInput(t, `:columns s=selected(object, "pods").size()`, "deployments", "-n", ns, "-i",
+			"--columns", `x=get("pods", "`+ns+`", "none") == null`)
+		checkSays(t, r.errOut, `:columns s: selected(…, "pods") reads pods through an index its cache here does not have (pods was cached for get() alone): start a new query that names "pods", or whose flags call selected(…, "pods")`)
 	})
 
 	t.Run("a resource the server does not have", func(t *testing.T) {
