@@ -267,7 +267,8 @@ func (p *Plan) Caches() *Caches { return p.caches }
 
 // ExecuteWatch answers like Execute, then keeps the caches following the
 // cluster and prints the answer again whenever an event changed it: after
-// a burst of events has been quiet for debounce, once; only when the
+// a burst of events has been quiet for debounce (or has lasted BurstLimit
+// debounces), once; only when the
 // printed text differs from the last one (so --count and --group-by print
 // only new numbers). A new answer of several lines is set apart from the
 // previous one by an empty line, and so is an answer that became empty,
@@ -296,6 +297,42 @@ func (p *Plan) ExecuteWatch(ctx context.Context, conn Conn, out, errOut io.Write
 	}
 	return watchAnswers(ctx, c.factory.Informers(), c.factory, render, out, errOut, debounce)
 }
+
+// Burst tells when a burst of events is over: once no event has come for
+// its debounce, or at the latest BurstLimit debounces after the burst's
+// first event, so that events that never pause for a debounce (events()
+// in a busy cluster) still get an answer. The zero Burst is not over.
+type Burst struct {
+	debounce time.Duration
+	first    time.Time
+	over     <-chan time.Time
+}
+
+// BurstLimit is how many debounces a burst lasts at most.
+const BurstLimit = 10
+
+// NewBurst returns a Burst that is over once events paused for debounce.
+func NewBurst(debounce time.Duration) *Burst { return &Burst{debounce: debounce} }
+
+// Event counts an event in the burst, starting one if none is.
+func (b *Burst) Event() {
+	now := time.Now()
+	if b.over == nil {
+		b.first = now
+	}
+	wait := b.debounce
+	if rest := b.first.Add(BurstLimit * b.debounce).Sub(now); rest < wait {
+		wait = max(rest, 0)
+	}
+	b.over = time.After(wait)
+}
+
+// Over receives when the burst is over; nil (never ready) when there is
+// none.
+func (b *Burst) Over() <-chan time.Time { return b.over }
+
+// Done ends the burst, once it is over and answered.
+func (b *Burst) Done() { b.over = nil }
 
 // Changes registers on informers a handler that signals each event they
 // receive without blocking: the channel holds one signal at most, so that
@@ -367,7 +404,7 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, f *factory
 		return err
 	}
 	last := shown(text, said)
-	var quiet <-chan time.Time
+	burst := NewBurst(debounce)
 	var deniedCh <-chan struct{}
 	if f != nil {
 		deniedCh = f.WatchDenied()
@@ -379,9 +416,9 @@ func watchAnswers(ctx context.Context, informers []*factory.Informer, f *factory
 		case <-deniedCh:
 			return f.WatchDeniedError()
 		case <-changed:
-			quiet = time.After(debounce)
-		case <-quiet:
-			quiet = nil
+			burst.Event()
+		case <-burst.Over():
+			burst.Done()
 			// Warnings were said once already.
 			text, said, err := render(io.Discard)
 			if err != nil {

@@ -935,7 +935,7 @@ func (e *emitter) colsLocked(in bool, obj any, ev *Event) string {
 // followRelated registers on related, the informers of the objects that
 // --where and --columns read besides the one they are evaluated on, a
 // handler that makes reevaluate run once a burst of their events has been
-// quiet for relatedDebounce, until ctx ends; the channel it returns is
+// quiet for relatedDebounce (or has lasted plan.BurstLimit of them), until ctx ends; the channel it returns is
 // closed then, once its handlers are removed. Their first events, the
 // objects the caches hold, make one evaluation that shows what changed
 // between the initial lists and the registration.
@@ -948,15 +948,15 @@ func (e *emitter) followRelated(ctx context.Context, queried, related []*factory
 	go func() {
 		defer close(done)
 		defer remove()
-		var quiet <-chan time.Time
+		burst := plan.NewBurst(relatedDebounce)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-changed:
-				quiet = time.After(relatedDebounce)
-			case <-quiet:
-				quiet = nil
+				burst.Event()
+			case <-burst.Over():
+				burst.Done()
 				e.reevaluate(queried)
 			}
 		}
