@@ -448,10 +448,14 @@ var masks = []struct {
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?( UTC)?`), "<time>"},
 	{regexp.MustCompile(`\(\S+ ago\)`), "(<age> ago)"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uid>"},
-	{regexp.MustCompile(`((?:ADDED|UPDATED|DELETED|ENTERED|LEFT)\s+\S+\s+\S+\s+)\d+`), "${1}<rv>"},
+	{regexp.MustCompile(`((?:ADDED|UPDATED|DELETED|ENTERED|LEFT)(?: \((?:related|missed)\))?\s+\S+\s+\S+\s+)\d+`), "${1}<rv>"},
 	{regexp.MustCompile(`(resourceVersion"?:\s*"?)\d+`), "${1}<rv>"},
-	{regexp.MustCompile(`\b1\.\d+e\+09\b|\b1\d{9}(\.\d+)?\b`), "<unixtime>"},
-	{regexp.MustCompile(`(localhost|127\.0\.0\.1|\[::\]|0\.0\.0\.0)?:\d{4,5}\b`), "${1}:<port>"},
+	// The value of a sample of a time (kube_pod_created), not any number
+	// near 1e9 (1Gi of memory).
+	{regexp.MustCompile(`((?:_created|_time|_timestamp\w*)(?:\{[^}]*\})? )(?:1\.\d+e\+09|1\d{9}(?:\.\d+)?)\b`), "${1}<unixtime>"},
+	// A port of a host, of a listen address or a NodePort (80:30481/TCP),
+	// not a number after a colon ("containerPort":8080).
+	{regexp.MustCompile(`(localhost|127\.0\.0\.1|\[::\]|0\.0\.0\.0|\d|^|[\s=])(:)\d{4,5}\b`), "${1}:<port>"},
 	// The version and commit of the build, in the first line of version.
 	{regexp.MustCompile(`^kubectl-informer \S+ \(commit \S+, `), "kubectl-informer <version> (commit <commit>, "},
 }
