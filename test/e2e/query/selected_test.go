@@ -60,7 +60,8 @@ func createSelectors(t *testing.T, ns string) {
 		}
 		zero := int32(0)
 		if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
+			// Labelled app as the workload's objects are, which other tests read.
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
 			Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: sel, Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: tl},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
@@ -70,7 +71,7 @@ func createSelectors(t *testing.T, ns string) {
 		}
 	}
 	if _, err := cluster.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "api-back"},
+		ObjectMeta: metav1.ObjectMeta{Name: "api-back", Labels: map[string]string{"app": "api"}},
 		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "api", "tier": "back"}, Ports: []corev1.ServicePort{{Port: 80}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -198,7 +198,8 @@ func TestServedSelectedCost(t *testing.T) {
 		}
 		zero := int32(0)
 		if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
+			// Labelled app as the workload's objects are, which other tests index.
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "few"}},
 			Spec:       appsv1.DeploymentSpec{Replicas: &zero, Selector: sel, Template: template},
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
