@@ -122,16 +122,8 @@ var (
 // left out.
 func Links(text string) []Link {
 	var links []Link
-	fence := ""
-	for i, line := range strings.Split(text, "\n") {
-		if f, ok := fenceOf(line, fence); ok {
-			fence = f
-			continue
-		}
-		if fence != "" {
-			continue
-		}
-		line = codeSpan.ReplaceAllString(line, "")
+	for _, pl := range proseLines(text) {
+		line := codeSpan.ReplaceAllString(pl.text, "")
 		var targets []string
 		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
 			targets = append(targets, m[1])
@@ -144,10 +136,34 @@ func Links(text string) []Link {
 			if scheme.MatchString(t) {
 				continue
 			}
-			links = append(links, Link{Target: t, Line: i + 1})
+			links = append(links, Link{Target: t, Line: pl.n})
 		}
 	}
 	return links
+}
+
+// proseLine is a line of a Markdown page outside fenced code blocks, and
+// its number (1-based).
+type proseLine struct {
+	n    int
+	text string
+}
+
+// proseLines returns the lines of a Markdown page outside fenced code
+// blocks, in order.
+func proseLines(text string) []proseLine {
+	var out []proseLine
+	fence := ""
+	for i, line := range strings.Split(text, "\n") {
+		if f, ok := fenceOf(line, fence); ok {
+			fence = f
+			continue
+		}
+		if fence == "" {
+			out = append(out, proseLine{n: i + 1, text: line})
+		}
+	}
+	return out
 }
 
 // fenceOf tells whether line opens or closes a fenced code block, given
@@ -186,16 +202,8 @@ var (
 func Anchors(text string) map[string]bool {
 	anchors := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		if f, ok := fenceOf(line, fence); ok {
-			fence = f
-			continue
-		}
-		if fence != "" {
-			continue
-		}
-		m := heading.FindStringSubmatch(line)
+	for _, pl := range proseLines(text) {
+		m := heading.FindStringSubmatch(pl.text)
 		if m == nil {
 			continue
 		}
