@@ -107,8 +107,9 @@ func (n *wireNode) field(num uint64) wireField {
 
 // buildWireNode returns what to keep of the encoding of the struct type t
 // given the JSON paths kept (nil: everything); whole reports that all of it
-// is kept. Like jsonval.Prune, it keeps lists, maps and types with their
-// own JSON encoding whole when a path reaches them. With trim, t is an
+// is kept. Like jsonval.Prune, it keeps maps and types with their own JSON
+// encoding whole when a path reaches them, and lists unless the paths go
+// on into their elements. With trim, t is an
 // object whose metadata loses its managedFields, as trimObject does.
 // *exact is cleared when a field is kept that Prune might drop.
 func buildWireNode(t reflect.Type, keep *jsonval.Paths, trim bool, exact *bool) (node *wireNode, whole bool) {
@@ -148,11 +149,25 @@ func buildWireNode(t reflect.Type, keep *jsonval.Paths, trim bool, exact *bool) 
 				break
 			}
 			wf.keep = true
-			if trim && name == "metadata" && ft == objectMetaType {
+			switch {
+			case trim && name == "metadata" && ft == objectMetaType:
 				wf.child = trimmedMeta(sub, exact)
-			} else if ft.Kind() == reflect.Struct {
+			case ft.Kind() == reflect.Struct:
 				if child, all := buildWireNode(ft, sub, false, exact); !all {
 					wf.child = child
+				}
+			case ft.Kind() == reflect.Slice:
+				// A repeated message: each element pruned as Prune
+				// prunes the elements of a list.
+				each, ok := sub.ElementPaths()
+				switch {
+				case !ok || each == nil:
+				case isMessage(ft.Elem()):
+					if child, all := buildWireNode(ft.Elem(), each, false, exact); !all {
+						wf.child = child
+					}
+				default:
+					*exact = false // kept whole, which Prune may not
 				}
 			}
 		}
@@ -169,6 +184,13 @@ func buildWireNode(t reflect.Type, keep *jsonval.Paths, trim bool, exact *bool) 
 		return &wireNode{}, false
 	}
 	return node, false
+}
+
+// isMessage reports whether t, the element type of a slice, is encoded as a
+// message of its own: a struct, not a pointer to one (Prune would keep a
+// nil element as it is) nor a type with its own JSON form.
+func isMessage(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && !hasOwnJSON(t)
 }
 
 // trimmedMeta returns what to keep of an ObjectMeta of which keep is kept

@@ -3,9 +3,11 @@ package factory
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"reflect"
-	"sort"
+	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -104,8 +106,10 @@ func wireFixtures() []runtime.Object {
 	return []runtime.Object{pod, pv, svc, deploy, list}
 }
 
-// memberPaths lists every JSON member path of obj down to depth, not
-// descending into lists (Paths never do).
+// memberPaths lists every JSON member path of obj down to depth members,
+// going on into the elements of lists through jsonval.Elements (the
+// members of every element), and the length of each list of objects (its
+// elements' member "").
 func memberPaths(t *testing.T, obj runtime.Object, depth int) [][]string {
 	raw, err := json.Marshal(obj)
 	if err != nil {
@@ -115,23 +119,37 @@ func memberPaths(t *testing.T, obj runtime.Object, depth int) [][]string {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
+	seen := map[string]bool{}
 	var out [][]string
-	var walk func(v map[string]any, prefix []string)
-	walk = func(v map[string]any, prefix []string) {
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p := append(append([]string(nil), prefix...), k)
+	add := func(p []string) {
+		if k := strings.Join(p, "\x00"); !seen[k] {
+			seen[k] = true
 			out = append(out, p)
-			if sub, ok := v[k].(map[string]any); ok && len(p) < depth {
-				walk(sub, p)
+		}
+	}
+	var walk func(v any, prefix []string, members int)
+	walk = func(v any, prefix []string, members int) {
+		switch v := v.(type) {
+		case map[string]any:
+			if members == depth {
+				return
+			}
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				p := append(slices.Clip(prefix), k)
+				add(p)
+				walk(v[k], p, members+1)
+			}
+		case []any:
+			elems := append(slices.Clip(prefix), jsonval.Elements)
+			for _, e := range v {
+				if _, ok := e.(map[string]any); ok {
+					add(append(slices.Clip(elems), ""))
+				}
+				walk(e, elems, members)
 			}
 		}
 	}
-	walk(m, nil)
+	walk(m, nil, 0)
 	return out
 }
 

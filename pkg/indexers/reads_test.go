@@ -27,9 +27,9 @@ func TestReads(t *testing.T) {
 		{`object.spec.containers.exists(c, has(c.resources.limits) && c.name == object.metadata.name)`,
 			"metadata.name, spec.containers.[]., spec.containers.[].name, spec.containers.[].resources.limits", "", ""},
 		// An element used whole: the elements whole.
-		{`object.spec.containers.map(c, string(c))`, "spec.containers.[]", "", ""},
+		{`object.spec.containers.map(c, string(c))`, "spec.containers", "", ""},
 		// The filter's result used other than as a range: its elements whole.
-		{`size(object.spec.containers.filter(c, c.name == "a")) > 0`, "spec.containers.[]", "", ""},
+		{`size(object.spec.containers.filter(c, c.name == "a")) > 0`, "spec.containers", "", ""},
 		// A size or a type: a list's length, whether it is present and
 		// null; anything else whole.
 		{`size(object.spec.containers)`, "spec.containers.[].", "", ""},
@@ -44,7 +44,7 @@ func TestReads(t *testing.T) {
 		{`(object.metadata.name == "a" ? object.spec.containers : object.spec.initContainers).map(c, c.name)`,
 			"metadata.name, spec.containers, spec.initContainers", "", ""},
 		// The keys of a map: the map, which jsonval sums whole there.
-		{`object.metadata.?labels.orValue({}).exists(k, k == "app")`, "metadata.labels.[]", "", ""},
+		{`object.metadata.?labels.orValue({}).exists(k, k == "app")`, "metadata.labels", "", ""},
 		// A variable named object hides object.
 		{`object.spec.containers.map(object, object.name)`, "spec.containers.[]., spec.containers.[].name", "", ""},
 		{`object.spec.containers.all(i, c, i < 2 || c.image != "")`, "spec.containers.[]., spec.containers.[].image", "", ""},

@@ -29,7 +29,11 @@ func NewPaths(paths ...[]string) *Paths {
 
 // Add keeps path (and everything below it). Adding a path below one already
 // kept whole changes nothing; adding a prefix of kept paths keeps it whole.
+// A path ending with Elements (every element whole) keeps the list whole.
 func (p *Paths) Add(path []string) {
+	for len(path) > 0 && path[len(path)-1] == Elements {
+		path = path[:len(path)-1]
+	}
 	n := p
 	for i, name := range path {
 		if n.children == nil {
@@ -49,6 +53,18 @@ func (p *Paths) Add(path []string) {
 		}
 		n = child
 	}
+}
+
+// ElementPaths returns what p, the paths kept of a list, keeps of each of
+// its elements, and whether it keeps the list element by element: only
+// when every path of p goes on into the elements (see Elements), as Prune
+// does. child is nil when the elements are kept whole.
+func (p *Paths) ElementPaths() (child *Paths, ok bool) {
+	if p == nil || len(p.children) != 1 {
+		return nil, false
+	}
+	child, ok = p.children[Elements]
+	return child, ok
 }
 
 // Child returns what p keeps below the member name: kept is false when the
@@ -111,8 +127,11 @@ func (p *Paths) String() string {
 // that the object presents (through New, or once encoded) only the kept
 // fields and their ancestors. obj must be a pointer to a struct, an
 // *unstructured.Unstructured or a map[string]any; anything else is left as
-// it is. Lists and maps of structs are kept whole when a path reaches them:
-// paths do not descend into list elements. A nil keep prunes nothing.
+// it is. A path goes on into the elements of a list through Elements
+// (spec.containers[].name keeps each container's name, and its elements
+// with nothing else): the list keeps its length, each element what the
+// rest of the paths keep. A list reached by a path that does not go on
+// with Elements, and a map, are kept whole. A nil keep prunes nothing.
 //
 // Prune modifies obj: call it only on objects nobody else holds yet, such
 // as objects fresh from a decoder.
@@ -142,8 +161,20 @@ func pruneMap(m map[string]any, keep *Paths) {
 		case !ok:
 			delete(m, k)
 		case child != nil:
-			if sub, isMap := v.(map[string]any); isMap {
-				pruneMap(sub, child)
+			pruneAny(v, child)
+		}
+	}
+}
+
+// pruneAny prunes v, a value of an unstructured object, in place.
+func pruneAny(v any, keep *Paths) {
+	switch v := v.(type) {
+	case map[string]any:
+		pruneMap(v, keep)
+	case []any:
+		if each, ok := keep.ElementPaths(); ok && each != nil {
+			for _, e := range v {
+				pruneAny(e, each)
 			}
 		}
 	}
@@ -159,14 +190,19 @@ func pruneValue(v reflect.Value, keep *Paths) {
 		return
 	case reflect.Interface:
 		if !v.IsNil() {
-			if m, ok := v.Interface().(map[string]any); ok {
-				pruneMap(m, keep)
+			pruneAny(v.Interface(), keep)
+		}
+		return
+	case reflect.Slice, reflect.Array:
+		if each, ok := keep.ElementPaths(); ok && each != nil {
+			for i := range v.Len() {
+				pruneValue(v.Index(i), each)
 			}
 		}
 		return
 	case reflect.Struct:
 	default:
-		return // scalars, lists and maps are kept whole
+		return // scalars and maps are kept whole
 	}
 	ti := infoFor(v.Type())
 	if ti.kind != kindStruct || ti.fields == nil {

@@ -18,6 +18,14 @@ func TestPaths(t *testing.T) {
 	if got := p.String(); got != "metadata, spec.nodeName, status" {
 		t.Errorf("after adding a prefix: %q", got)
 	}
+	p.Add([]string{"spec", "containers", Elements, "name"})
+	if got := p.String(); got != "metadata, spec.containers.[].name, spec.nodeName, status" {
+		t.Errorf("after adding a path into elements: %q", got)
+	}
+	p.Add([]string{"spec", "containers", Elements})
+	if got := p.String(); got != "metadata, spec.containers, spec.nodeName, status" {
+		t.Errorf("after adding every element whole: %q", got)
+	}
 	var everything *Paths
 	if everything.String() != "<everything>" || p.Union(everything) {
 		t.Error("a nil Paths keeps everything and cannot be unioned")
@@ -31,6 +39,9 @@ func TestPaths(t *testing.T) {
 		{NewPaths([]string{"status", "phase"}), NewPaths([]string{"status", "phase"}), true},
 		{NewPaths([]string{"status", "phase"}), NewPaths([]string{"spec"}), false},
 		{NewPaths([]string{"a"}), nil, false},
+		{NewPaths([]string{"a", Elements}), NewPaths([]string{"a"}), true},
+		{NewPaths([]string{"a"}), NewPaths([]string{"a", Elements, "b"}), true},
+		{NewPaths([]string{"a", Elements, "b"}), NewPaths([]string{"a"}), false},
 		{nil, NewPaths([]string{"a"}), true},
 	}
 	for _, c := range covers {
@@ -83,4 +94,78 @@ func jsonMap(t *testing.T, obj runtime.Object) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestPruneElements checks that paths going on into the elements of a
+// list keep the list's length and, of each element, only what they name,
+// for typed and unstructured objects; and that a list also reached by a
+// path not going into its elements is kept whole.
+func TestPruneElements(t *testing.T) {
+	keep := NewPaths(
+		[]string{"spec", "containers", Elements, "name"},
+		[]string{"spec", "containers", Elements, "resources", "requests"},
+		[]string{"status", "containerStatuses", Elements, ""}, // the length only
+		[]string{"spec", "volumes", Elements, "name"},
+		[]string{"spec", "volumes"},
+	)
+	orig := jsonMap(t, fullPod())
+	spec := orig["spec"].(map[string]any)
+	containers := spec["containers"].([]any)
+	if len(containers) == 0 {
+		t.Fatal("the fixture pod has no containers")
+	}
+	wantContainers := []any{}
+	for _, c := range containers {
+		c := c.(map[string]any)
+		w := map[string]any{"name": c["name"]}
+		if r, ok := c["resources"].(map[string]any)["requests"]; ok {
+			w["resources"] = map[string]any{"requests": r}
+		} else {
+			w["resources"] = map[string]any{}
+		}
+		wantContainers = append(wantContainers, w)
+	}
+	statuses := orig["status"].(map[string]any)["containerStatuses"].([]any)
+	if len(statuses) == 0 {
+		t.Fatal("the fixture pod has no container statuses")
+	}
+	wantStatuses := []any{}
+	for range statuses {
+		wantStatuses = append(wantStatuses, map[string]any{})
+	}
+	wantSpec := map[string]any{"containers": wantContainers}
+	if v, ok := spec["volumes"]; ok {
+		wantSpec["volumes"] = v
+	}
+	want := map[string]any{"spec": wantSpec, "status": map[string]any{"containerStatuses": wantStatuses}}
+
+	typed := fullPod()
+	Prune(typed, keep)
+	got := jsonMap(t, typed)
+	if !isEmptyMap(got["metadata"]) {
+		t.Errorf("typed pod keeps metadata %v", got["metadata"])
+	}
+	delete(got, "metadata") // a typed object writes its metadata, even empty
+	// A typed container status keeps the members it always writes.
+	for _, s := range got["status"].(map[string]any)["containerStatuses"].([]any) {
+		for k, v := range s.(map[string]any) {
+			if v != "" && v != false && v != float64(0) && !isEmptyMap(v) {
+				t.Errorf("typed container status keeps %s=%v", k, v)
+			}
+			delete(s.(map[string]any), k)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("typed pod pruned to\n%v\nwant\n%v", got, want)
+	}
+	u := &unstructured.Unstructured{Object: jsonMap(t, fullPod())}
+	Prune(u, keep)
+	if !reflect.DeepEqual(u.Object, want) {
+		t.Errorf("unstructured pod pruned to\n%v\nwant\n%v", u.Object, want)
+	}
+}
+
+func isEmptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
 }
