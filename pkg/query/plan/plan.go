@@ -321,7 +321,10 @@ func (p *Plan) fields(indexes map[string]*indexers.Program) *jsonval.Paths {
 	}
 	out := &jsonval.Paths{}
 	for _, prog := range append(p.QueryPrograms(), mapValues(indexes)...) {
-		if !out.Union(prog.ObjectPaths()) {
+		// Into the elements of the lists it iterates over: an aggregate
+		// of each container's restarts keeps one number per container.
+		r, _ := prog.Reads()
+		if !out.Union(r.Object) {
 			return nil
 		}
 	}
