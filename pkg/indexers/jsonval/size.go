@@ -282,3 +282,157 @@ func (ti *typeInfo) measure(v reflect.Value, s *Sizes) {
 		*s = s.Max(vs)
 	}
 }
+
+// MaxSizes measures what of obj p keeps, as [MaxSizes] measures obj: the
+// largest list or map and string an expression can meet when it reads
+// only the paths of p (see [Paths]). It walks those paths only: a value at
+// the end of a path is measured whole, as is a map or a struct whose
+// members are iterated over (Elements), and a list whose paths go on into
+// its elements counts its length and the elements' parts the paths keep.
+// A nil p measures obj whole.
+func (p *Paths) MaxSizes(obj any) Sizes {
+	if p == nil {
+		return MaxSizes(obj)
+	}
+	var s Sizes
+	if obj != nil {
+		v := reflect.ValueOf(obj)
+		measureAt(infoFor(v.Type()), v, p, &s)
+	}
+	return s
+}
+
+// measureAt adds the sizes of the parts of v, of type ti.typ, that keep
+// keeps (nil: all of v) to s.
+func measureAt(ti *typeInfo, v reflect.Value, keep *Paths, s *Sizes) {
+	if keep == nil {
+		ti.measure(v, s)
+		return
+	}
+	switch ti.kind {
+	case kindPointer:
+		if !v.IsNil() {
+			measureAt(ti.elem, v.Elem(), keep, s)
+		}
+	case kindInterface:
+		if v.IsNil() {
+			return
+		}
+		e := v.Elem()
+		if m, ok := e.Interface().(map[string]any); ok {
+			measureMapAt(m, keep, s)
+			return
+		}
+		if l, ok := e.Interface().([]any); ok {
+			measureListAt(l, keep, s)
+			return
+		}
+		measureAt(infoFor(e.Type()), e, keep, s)
+	case kindStruct:
+		if _, iterated := keep.children[Elements]; iterated || ti.fields == nil {
+			ti.measure(v, s) // its members read as a map's entries
+			return
+		}
+		for name, child := range keep.children {
+			f, ok := ti.fields.byName[name]
+			if !ok {
+				continue
+			}
+			fv, ok := f.get(v)
+			if !ok {
+				continue
+			}
+			s.bytes(len(name))
+			if f.quoted {
+				s.bytes(32)
+				continue
+			}
+			measureAt(f.info, fv, child, s)
+		}
+	case kindSlice, kindArray:
+		each, ok := keep.ElementPaths()
+		if !ok {
+			ti.measure(v, s)
+			return
+		}
+		n := v.Len()
+		s.elems(n)
+		for i := range n {
+			measureAt(ti.elem, v.Index(i), each, s)
+		}
+	case kindMap:
+		if m, ok := v.Interface().(map[string]any); ok {
+			measureMapAt(m, keep, s)
+			return
+		}
+		_, iterated := keep.children[Elements]
+		if iterated || ti.typ.Key().Kind() != reflect.String || ti.elem.addrOnly {
+			ti.measure(v, s)
+			return
+		}
+		// Entries read by their keys (requests.cpu): those entries.
+		for name, child := range keep.children {
+			e := v.MapIndex(reflect.ValueOf(name).Convert(ti.typ.Key()))
+			if !e.IsValid() {
+				continue
+			}
+			s.bytes(len(name))
+			measureAt(ti.elem, e, child, s)
+		}
+	default:
+		ti.measure(v, s)
+	}
+}
+
+// measureMapAt and measureListAt are measureAt for the maps and lists of
+// an unstructured object.
+func measureMapAt(m map[string]any, keep *Paths, s *Sizes) {
+	if _, iterated := keep.children[Elements]; iterated {
+		*s = s.Max(MaxSizes(m))
+		return
+	}
+	for name, child := range keep.children {
+		v, ok := m[name]
+		if !ok {
+			continue
+		}
+		s.bytes(len(name))
+		switch x := v.(type) {
+		case map[string]any:
+			if child != nil {
+				measureMapAt(x, child, s)
+				continue
+			}
+		case []any:
+			if child != nil {
+				measureListAt(x, child, s)
+				continue
+			}
+		}
+		*s = s.Max(MaxSizes(v))
+	}
+}
+
+func measureListAt(l []any, keep *Paths, s *Sizes) {
+	each, ok := keep.ElementPaths()
+	if !ok {
+		*s = s.Max(MaxSizes(l))
+		return
+	}
+	s.elems(len(l))
+	for _, e := range l {
+		switch x := e.(type) {
+		case map[string]any:
+			if each != nil {
+				measureMapAt(x, each, s)
+				continue
+			}
+		case []any:
+			if each != nil {
+				measureListAt(x, each, s)
+				continue
+			}
+		}
+		*s = s.Max(MaxSizes(e))
+	}
+}

@@ -87,3 +87,61 @@ func TestMaxSizes(t *testing.T) {
 		t.Error("ValueMaxSizes(an optional) measured it; want not ok")
 	}
 }
+
+// TestPathsMaxSizes checks that measuring the paths an expression reads
+// sees the large lists and strings on those paths, and none elsewhere, in
+// typed and unstructured objects.
+func TestPathsMaxSizes(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", Annotations: map[string]string{"note": strings.Repeat("x", 10_000)}},
+		Spec:       corev1.PodSpec{NodeName: "node-1"},
+	}
+	for _, name := range []string{"app", "sidecar"} {
+		c := corev1.Container{Name: name, Image: "nginx", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceName(strings.Repeat("r", 300)): resource.MustParse("1"),
+		}}}
+		if name == "app" {
+			for i := range 500 {
+				c.Env = append(c.Env, corev1.EnvVar{Name: "E", Value: strings.Repeat("v", i%7)})
+			}
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, c)
+	}
+	cases := []struct {
+		name  string
+		paths *Paths
+		// least are sizes the measure must reach at least, most those it
+		// must stay within.
+		least, most Sizes
+	}{
+		{"a field of each element", NewPaths([]string{"spec", "containers", Elements, "name"}), Sizes{Elems: 2, Bytes: len("sidecar")}, Sizes{Elems: 2, Bytes: len("containers")}},
+		{"a list in each element", NewPaths([]string{"spec", "containers", Elements, "env"}), Sizes{Elems: 500}, Sizes{Elems: 500, Bytes: 100}},
+		{"the elements of a list in each element", NewPaths([]string{"spec", "containers", Elements, "env", Elements, "value"}), Sizes{Elems: 500, Bytes: 6}, Sizes{Elems: 500, Bytes: 100}},
+		{"a list's length", NewPaths([]string{"spec", "containers", Elements, ""}), Sizes{Elems: 2}, Sizes{Elems: 2, Bytes: len("containers")}},
+		{"a map read whole", NewPaths([]string{"metadata", "annotations"}), Sizes{Elems: 1, Bytes: 10_000}, Sizes{Elems: 1, Bytes: 10_000}},
+		{"a struct iterated over", NewPaths([]string{"spec", Elements, ""}), Sizes{Elems: 500, Bytes: 300}, Sizes{Elems: 500, Bytes: 300}},
+		{"an entry of a map read by its key", NewPaths([]string{"spec", "containers", Elements, "resources", "requests", "cpu"}), Sizes{Elems: 2, Bytes: len("100m")}, Sizes{Elems: 2, Bytes: len("containers")}},
+		{"a map read whole in each element", NewPaths([]string{"spec", "containers", Elements, "resources", "requests"}), Sizes{Elems: 2, Bytes: 300}, Sizes{Elems: 2, Bytes: 300}},
+		{"a field", NewPaths([]string{"spec", "nodeName"}), Sizes{Bytes: len("node-1")}, Sizes{Bytes: len("nodeName")}},
+		{"an absent field", NewPaths([]string{"status", "podIP"}), Sizes{}, Sizes{Bytes: len("status")}},
+	}
+	unstructuredPod := jsonMap(t, pod)
+	for _, c := range cases {
+		for _, obj := range []struct {
+			kind string
+			v    any
+		}{{"typed", pod}, {"unstructured", unstructuredPod}} {
+			got := c.paths.MaxSizes(obj.v)
+			if !c.least.Within(got) || !got.Within(c.most) {
+				t.Errorf("%s, %s (%s): sizes %+v; want at least %+v and at most %+v", c.name, obj.kind, c.paths, got, c.least, c.most)
+			}
+			if whole := MaxSizes(obj.v); !got.Within(whole) {
+				t.Errorf("%s, %s: sizes %+v exceed the whole object's %+v", c.name, obj.kind, got, whole)
+			}
+		}
+	}
+	var whole *Paths
+	if got, want := whole.MaxSizes(pod), MaxSizes(pod); got != want {
+		t.Errorf("nil paths measure %+v; want the whole object's %+v", got, want)
+	}
+}
