@@ -186,13 +186,19 @@ func (p *Program) Prepare(obj any) Prepared {
 
 // objectSizes measures obj as the default converter presents it.
 func objectSizes(obj any) jsonval.Sizes {
+	return jsonval.MaxSizes(unwrap(obj))
+}
+
+// unwrap returns what the default converter presents of obj: the content
+// of an unstructured object, obj itself otherwise.
+func unwrap(obj any) any {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		if u == nil {
-			return jsonval.Sizes{}
+			return nil
 		}
-		obj = u.Object
+		return u.Object
 	}
-	return jsonval.MaxSizes(obj)
+	return obj
 }
 
 // objectValue returns the value of the object variable for obj, and its
@@ -200,6 +206,12 @@ func objectSizes(obj any) jsonval.Sizes {
 func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured bool) {
 	pr, ok := obj.(Prepared)
 	if !ok {
+		if p.tracked && p.untracked != nil && p.measurable && p.reads != nil {
+			// Measured, it may be evaluated without tracking its cost,
+			// and by the fast path: far cheaper than tracking it. Only
+			// what the expression reads counts.
+			return p.object(obj), p.reads.Object.MaxSizes(unwrap(obj)), true
+		}
 		return p.object(obj), jsonval.Sizes{}, false
 	}
 	if p.untracked == nil || pr.size == nil {

@@ -55,6 +55,26 @@ func TestSizeBoundedEvaluation(t *testing.T) {
 	if _, err := p.Match(large); !errors.Is(err, ErrCostLimitExceeded) {
 		t.Errorf("Match(large): error %v, want one wrapping ErrCostLimitExceeded", err)
 	}
+	// An object not prepared is measured too, by what the program reads
+	// of it: a large list it does not read leaves it untracked.
+	unread := items(50)
+	unread.Object["other"] = items(5000).Object["items"]
+	for _, c := range []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want any
+	}{{"small", items(50), p.untracked}, {"large", items(500), p.prog}, {"small with a large list not read", unread, p.untracked}} {
+		_, sizes, measured := p.objectValue(c.obj)
+		if got := p.programFor(&activation{sizes: sizes, measured: measured}); got != c.want {
+			t.Errorf("%s object, not prepared, measured %+v (%v): tracked %v", c.name, sizes, measured, got == p.prog)
+		}
+	}
+	if ok, err := p.Match(unread); err != nil || !ok {
+		t.Errorf("Match(unread) = %v, %v; want true", ok, err)
+	}
+	if _, err := p.Match(items(500)); !errors.Is(err, ErrCostLimitExceeded) {
+		t.Errorf("Match(large, not prepared): error %v, want one wrapping ErrCostLimitExceeded", err)
+	}
 	// each is measured too: a large one is tracked, wherever it comes from.
 	pe, err := env.CompileEach(`each.all(x, each.all(y, x + y >= 0))`, KindPredicate, "test")
 	if err != nil {
