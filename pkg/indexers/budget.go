@@ -29,12 +29,27 @@ type Budget struct {
 	ctx   context.Context
 	limit uint64
 	used  atomic.Uint64
+	// uncounted: the budget only stops evaluations when ctx ends (see
+	// NewContextBudget).
+	uncounted bool
 }
 
 // NewBudget returns a budget of limit cost units (0: no limit on cost)
 // whose evaluations also stop when ctx ends.
 func NewBudget(ctx context.Context, limit uint64) *Budget {
 	return &Budget{ctx: ctx, limit: limit}
+}
+
+// NewContextBudget returns a budget that only stops its evaluations when
+// ctx ends, for a command the user can interrupt: it limits no cost and
+// counts none of what CEL tracks (Used counts only the objects functions
+// read). An evaluation the per-evaluation cost limit bounds (an
+// expression whose cost estimate is within it, or an object small enough
+// for its estimate to be) may then run without the interpreter, and ends
+// within that bound rather than within 100 iterations of a comprehension;
+// the context is checked before each evaluation.
+func NewContextBudget(ctx context.Context) *Budget {
+	return &Budget{ctx: ctx, uncounted: true}
 }
 
 // Used returns the cost charged so far.

@@ -134,7 +134,7 @@ func (p *Program) Value(obj any) (any, error) {
 func (p *Program) eval(ctx context.Context, obj any) (ref.Val, error) {
 	object, sizes, measured := p.objectValue(obj)
 	if p.budget != nil {
-		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, cluster: p.cluster})
+		return p.budgetEval(ctx, &activation{object: object, lookup: p.lookup, cluster: p.cluster, sizes: sizes, measured: measured})
 	}
 	if p.fastFor(ctx, sizes, measured) {
 		if v, ok := p.fastEval(object, nil); ok {
@@ -206,7 +206,7 @@ func unwrap(obj any) any {
 func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured bool) {
 	pr, ok := obj.(Prepared)
 	if !ok {
-		if p.tracked && p.untracked != nil && p.measurable && p.reads != nil {
+		if p.tracked && p.untracked != nil && p.measurable && p.reads != nil && (p.budget == nil || p.budget.uncounted) {
 			// Measured, it may be evaluated without tracking its cost,
 			// and by the fast path: far cheaper than tracking it. Only
 			// what the expression reads counts.
@@ -277,19 +277,27 @@ func (p *Program) budgetEval(ctx context.Context, vars *activation) (ref.Val, er
 	// A program that tracks no cost is charged nothing either way; one
 	// that does is charged what it costs, which only the interpreter
 	// tracks. A fast path that does not iterate ends at once, with or
-	// without a context.
-	if p.fast != nil && !p.tracked && p.fastSlots == 0 {
+	// without a context. A budget that counts no cost takes the fast path
+	// wherever the per-evaluation limit bounds the evaluation: there is a
+	// limit, and the cost estimate is within it.
+	fast := !p.tracked && p.fastSlots == 0
+	if b.uncounted && p.costLimit != NoCostLimit {
+		fast = !p.tracked || p.withinBounds(vars.sizes, vars.measured)
+	}
+	if p.fast != nil && fast {
 		if v, ok := p.fastEval(vars.object, vars.each); ok {
 			return v, nil
 		}
 	}
-	vars.measured = false // a budget is charged what the evaluation costs
+	if !b.uncounted {
+		vars.measured = false // a budget is charged what the evaluation costs
+	}
 	vars.budget = b
 	if ctx.Done() == nil {
 		ctx = b.ctx
 	}
 	v, cost, err := p.evalCost(ctx, vars)
-	if cost > 0 {
+	if cost > 0 && !b.uncounted {
 		b.used.Add(cost)
 	}
 	if err != nil {

@@ -1,11 +1,14 @@
 package indexers
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -201,4 +204,81 @@ func TestCheckWithoutObjectIsDynamic(t *testing.T) {
 			t.Errorf("%s: UsesObject false", expr)
 		}
 	}
+}
+
+// interpreterUnused is a cel.Program that fails the test when it is run.
+type interpreterUnused struct {
+	cel.Program
+	t *testing.T
+}
+
+func (i interpreterUnused) Eval(any) (ref.Val, *cel.EvalDetails, error) {
+	i.t.Error("the interpreter evaluated")
+	return nil, nil, errors.New("unused")
+}
+
+func (i interpreterUnused) ContextEval(context.Context, any) (ref.Val, *cel.EvalDetails, error) {
+	return i.Eval(nil)
+}
+
+// TestContextBudgetTakesTheFastPath checks that a program charged to a
+// budget that only stops with its context evaluates an object within its
+// cost bounds, not prepared, without the interpreter; and one beyond them,
+// or counted budgets, with it.
+func TestContextBudgetTakesTheFastPath(t *testing.T) {
+	env, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := env.Compile(`object.items.all(x, object.items.all(y, x + y >= 0))`, KindPredicate, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.fast == nil || p.fastSlots == 0 || !p.tracked {
+		t.Fatalf("fast %v, slots %d, tracked %v: want a tracked comprehension with a fast path", p.fast != nil, p.fastSlots, p.tracked)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	fast := p.WithBudget(NewContextBudget(ctx))
+	fast.prog, fast.untracked = interpreterUnused{t: t}, interpreterUnused{t: t}
+	if ok, err := fast.Match(items(50)); err != nil || !ok {
+		t.Errorf("Match(small) = %v, %v; want true", ok, err)
+	}
+	if _, err := p.WithBudget(NewContextBudget(ctx)).Match(items(500)); !errors.Is(err, ErrCostLimitExceeded) {
+		t.Errorf("Match(large): error %v, want one wrapping ErrCostLimitExceeded", err)
+	}
+	counted := p.WithBudget(NewBudget(ctx, 0))
+	if _, sizes, measured := counted.objectValue(items(50)); measured {
+		t.Errorf("an object charged to a counted budget is measured (%+v): it is charged what it costs", sizes)
+	}
+	if ok, err := counted.Match(items(50)); err != nil || !ok || counted.budget.Used() == 0 {
+		t.Errorf("Match(small), counted = %v, %v, charged %d; want true, charged its cost", ok, err, counted.budget.Used())
+	}
+	cancel()
+	if _, err := fast.Match(items(50)); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("after the context ended: %v; want ErrInterrupted", err)
+	}
+
+	// Without a cost limit nothing bounds an evaluation: the interpreter
+	// runs it, to stop with the context.
+	unlimited, err := NewEnv(WithCostLimit(NoCostLimit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := unlimited.Compile(`object.items.all(x, object.items.all(y, x + y >= 0))`, KindPredicate, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	interpreted := q.WithBudget(NewContextBudget(t.Context()))
+	interpreted.fast = failingFast{t: t}
+	if ok, err := interpreted.Match(items(50)); err != nil || !ok {
+		t.Errorf("Match(small), no cost limit = %v, %v; want true", ok, err)
+	}
+}
+
+// failingFast is a fast path that fails the test when it is taken.
+type failingFast struct{ t *testing.T }
+
+func (f failingFast) eval(any, any, []ref.Val) (ref.Val, bool) {
+	f.t.Error("the fast path evaluated")
+	return nil, false
 }

@@ -681,7 +681,7 @@ type precomputed struct {
 // precompute computes the values of the index name, compiled as prog, for
 // objs, until ctx ends. Failures are counted in stats.
 func precompute(ctx context.Context, name string, prog *indexers.Program, objs []any, stats *indexers.Stats) *precomputed {
-	fn := indexers.IndexFunc(name, prog.WithBudget(indexers.NewBudget(ctx, 0)), stats)
+	fn := indexers.IndexFunc(name, prog.WithBudget(indexers.NewContextBudget(ctx)), stats)
 	pc := &precomputed{values: make(map[any][]string, len(objs))}
 	for _, obj := range objs {
 		if ctx.Err() != nil {

@@ -89,7 +89,7 @@ func (p *Plan) results(ctx context.Context, queried []*factory.Informer) ([]*que
 		bound := *p
 		bound.columns = slices.Clone(p.columns)
 		bound.keys, bound.aggregates = slices.Clone(p.keys), slices.Clone(p.aggregates)
-		b := indexers.NewBudget(ctx, 0)
+		b := indexers.NewContextBudget(ctx)
 		bound.ChargeTo(b)
 		spec = bound.Spec()
 		spec.Stop, spec.Check = indexers.IsBudgetStop, b.Err

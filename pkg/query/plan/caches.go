@@ -291,7 +291,7 @@ func (p *Plan) Fill(ctx context.Context, conn Conn, errOut io.Writer, opts FillO
 		return nil, err
 	}
 	if ctx.Done() != nil {
-		b := indexers.NewBudget(ctx, 0)
+		b := indexers.NewContextBudget(ctx)
 		p.indexesStopWith(b)
 		if opts.Events {
 			// An evaluation under way when ctx ends stops, so that a watch
