@@ -32,7 +32,8 @@ func (p *Plan) Execute(ctx context.Context, conn Conn, out, errOut io.Writer) er
 
 // answer runs the query on the synced caches and prints it. When ctx ends
 // first, the evaluation under way stops (within 100 iterations of a
-// comprehension) and answer returns an error, printing nothing.
+// comprehension, or within the per-evaluation cost limit; see
+// indexers.NewContextBudget) and answer returns an error, printing nothing.
 func (p *Plan) answer(ctx context.Context, out, errOut io.Writer, queried []*factory.Informer) error {
 	results, err := p.results(ctx, queried)
 	if err != nil {
