@@ -63,6 +63,9 @@ type options struct {
 	// starts is how many times the exporter, kube-state-metrics and the
 	// bare informer are each started, in turn.
 	starts int
+	// commands, when set, keeps only the one-shot commands whose names
+	// it matches, besides the two list transfers.
+	commands *regexp.Regexp
 }
 
 func main() {
@@ -85,7 +88,16 @@ func main() {
 	flag.StringVar(&o.ksm, "ksm", "", "a kube-state-metrics binary to measure beside the exporter, on the same families (empty: not measured)")
 	transfer := flag.String(transferFlag, "", "run as a plain GET of every pod, the floor of a one-shot query, against this kubeconfig (used by the harness itself)")
 	accept := flag.String("accept", protobufType, "with -"+transferFlag+": the media type to ask for")
+	commands := flag.String("commands", "", "measure only the one-shot commands whose names (as the report writes them) match this regular expression, besides the protobuf and JSON list transfers, which are always measured")
 	flag.Parse()
+	if *commands != "" {
+		re, err := regexp.Compile(*commands)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -commands: %v\n", err)
+			os.Exit(2)
+		}
+		o.commands = re
+	}
 	if *transfer != "" {
 		if err := runTransfer(*transfer, *accept); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: the list transfer: %v\n", err)
@@ -205,6 +217,11 @@ func run(o options) error {
 		{deploymentsPlain, o.plugin, []string{"query", kc, "deployments", "-A", "--columns", "replicas=object.spec.replicas"}},
 		{deploymentsSelected, o.plugin, []string{"query", kc, "deployments", "-A", "--columns", `pods=selected(object, "pods").size()`}},
 		{`query services -A --columns 'pods=selected(object, "pods").size()'`, o.plugin, []string{"query", kc, "services", "-A", "--columns", `pods=selected(object, "pods").size()`}},
+	}
+	if o.commands != nil {
+		cmds = slices.DeleteFunc(cmds, func(m measured) bool {
+			return m.name != protobufFloor && m.name != jsonFloor && !o.commands.MatchString(m.name)
+		})
 	}
 	var rows []row
 	if o.queries {
@@ -380,7 +397,7 @@ func (r row) rss() (int64, int64, int64) {
 // runGoBenchmarks runs the Go benchmarks that carry targets and returns
 // their output lines.
 func runGoBenchmarks() (string, error) {
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|EngineProfilePods|WriteFamiliesKSM|DecodePod|LabelIndexMemory", "-benchmem", "-count", "1",
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "Predicate|IndexFunc|Phase|GroupBy|Where|IndexLookup|EngineKSMPod|EngineProfilePods|WriteFamiliesKSM|DecodePod|LabelIndexMemory|PlanCount|PlanAggregates", "-benchmem", "-count", "1",
 		"./pkg/indexers/...", "./pkg/query/...", "./pkg/exporter/...", "./pkg/factory/...")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -438,6 +455,9 @@ func render(o options, v versions, sum workload.Summary, rows []row, cache, serv
 		fmt.Fprintf(&b, "- one-shot queries: not measured in this run\n")
 	} else {
 		fmt.Fprintf(&b, "- each command: one warm-up run, then %d rounds running each command once in turn; median (min–max)\n", o.runs)
+		if o.commands != nil {
+			fmt.Fprintf(&b, "- commands: only those matching `%s` (-commands), besides the two list transfers\n", o.commands)
+		}
 	}
 	if len(rows) > 0 {
 		b.WriteString(renderQueries(rows))
@@ -493,7 +513,15 @@ func renderQueries(rows []row) string {
 	for _, r := range rows {
 		if r.name == groupAggregates && count > 0 {
 			wm, _, _ := r.wall()
-			fmt.Fprintf(&b, "\nTwo aggregates per node: %.2f× the same groups counted (`%s`).\n", wm.Seconds()/count.Seconds(), groupCount)
+			fmt.Fprintf(&b, "\nTwo aggregates per node: %.2f× the same groups counted (`%s`)", wm.Seconds()/count.Seconds(), groupCount)
+			if i := slices.IndexFunc(rows, func(c row) bool { return c.name == groupCount }); i >= 0 {
+				// The two run one after the other in each round: the
+				// ratio of each round is paired, the drift of the
+				// machine between rounds cancels out of it.
+				med, lo, hi := pairedRatios(r.samples, rows[i].samples)
+				fmt.Fprintf(&b, "; the ratio of each round, median %.2f× (%.2f×–%.2f×)", med, lo, hi)
+			}
+			b.WriteString(".\n")
 		}
 		if r.name == deploymentsSelected && plain > 0 && plainRSS > 0 {
 			wm, _, _ := r.wall()
@@ -509,6 +537,22 @@ func renderQueries(rows []row) string {
 		}
 	}
 	return b.String()
+}
+
+// pairedRatios returns the median, least and greatest of the ratios of the
+// wall times of a to those of b, round by round.
+func pairedRatios(a, b []sample) (med, lo, hi float64) {
+	var ratios []float64
+	for i := range min(len(a), len(b)) {
+		if b[i].wall > 0 {
+			ratios = append(ratios, a[i].wall.Seconds()/b[i].wall.Seconds())
+		}
+	}
+	if len(ratios) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ratios)
+	return ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1]
 }
 
 // commit is the commit the harness runs at, marked dirty when the work
