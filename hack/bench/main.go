@@ -304,6 +304,7 @@ type measured struct {
 type sample struct {
 	wall time.Duration
 	rss  int64 // bytes
+	cpu  time.Duration
 }
 
 type row struct {
@@ -366,7 +367,7 @@ func (m measured) run() (sample, int, error) {
 	if err != nil {
 		return sample{}, 0, err
 	}
-	return sample{wall: r.Wall, rss: r.MaxRSS}, r.Out, nil
+	return sample{wall: r.Wall, rss: r.MaxRSS, cpu: r.CPU}, r.Out, nil
 }
 
 func stats[T any](s []sample, f func(sample) T, less func(a, b T) int) (med, lo, hi T) {
@@ -380,6 +381,10 @@ func stats[T any](s []sample, f func(sample) T, less func(a, b T) int) (med, lo,
 
 func (r row) wall() (time.Duration, time.Duration, time.Duration) {
 	return stats(r.samples, func(s sample) time.Duration { return s.wall }, func(a, b time.Duration) int { return int(a - b) })
+}
+
+func (r row) cpu() (time.Duration, time.Duration, time.Duration) {
+	return stats(r.samples, func(s sample) time.Duration { return s.cpu }, func(a, b time.Duration) int { return int(a - b) })
 }
 
 func (r row) rss() (int64, int64, int64) {
@@ -493,11 +498,14 @@ func renderQueries(rows []row) string {
 	fmt.Fprintf(&b, "Every command is started by a small process of the harness's own (hack/bench/spawner), not by the\n")
 	fmt.Fprintf(&b, "harness: Linux counts in a command's peak RSS (its rusage) the memory of the process that started it,\n")
 	fmt.Fprintf(&b, "until the exec. That process peaked at %s, which no peak below can be under.\n\n", mib(spawnerFloor()))
-	fmt.Fprintf(&b, "| command | wall ÷ protobuf transfer | wall | peak RSS | stdout |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "The CPU column is the command's user and system time: the wall time includes the API server's\n")
+	fmt.Fprintf(&b, "work of the list, on the same machine, which the CPU time of the command leaves out.\n\n")
+	fmt.Fprintf(&b, "| command | wall ÷ protobuf transfer | wall | peak RSS | stdout | CPU (user+sys) |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		wm, wl, wh := r.wall()
 		rm, rl, rh := r.rss()
-		fmt.Fprintf(&b, "| `%s` | %.2f× | %s (%s–%s) | %s (%s–%s) | %d KiB |\n", r.name, wm.Seconds()/floor.Seconds(), secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024)
+		cm, cl, ch := r.cpu()
+		fmt.Fprintf(&b, "| `%s` | %.2f× | %s (%s–%s) | %s (%s–%s) | %d KiB | %s (%s–%s) |\n", r.name, wm.Seconds()/floor.Seconds(), secs(wm), secs(wl), secs(wh), mib(rm), mib(rl), mib(rh), r.output/1024, secs(cm), secs(cl), secs(ch))
 	}
 	var count, plain time.Duration
 	var plainRSS int64
@@ -518,8 +526,16 @@ func renderQueries(rows []row) string {
 				// The two run one after the other in each round: the
 				// ratio of each round is paired, the drift of the
 				// machine between rounds cancels out of it.
-				med, lo, hi := pairedRatios(r.samples, rows[i].samples)
+				wall := func(s sample) time.Duration { return s.wall }
+				cpu := func(s sample) time.Duration { return s.cpu }
+				med, lo, hi := pairedRatios(r.samples, rows[i].samples, wall)
 				fmt.Fprintf(&b, "; the ratio of each round, median %.2f× (%.2f×–%.2f×)", med, lo, hi)
+				cm, _, _ := r.cpu()
+				cc, _, _ := rows[i].cpu()
+				if cc > 0 {
+					med, lo, hi = pairedRatios(r.samples, rows[i].samples, cpu)
+					fmt.Fprintf(&b, ". CPU time: %.2f× (%s against %s); the ratio of each round, median %.2f× (%.2f×–%.2f×)", cm.Seconds()/cc.Seconds(), secs(cm), secs(cc), med, lo, hi)
+				}
 			}
 			b.WriteString(".\n")
 		}
@@ -540,12 +556,12 @@ func renderQueries(rows []row) string {
 }
 
 // pairedRatios returns the median, least and greatest of the ratios of the
-// wall times of a to those of b, round by round.
-func pairedRatios(a, b []sample) (med, lo, hi float64) {
+// times (of) of a to those of b, round by round.
+func pairedRatios(a, b []sample, of func(sample) time.Duration) (med, lo, hi float64) {
 	var ratios []float64
 	for i := range min(len(a), len(b)) {
-		if b[i].wall > 0 {
-			ratios = append(ratios, a[i].wall.Seconds()/b[i].wall.Seconds())
+		if of(b[i]) > 0 {
+			ratios = append(ratios, of(a[i]).Seconds()/of(b[i]).Seconds())
 		}
 	}
 	if len(ratios) == 0 {

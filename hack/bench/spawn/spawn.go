@@ -36,8 +36,11 @@ type Request struct {
 type Reply struct {
 	Wall   time.Duration `json:"wall"`
 	MaxRSS int64         `json:"maxRSS"` // bytes
-	Out    int           `json:"out"`    // bytes written to stdout
-	Err    string        `json:"err,omitempty"`
+	// CPU is the command's user and system CPU time: what it cost the
+	// machine, which the wall time shares with the API server.
+	CPU time.Duration `json:"cpu"`
+	Out int           `json:"out"` // bytes written to stdout
+	Err string        `json:"err,omitempty"`
 	// Floor is the spawner's own peak RSS, in bytes.
 	Floor int64 `json:"floor"`
 }
@@ -71,6 +74,7 @@ func Serve(in io.Reader, out io.Writer) error {
 			reply.Err = fmt.Sprintf("%v", err)
 		} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			reply.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+			reply.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}
 		if err := enc.Encode(reply); err != nil {
 			return err
