@@ -308,9 +308,13 @@ BENCH_RESULTS ?= bench/RESULTS$(if $(filter 10000,$(BENCH_PODS)),,-$(BENCH_PODS)
 # empty: the results say "not measured".
 KSM ?=
 
+# More flags of the harness (go run ./hack/bench -h), such as
+# -commands 'group-by node' to measure only those one-shot commands.
+BENCH_ARGS ?=
+
 .PHONY: bench
 bench: build controlplane ## Measure queries against the API server's list transfer and the exporter beside kube-state-metrics (KSM=binary) with BENCH_PODS pods; writes bench/RESULTS.md
-	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --starts $(BENCH_STARTS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS) --ksm '$(KSM)'
+	go run ./hack/bench --pods $(BENCH_PODS) --runs $(BENCH_RUNS) --starts $(BENCH_STARTS) --bin $(BIN_DIR) --plugin bin/kubectl-informer --results $(BENCH_RESULTS) --ksm '$(KSM)' $(BENCH_ARGS)
 
 .PHONY: bench-compare
 bench-compare: ## Compare the Go benchmarks with those of BASE (default HEAD~1) with benchstat
