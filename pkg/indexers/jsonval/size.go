@@ -319,12 +319,9 @@ func measureAt(ti *typeInfo, v reflect.Value, keep *Paths, s *Sizes) {
 			return
 		}
 		e := v.Elem()
-		if m, ok := e.Interface().(map[string]any); ok {
-			measureMapAt(m, keep, s)
-			return
-		}
-		if l, ok := e.Interface().([]any); ok {
-			measureListAt(l, keep, s)
+		switch x := e.Interface().(type) {
+		case map[string]any, []any:
+			measureAnyAt(x, keep, s)
 			return
 		}
 		measureAt(infoFor(e.Type()), e, keep, s)
@@ -384,6 +381,21 @@ func measureAt(ti *typeInfo, v reflect.Value, keep *Paths, s *Sizes) {
 	}
 }
 
+// measureAnyAt is measureAt for v, a value of an unstructured object.
+func measureAnyAt(v any, keep *Paths, s *Sizes) {
+	if keep != nil {
+		switch x := v.(type) {
+		case map[string]any:
+			measureMapAt(x, keep, s)
+			return
+		case []any:
+			measureListAt(x, keep, s)
+			return
+		}
+	}
+	*s = s.Max(MaxSizes(v))
+}
+
 // measureMapAt and measureListAt are measureAt for the maps and lists of
 // an unstructured object.
 func measureMapAt(m map[string]any, keep *Paths, s *Sizes) {
@@ -392,24 +404,10 @@ func measureMapAt(m map[string]any, keep *Paths, s *Sizes) {
 		return
 	}
 	for name, child := range keep.children {
-		v, ok := m[name]
-		if !ok {
-			continue
+		if v, ok := m[name]; ok {
+			s.bytes(len(name))
+			measureAnyAt(v, child, s)
 		}
-		s.bytes(len(name))
-		switch x := v.(type) {
-		case map[string]any:
-			if child != nil {
-				measureMapAt(x, child, s)
-				continue
-			}
-		case []any:
-			if child != nil {
-				measureListAt(x, child, s)
-				continue
-			}
-		}
-		*s = s.Max(MaxSizes(v))
 	}
 }
 
@@ -421,18 +419,6 @@ func measureListAt(l []any, keep *Paths, s *Sizes) {
 	}
 	s.elems(len(l))
 	for _, e := range l {
-		switch x := e.(type) {
-		case map[string]any:
-			if each != nil {
-				measureMapAt(x, each, s)
-				continue
-			}
-		case []any:
-			if each != nil {
-				measureListAt(x, each, s)
-				continue
-			}
-		}
-		*s = s.Max(MaxSizes(e))
+		measureAnyAt(e, each, s)
 	}
 }
