@@ -116,8 +116,8 @@ func buildWireNode(t reflect.Type, keep *jsonval.Paths, trim bool, exact *bool) 
 	if keep == nil && !trim {
 		return nil, true
 	}
-	if t.Kind() != reflect.Struct || hasOwnJSON(t) {
-		return nil, true
+	if t.Kind() != reflect.Struct || hasOwnJSON(t) || keep.Iterated() {
+		return nil, true // an object whose members are iterated over whole, as Prune keeps it
 	}
 	node = &wireNode{}
 	whole = true

@@ -108,8 +108,9 @@ func wireFixtures() []runtime.Object {
 
 // memberPaths lists every JSON member path of obj down to depth members,
 // going on into the elements of lists through jsonval.Elements (the
-// members of every element), and the length of each list of objects (its
-// elements' member "").
+// members of every element), the length of each list of objects (its
+// elements' member ""), and each object's members counted (its member
+// Elements, then "").
 func memberPaths(t *testing.T, obj runtime.Object, depth int) [][]string {
 	raw, err := json.Marshal(obj)
 	if err != nil {
@@ -133,6 +134,10 @@ func memberPaths(t *testing.T, obj runtime.Object, depth int) [][]string {
 		case map[string]any:
 			if members == depth {
 				return
+			}
+			if len(prefix) > 0 {
+				// Its members iterated over, or counted.
+				add(append(slices.Clip(prefix), jsonval.Elements, ""))
 			}
 			for _, k := range slices.Sorted(maps.Keys(v)) {
 				p := append(slices.Clip(prefix), k)

@@ -67,6 +67,17 @@ func (p *Paths) ElementPaths() (child *Paths, ok bool) {
 	return child, ok
 }
 
+// Iterated reports whether p, the paths kept of a map or an object, goes
+// on through Elements: an expression iterates over its members, or reads
+// how many there are, and it is kept whole.
+func (p *Paths) Iterated() bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.children[Elements]
+	return ok
+}
+
 // Child returns what p keeps below the member name: kept is false when the
 // member is pruned, and child is nil when it is kept whole. A nil p keeps
 // every member whole.
@@ -131,7 +142,9 @@ func (p *Paths) String() string {
 // (spec.containers[].name keeps each container's name, and its elements
 // with nothing else): the list keeps its length, each element what the
 // rest of the paths keep. A list reached by a path that does not go on
-// with Elements, and a map, are kept whole. A nil keep prunes nothing.
+// with Elements, a map or an object whose members are iterated over (its
+// paths go on with Elements), and a map of Go type, are kept whole. A nil
+// keep prunes nothing.
 //
 // Prune modifies obj: call it only on objects nobody else holds yet, such
 // as objects fresh from a decoder.
@@ -155,6 +168,9 @@ func Prune(obj any, keep *Paths) {
 }
 
 func pruneMap(m map[string]any, keep *Paths) {
+	if keep.Iterated() {
+		return
+	}
 	for k, v := range m {
 		child, ok := keep.children[k]
 		switch {
@@ -205,8 +221,8 @@ func pruneValue(v reflect.Value, keep *Paths) {
 		return // scalars and maps are kept whole
 	}
 	ti := infoFor(v.Type())
-	if ti.kind != kindStruct || ti.fields == nil {
-		return // marshalers and the like are kept whole
+	if ti.kind != kindStruct || ti.fields == nil || keep.Iterated() {
+		return // marshalers and the like, and members iterated over, are kept whole
 	}
 	for i := range ti.fields.list {
 		f := &ti.fields.list[i]

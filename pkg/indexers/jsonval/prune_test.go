@@ -169,3 +169,30 @@ func isEmptyMap(v any) bool {
 	m, ok := v.(map[string]any)
 	return ok && len(m) == 0
 }
+
+// TestPruneKeepsIteratedMembers checks that an object or map whose members
+// an expression iterates over, or counts (its paths go on with Elements),
+// is kept whole, typed or unstructured.
+func TestPruneKeepsIteratedMembers(t *testing.T) {
+	keep := NewPaths([]string{"spec", Elements, ""}, []string{"metadata", "labels", Elements, ""}, []string{"kind"}, []string{"apiVersion"})
+	orig := jsonMap(t, fullPod())
+	want := map[string]any{"spec": orig["spec"], "metadata": map[string]any{"labels": orig["metadata"].(map[string]any)["labels"]}}
+	for _, k := range []string{"kind", "apiVersion"} {
+		if v, ok := orig[k]; ok {
+			want[k] = v
+		}
+	}
+	if want["metadata"].(map[string]any)["labels"] == nil {
+		t.Fatal("the fixture pod has no labels")
+	}
+	typed := fullPod()
+	Prune(typed, keep)
+	if got := jsonMap(t, typed); !reflect.DeepEqual(got["spec"], want["spec"]) {
+		t.Errorf("typed pod's spec pruned to\n%v\nwant\n%v", got["spec"], want["spec"])
+	}
+	u := &unstructured.Unstructured{Object: jsonMap(t, fullPod())}
+	Prune(u, keep)
+	if !reflect.DeepEqual(u.Object, want) {
+		t.Errorf("unstructured pod pruned to\n%v\nwant\n%v", u.Object, want)
+	}
+}

@@ -326,7 +326,7 @@ func measureAt(ti *typeInfo, v reflect.Value, keep *Paths, s *Sizes) {
 		}
 		measureAt(infoFor(e.Type()), e, keep, s)
 	case kindStruct:
-		if _, iterated := keep.children[Elements]; iterated || ti.fields == nil {
+		if keep.Iterated() || ti.fields == nil {
 			ti.measure(v, s) // its members read as a map's entries
 			return
 		}
@@ -362,8 +362,7 @@ func measureAt(ti *typeInfo, v reflect.Value, keep *Paths, s *Sizes) {
 			measureMapAt(m, keep, s)
 			return
 		}
-		_, iterated := keep.children[Elements]
-		if iterated || ti.typ.Key().Kind() != reflect.String || ti.elem.addrOnly {
+		if keep.Iterated() || ti.typ.Key().Kind() != reflect.String || ti.elem.addrOnly {
 			ti.measure(v, s)
 			return
 		}
@@ -399,7 +398,7 @@ func measureAnyAt(v any, keep *Paths, s *Sizes) {
 // measureMapAt and measureListAt are measureAt for the maps and lists of
 // an unstructured object.
 func measureMapAt(m map[string]any, keep *Paths, s *Sizes) {
-	if _, iterated := keep.children[Elements]; iterated {
+	if keep.Iterated() {
 		*s = s.Max(MaxSizes(m))
 		return
 	}
