@@ -45,9 +45,10 @@ func NewBudget(ctx context.Context, limit uint64) *Budget {
 // counts none of what CEL tracks (Used counts only the objects functions
 // read). An evaluation the per-evaluation cost limit bounds (an
 // expression whose cost estimate is within it, or an object small enough
-// for its estimate to be) may then run without the interpreter, and ends
-// within that bound rather than within 100 iterations of a comprehension;
-// the context is checked before each evaluation.
+// for its estimate to be), when that limit is at most the default, may
+// then run without the interpreter, and ends within that bound rather
+// than within 100 iterations of a comprehension; the context is checked
+// before each evaluation.
 func NewContextBudget(ctx context.Context) *Budget {
 	return &Budget{ctx: ctx, uncounted: true}
 }

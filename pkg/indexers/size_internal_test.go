@@ -224,7 +224,7 @@ func (i interpreterUnused) ContextEval(context.Context, any) (ref.Val, *cel.Eval
 // TestContextBudgetTakesTheFastPath checks that a program charged to a
 // budget that only stops with its context evaluates an object within its
 // cost bounds, not prepared, without the interpreter; and one beyond them,
-// or counted budgets, with it.
+// counted budgets, and limits above the default or none, with it.
 func TestContextBudgetTakesTheFastPath(t *testing.T) {
 	env, err := NewEnv()
 	if err != nil {
@@ -258,20 +258,23 @@ func TestContextBudgetTakesTheFastPath(t *testing.T) {
 		t.Errorf("after the context ended: %v; want ErrInterrupted", err)
 	}
 
-	// Without a cost limit nothing bounds an evaluation: the interpreter
-	// runs it, to stop with the context.
-	unlimited, err := NewEnv(WithCostLimit(NoCostLimit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := unlimited.Compile(`object.items.all(x, object.items.all(y, x + y >= 0))`, KindPredicate, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	interpreted := q.WithBudget(NewContextBudget(t.Context()))
-	interpreted.fast = failingFast{t: t}
-	if ok, err := interpreted.Match(items(50)); err != nil || !ok {
-		t.Errorf("Match(small), no cost limit = %v, %v; want true", ok, err)
+	// Without a cost limit, or above the default, nothing bounds an
+	// evaluation closely enough: the interpreter runs it, to stop with the
+	// context.
+	for _, limit := range []uint64{NoCostLimit, 10 * DefaultCostLimit} {
+		env, err := NewEnv(WithCostLimit(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := env.Compile(`object.items.all(x, object.items.all(y, x + y >= 0))`, KindPredicate, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		interpreted := q.WithBudget(NewContextBudget(t.Context()))
+		interpreted.fast = failingFast{t: t}
+		if ok, err := interpreted.Match(items(50)); err != nil || !ok {
+			t.Errorf("Match(small), cost limit %d = %v, %v; want true", limit, ok, err)
+		}
 	}
 }
 
