@@ -90,6 +90,11 @@ const defaultListenAddress = ":10149"
 
 // NewExportCommand returns the "export" verb.
 func NewExportCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd, _ := newExportCommand(streams)
+	return cmd
+}
+
+func newExportCommand(streams genericiooptions.IOStreams) (*cobra.Command, *ExportOptions) {
 	o := &ExportOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "export (--config FILE | --profile NAME) [flags]",
@@ -200,7 +205,7 @@ namespaces. No informer starts and nothing is served.
 	mustRegister(cmd, "rbac-namespace", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeNamespaces(o.ConfigFlags, toComplete), cobra.ShellCompDirectiveNoFileComp
 	})
-	return cmd
+	return cmd, o
 }
 
 // Complete records which of the flags that matter only with others were
@@ -404,26 +409,8 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 	// it is loaded (interrupted, as in query); once it is loaded, Ctrl-C or
 	// SIGTERM stops the exporter with 0.
 	return withCluster(ctx, o.ConfigFlags, func(ctx context.Context, conn plan.Conn) error {
-		log := o.logger()
-		startupGC, steadyGC := gcPacing()
-		if o.dropIn != nil {
-			log = o.dropIn.logger
-		}
-		opts := exporter.Options{
-			Sources:            o.sources(),
-			Namespaces:         o.Namespaces,
-			NamespacesDenylist: o.NamespacesDenylist,
-			MaxSeriesPerMetric: o.MaxSeriesPerMetric,
-			Pprof:              o.EnablePprof,
-			Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
-			Logger:             log,
-			StartupPacing:      startupGC,
-			SteadyGCPercent:    steadyGC,
-			Namespace:          o.namespace(),
-			EnvOptions:         o.envOptions(),
-		}
-		serve := exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}
-		o.dropIn.apply(&opts, &serve)
+		opts, serve := o.exporterConfig()
+		log := opts.Logger
 		x, err := exporter.New(conn.Config, conn.Resolver, opts)
 		if err != nil {
 			return err
@@ -465,6 +452,35 @@ func (o *ExportOptions) Run(ctx context.Context) error {
 		}
 		return <-served
 	})
+}
+
+// exporterConfig returns what the exporter runs with: its options and
+// its server's config, from the flags as Validate left them (the label
+// allowlists parsed) and, under kube-state-metrics' name, the drop-in's
+// settings. It is the one place where flags become the exporter's
+// settings, for export and for the drop-in alike.
+func (o *ExportOptions) exporterConfig() (exporter.Options, exporter.ServeConfig) {
+	log := o.logger()
+	if o.dropIn != nil && o.dropIn.logger != nil {
+		log = o.dropIn.logger
+	}
+	startupGC, steadyGC := gcPacing()
+	opts := exporter.Options{
+		Sources:            o.sources(),
+		Namespaces:         o.Namespaces,
+		NamespacesDenylist: o.NamespacesDenylist,
+		MaxSeriesPerMetric: o.MaxSeriesPerMetric,
+		Pprof:              o.EnablePprof,
+		Shard:              exporter.Shard{Index: o.Shard, Total: o.TotalShards},
+		Logger:             log,
+		StartupPacing:      startupGC,
+		SteadyGCPercent:    steadyGC,
+		Namespace:          o.namespace(),
+		EnvOptions:         o.envOptions(),
+	}
+	serve := exporter.ServeConfig{ListenAddresses: o.listenAddresses(), WebConfigFile: o.WebConfigFile}
+	o.dropIn.apply(&opts, &serve)
+	return opts, serve
 }
 
 // envOptions are the options of the CEL environment of the config's

@@ -204,6 +204,11 @@ type KubeStateMetricsOptions struct {
 	// notes are the things said once at start about flags that mean
 	// something else or nothing here.
 	notes []string
+	// export is the export the settings in force run, as Validate built
+	// and validated it: Run runs this one, so that what export derives
+	// from its flags in Validate (the parsed label allowlists, say) is
+	// what the drop-in serves with.
+	export *ExportOptions
 }
 
 // NewKubeStateMetricsCommand returns the command the binary runs when
@@ -269,6 +274,11 @@ func (o *KubeStateMetricsOptions) addFlags(f *pflag.FlagSet) {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	f.AddGoFlagSet(klogFlags)
+	// klog takes a flag's default from its global state, which the lines
+	// below change: the help shows klog's own defaults, as
+	// kube-state-metrics' does, however many times this runs.
+	f.Lookup("legacy_stderr_threshold_behavior").DefValue = "true"
+	f.Lookup("stderrthreshold").DefValue = "2"
 	_ = f.Set("logtostderr", "true")
 	_ = klogFlags.Set("legacy_stderr_threshold_behavior", "false")
 	_ = klogFlags.Set("stderrthreshold", "INFO")
@@ -415,10 +425,13 @@ func (o *KubeStateMetricsOptions) Validate() error {
 	if errs := o.settings.validate(); len(errs) > 0 {
 		return &UsageError{Err: errors.Join(errs...)}
 	}
-	// The selection flags are checked as export checks them.
-	if err := o.exportOptions(nil).Validate(); err != nil {
+	// The selection flags are checked as export checks them, by the
+	// export that Run runs.
+	e := o.exportOptions()
+	if err := e.Validate(); err != nil {
 		return err
 	}
+	o.export = e
 	return nil
 }
 
@@ -501,9 +514,9 @@ func (d *dropInSettings) apply(opts *exporter.Options, serve *exporter.ServeConf
 	opts.KubeStateMetricsConfigFiles = d.configFiles
 }
 
-// exportOptions returns the export the settings in force run; log, when
-// not nil, receives its logs.
-func (o *KubeStateMetricsOptions) exportOptions(log *slog.Logger) *ExportOptions {
+// exportOptions returns the export the settings in force run, not yet
+// validated (see Validate).
+func (o *KubeStateMetricsOptions) exportOptions() *ExportOptions {
 	s := &o.settings
 	flags := genericclioptions.NewConfigFlags(true)
 	flags.KubeConfig = &s.Kubeconfig
@@ -536,7 +549,6 @@ func (o *KubeStateMetricsOptions) exportOptions(log *slog.Logger) *ExportOptions
 				Write: s.ServerWriteTimeout, Idle: s.ServerIdleTimeout},
 			noGzip:     !s.EnableGZIPEncoding,
 			authFilter: s.AuthFilter,
-			logger:     log,
 		},
 	}
 	if s.CustomResourcesOnly {
@@ -611,7 +623,9 @@ func (o *KubeStateMetricsOptions) Run(ctx context.Context) error {
 	for {
 		runCtx, cancel := context.WithCancel(ctx)
 		next := o.watchFiles(runCtx, cancel, log)
-		e := o.exportOptions(log)
+		// The export Validate built and validated, logging through klog.
+		e := o.export
+		e.dropIn.logger = log
 		err := e.Run(runCtx)
 		cancel()
 		n := next()

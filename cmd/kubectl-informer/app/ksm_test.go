@@ -119,7 +119,7 @@ func TestKubeStateMetricsSettings(t *testing.T) {
 		"--metric-labels-allowlist=pods=[app]", "--namespaces=a,b,c", "--namespaces-denylist=c",
 		"--node=n1", "--resources=pods", "--use-apiserver-cache", "--object-limit=7", "--pod=ksm-1", "--pod-namespace=monitoring",
 		"--enable-gzip-encoding", "--auth-filter", "--server-read-timeout=2m", "--tls-config=web.yaml", "--shard=1", "--total-shards=3")
-	e := o.exportOptions(nil)
+	e := o.export
 	if got := e.ListenAddresses; !slices.Equal(got, []string{"127.0.0.1:9000"}) {
 		t.Errorf("listen addresses %v", got)
 	}
@@ -144,7 +144,7 @@ func TestKubeStateMetricsSettings(t *testing.T) {
 	}
 
 	// Defaults: both listeners on every address, gzip off.
-	e = completeKSM(t).exportOptions(nil)
+	e = completeKSM(t).export
 	e.dropIn.apply(&opts, &serve)
 	if !slices.Equal(e.ListenAddresses, []string{"[::]:8080"}) || !slices.Equal(serve.TelemetryAddresses, []string{"[::]:8081"}) ||
 		!serve.NoGzip || serve.AuthFilter || serve.Timeouts != ksmDefaultTimeouts || opts.AutoShard != (exporter.AutoShard{}) {
