@@ -257,7 +257,8 @@ func (x *Exporter) serveTelemetry(w http.ResponseWriter, r *http.Request) {
 
 // writeMetrics writes, in the text format or OpenMetrics as negotiated,
 // the configured families when families is set (those of the resources
-// keep accepts; nil: all), the telemetry of each configured metric when
+// keep accepts, nil: all; in kube-state-metrics' mode as it writes them,
+// see writeStyle), the telemetry of each configured metric when
 // stats is set, and what gatherers gather.
 func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families, stats bool, keep func(resource string) bool, gatherers prometheus.Gatherers) {
 	start := time.Now()
@@ -282,7 +283,7 @@ func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families
 	defer bw.Reset(nil)
 	if a := x.current(); a != nil {
 		if families {
-			a.engine.writeFamiliesOf(bw, openMetrics, a.keeping(keep))
+			a.engine.writeFamiliesOf(bw, writeStyle{openMetrics: openMetrics, ksm: x.ksm != nil}, a.keeping(keep))
 		}
 		if stats {
 			writeFamilyStats(bw, openMetrics, a.engine.familyStats())

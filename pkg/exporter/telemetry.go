@@ -297,7 +297,7 @@ func writeFamilyStats(w *bufio.Writer, openMetrics bool, stats []familyStats) {
 		if m.counter {
 			typ = TypeCounter
 		}
-		writeHeader(w, name, typ, m.help, openMetrics)
+		writeHeader(w, name, typ, m.help, writeStyle{openMetrics: openMetrics})
 		for _, s := range stats {
 			_, _ = w.WriteString(name)
 			_, _ = w.WriteString(`{metric="`)
