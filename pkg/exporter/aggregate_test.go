@@ -58,7 +58,7 @@ func writeFamily(t *testing.T, s *familyState) string {
 	t.Helper()
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	s.write(w, false, &writeScratch{})
+	s.write(w, writeStyle{}, true, &writeScratch{})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -619,23 +619,26 @@ func (e *Engine) WriteFamilies(w io.Writer, openMetrics bool) error {
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
-	e.writeFamiliesOf(bw, openMetrics, nil)
+	e.writeFamiliesOf(bw, writeStyle{openMetrics: openMetrics}, nil)
 	if !ok {
 		return bw.Flush()
 	}
 	return nil
 }
 
-// writeFamiliesOf writes as WriteFamilies does the families of the
+// writeFamiliesOf writes as x says (see writeStyle) the families of the
 // resources keep accepts, by their index in the config (nil: all).
-func (e *Engine) writeFamiliesOf(bw *bufio.Writer, openMetrics bool, keep func(i int) bool) {
+func (e *Engine) writeFamiliesOf(bw *bufio.Writer, x writeStyle, keep func(i int) bool) {
 	var sc writeScratch
 	for i, rs := range e.resources {
 		if keep != nil && !keep(i) || !e.serves(i) {
 			continue
 		}
+		// kube-state-metrics writes a resource's headers when one of its
+		// stores holds an object, whatever the families have of it.
+		headers := !x.ksm || rs.slots.len() > 0
 		for _, fs := range rs.families {
-			fs.write(bw, openMetrics, &sc)
+			fs.write(bw, x, headers, &sc)
 		}
 	}
 }

@@ -844,20 +844,43 @@ func appendValue(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
+// writeStyle is how a scrape writes families: in which format, and by
+// whose conventions.
+type writeStyle struct {
+	// openMetrics writes OpenMetrics 1.0.0; otherwise the text format
+	// 0.0.4.
+	openMetrics bool
+	// ksm writes as kube-state-metrics v2.20's main listener does (its
+	// drop-in mode, Options.KubeStateMetrics); otherwise as client_golang's
+	// expfmt does. It changes the HELP and TYPE lines only:
+	//
+	//   - a resource's families have them only while the resource has an
+	//     object (of the shard): none at all for a resource without
+	//     objects, and all of them, series or not, for one with objects;
+	//     expfmt's way writes them for every family;
+	//   - in OpenMetrics they name the family by its metric name, _total
+	//     and _info included, where expfmt's way drops those suffixes;
+	//   - in OpenMetrics the HELP text escapes a backslash and a newline
+	//     only, as in the text format, where expfmt's way escapes a double
+	//     quote too.
+	ksm bool
+}
+
 // writeHeader writes the HELP and TYPE lines of the family name of type
-// typ (TypeGauge, TypeCounter or TypeInfo) in the text format or
-// OpenMetrics, as expfmt does: in OpenMetrics a counter's family is named
-// without _total and an info's without _info; the text format has no
-// info type, which it writes as a gauge.
-func writeHeader(w *bufio.Writer, name, typ, help string, openMetrics bool) {
-	if openMetrics {
+// typ (TypeGauge, TypeCounter or TypeInfo) in the format and by the
+// conventions of x: in OpenMetrics by expfmt's, a counter's family is
+// named without _total and an info's without _info; by kube-state-metrics'
+// it keeps its name. The text format has no info type, which it writes as
+// a gauge.
+func writeHeader(w *bufio.Writer, name, typ, help string, x writeStyle) {
+	if x.openMetrics && !x.ksm {
 		switch typ {
 		case TypeCounter:
 			name = strings.TrimSuffix(name, "_total")
 		case TypeInfo:
 			name = strings.TrimSuffix(name, "_info")
 		}
-	} else if typ == TypeInfo {
+	} else if !x.openMetrics && typ == TypeInfo {
 		typ = TypeGauge
 	}
 	// A bufio.Writer keeps its first error: WriteFamilies returns it
@@ -865,7 +888,7 @@ func writeHeader(w *bufio.Writer, name, typ, help string, openMetrics bool) {
 	_, _ = w.WriteString("# HELP ")
 	_, _ = w.WriteString(name)
 	_ = w.WriteByte(' ')
-	if openMetrics {
+	if x.openMetrics && !x.ksm {
 		_, _ = w.WriteString(labelValueEscaper.Replace(help))
 	} else {
 		_, _ = w.WriteString(helpEscaper.Replace(help))
@@ -887,15 +910,14 @@ type writeScratch struct {
 	heads [][]byte
 }
 
-// write writes the family to w in the given format: headers, then every
-// series, sorted for stable output. The lines of plain families are never
+// write writes the family to w as x says: headers, then every series,
+// sorted for stable output. headers false leaves the headers out unless
+// the family has series (so that no series is written untyped). The lines of plain families are never
 // modified once rendered (an update renders new ones), so write copies only
 // references to them under the lock, into sc, and writes them after
 // releasing it: a slow client never holds the lock, and a scrape needs no
 // buffer the size of the response.
-func (s *familyState) write(w *bufio.Writer, openMetrics bool, sc *writeScratch) {
-	writeHeader(w, s.f.Name, s.f.Type, s.f.Help, openMetrics)
-
+func (s *familyState) write(w *bufio.Writer, x writeStyle, headers bool, sc *writeScratch) {
 	refs, heads := sc.runs[:0], sc.heads[:0]
 	s.mu.Lock()
 	if s.f.Aggregate == AggregateNone {
@@ -946,6 +968,9 @@ func (s *familyState) write(w *bufio.Writer, openMetrics bool, sc *writeScratch)
 		refs = append(refs, b)
 	}
 	s.mu.Unlock()
+	if headers || slices.ContainsFunc(refs, func(l []byte) bool { return len(l) > 0 }) {
+		writeHeader(w, s.f.Name, s.f.Type, s.f.Help, x)
+	}
 	rest := heads
 	for _, l := range refs {
 		rest = writeLines(w, s.f.Name, l, rest)

@@ -64,7 +64,7 @@ func TestFamilyRowsInOrder(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				w := bufio.NewWriter(&buf)
-				s.write(w, false, &sc)
+				s.write(w, writeStyle{}, true, &sc)
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +113,7 @@ func TestFamilyUnchangedUpdateMakesNoGarbage(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	s.write(w, false, &writeScratch{})
+	s.write(w, writeStyle{}, true, &writeScratch{})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -12,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
@@ -377,5 +381,59 @@ func TestServerTimeouts(t *testing.T) {
 	}
 	if _, telemetry, _ := x.servers(t.Context(), ServeConfig{}); telemetry != nil {
 		t.Error("a telemetry server without TelemetryAddresses")
+	}
+}
+
+// prometheus3Accept is the Accept header of Prometheus 3's scrapes with
+// its default scrape_protocols.
+const prometheus3Accept = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6," +
+	"application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4," +
+	"text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+
+// TestKubeStateMetricsTelemetryFormat: in kube-state-metrics' mode the
+// telemetry listener's /metrics answers as promhttp.HandlerFor with its
+// default options, kube-state-metrics' telemetry handler: the same
+// Content-Type for each Accept (the text format to an OpenMetrics one, no
+// # EOF), counters named with _total. The main listener answers
+// OpenMetrics, as kube-state-metrics' main listener does.
+func TestKubeStateMetricsTelemetryFormat(t *testing.T) {
+	x := testKSMExporter(t, true)
+	main, telemetry, err := x.Handlers(t.Context(), ServeConfig{TelemetryAddresses: []string{"127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "reference_total", Help: "A counter."}))
+	reference := promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
+	for _, accept := range []string{
+		"", prometheus3Accept, "application/openmetrics-text;version=1.0.0", "application/openmetrics-text",
+		"text/plain;version=0.0.4", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited",
+	} {
+		t.Run(accept, func(t *testing.T) {
+			want := serveOn(reference, "/metrics", "Accept", accept).Header.Get("Content-Type")
+			resp := serveOn(telemetry, "/metrics", "Accept", accept)
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("Content-Type"); got != want || resp.StatusCode != http.StatusOK {
+				t.Errorf("%d, Content-Type %q; kube-state-metrics' handler answers %q", resp.StatusCode, got, want)
+			}
+			if expfmt.Format(want).FormatType() != expfmt.TypeTextPlain {
+				return
+			}
+			for _, line := range []string{"# TYPE kube_state_metrics_watch_total counter\n", "# TYPE kubectl_informer_metric_series_dropped_total counter\n"} {
+				if !bytes.Contains(b, []byte(line)) {
+					t.Errorf("no %q in\n%s", line, b)
+				}
+			}
+			if bytes.Contains(b, []byte("# EOF")) {
+				t.Errorf("an OpenMetrics # EOF in the text format:\n%s", b)
+			}
+			lint(t, string(b))
+		})
+	}
+	if ct := serveOn(main, "/metrics", "Accept", prometheus3Accept).Header.Get("Content-Type"); expfmt.Format(ct).FormatType() != expfmt.TypeOpenMetrics {
+		t.Errorf("main /metrics to Prometheus 3: Content-Type %q, want OpenMetrics", ct)
 	}
 }

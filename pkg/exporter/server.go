@@ -81,9 +81,34 @@ func (x *Exporter) Handlers(ctx context.Context, cfg ServeConfig) (main, telemet
 	}
 	// The telemetry listener compresses whatever NoGzip says, as
 	// kube-state-metrics' does.
-	telemetry, err = x.mux(guard(compressed(http.HandlerFunc(x.serveTelemetry))), guard, livez, "The exporter's own metrics", links)
+	telemetryMetrics := http.Handler(compressed(http.HandlerFunc(x.serveTelemetry)))
+	if x.ksm != nil {
+		telemetryMetrics = x.ksmTelemetryHandler()
+	}
+	telemetry, err = x.mux(guard(telemetryMetrics), guard, livez, "The exporter's own metrics", links)
 	return main, telemetry, err
 }
+
+// ksmTelemetryHandler returns the handler of the telemetry listener's
+// /metrics in kube-state-metrics' mode: what serveTelemetry writes, served
+// as kube-state-metrics serves its telemetry registry, by client_golang's
+// promhttp.HandlerFor with its default options. That negotiates the text
+// format or protobuf, never OpenMetrics (an OpenMetrics Accept gets the
+// text format), compresses with gzip when accepted, and writes the
+// families sorted by name. A collector that fails is logged and the
+// others' metrics served, where kube-state-metrics answers 500: its
+// registry has its own metrics only, this one the plugin's too.
+func (x *Exporter) ksmTelemetryHandler() http.Handler {
+	stats := prometheus.NewRegistry()
+	stats.MustRegister(familyStatsCollector{x})
+	gatherers := prometheus.Gatherers{x.tel.registry, x.ksm.registry, stats}
+	return promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: promLogger{x.log}, ErrorHandling: promhttp.ContinueOnError})
+}
+
+// promLogger logs promhttp's errors as warnings.
+type promLogger struct{ log *slog.Logger }
+
+func (l promLogger) Println(v ...any) { l.log.Warn(strings.TrimSuffix(fmt.Sprintln(v...), "\n")) }
 
 // mux returns a handler serving metrics on /metrics, the probes, the
 // profiles with Options.Pprof (behind guard), livez on /livez and a
@@ -257,7 +282,8 @@ func (x *Exporter) serveTelemetry(w http.ResponseWriter, r *http.Request) {
 
 // writeMetrics writes, in the text format or OpenMetrics as negotiated,
 // the configured families when families is set (those of the resources
-// keep accepts; nil: all), the telemetry of each configured metric when
+// keep accepts, nil: all; in kube-state-metrics' mode as it writes them,
+// see writeStyle), the telemetry of each configured metric when
 // stats is set, and what gatherers gather.
 func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families, stats bool, keep func(resource string) bool, gatherers prometheus.Gatherers) {
 	start := time.Now()
@@ -282,7 +308,7 @@ func (x *Exporter) writeMetrics(w http.ResponseWriter, r *http.Request, families
 	defer bw.Reset(nil)
 	if a := x.current(); a != nil {
 		if families {
-			a.engine.writeFamiliesOf(bw, openMetrics, a.keeping(keep))
+			a.engine.writeFamiliesOf(bw, writeStyle{openMetrics: openMetrics, ksm: x.ksm != nil}, a.keeping(keep))
 		}
 		if stats {
 			writeFamilyStats(bw, openMetrics, a.engine.familyStats())

@@ -32,6 +32,13 @@ func (o *objectSlots) uids() []string {
 	return out
 }
 
+// len returns the number of objects that have slots.
+func (o *objectSlots) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.slots)
+}
+
 // assign returns the slot of object uid, giving it one if it has none.
 func (o *objectSlots) assign(uid string) int32 {
 	o.mu.Lock()

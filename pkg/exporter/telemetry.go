@@ -281,6 +281,45 @@ var familyStatMetrics = []struct {
 		func(s familyStats) float64 { return float64(s.errors) }},
 }
 
+// familyStatsCollector collects the familyStatMetrics of the active
+// config, for a registry: what writeFamilyStats writes, as const metrics.
+type familyStatsCollector struct{ x *Exporter }
+
+// familyStatDescs are the descriptions of familyStatMetrics, in their
+// order.
+var familyStatDescs = func() []*prometheus.Desc {
+	var out []*prometheus.Desc
+	for _, m := range familyStatMetrics {
+		out = append(out, desc(m.name, m.help, "metric"))
+	}
+	return out
+}()
+
+// Describe implements prometheus.Collector.
+func (c familyStatsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range familyStatDescs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c familyStatsCollector) Collect(ch chan<- prometheus.Metric) {
+	a := c.x.current()
+	if a == nil {
+		return
+	}
+	stats := a.engine.familyStats()
+	for i, m := range familyStatMetrics {
+		typ := prometheus.GaugeValue
+		if m.counter {
+			typ = prometheus.CounterValue
+		}
+		for _, s := range stats {
+			ch <- prometheus.MustNewConstMetric(familyStatDescs[i], typ, m.value(s), s.name)
+		}
+	}
+}
+
 // writeFamilyStats writes the familyStatMetrics of stats to w, in the
 // text format or OpenMetrics, as client_golang's registry and expfmt's
 // encoder write them: series sorted by metric, and in OpenMetrics a
@@ -297,7 +336,7 @@ func writeFamilyStats(w *bufio.Writer, openMetrics bool, stats []familyStats) {
 		if m.counter {
 			typ = TypeCounter
 		}
-		writeHeader(w, name, typ, m.help, openMetrics)
+		writeHeader(w, name, typ, m.help, writeStyle{openMetrics: openMetrics})
 		for _, s := range stats {
 			_, _ = w.WriteString(name)
 			_, _ = w.WriteString(`{metric="`)
