@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -59,7 +60,8 @@ func sample(mfs map[string]*dto.MetricFamily, family string, labels map[string]s
 // families are served, kube_state_metrics_list_total{result="error"} of
 // secrets keeps growing as the lists are retried (what kube-prometheus'
 // KubeStateMetricsListErrors alerts on), the project's telemetry reports
-// secrets not synced, and the log says so once, with the rule to add.
+// secrets not synced, the log says so once, with the rule to add, and a
+// reload succeeds.
 // export --profile kube-state-metrics under the same user stays unready,
 // naming secrets. Once the rule is granted, both serve the secrets
 // without a restart and are ready.
@@ -133,6 +135,23 @@ func TestForbiddenResource(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the drop-in's log does not say %q:\n%s", want, log)
 		}
+	}
+
+	// A reload (SIGHUP) succeeds without secrets too.
+	reloads := func(result string) float64 {
+		v, _ := sample(p.scrape(t, telemetry), "kubectl_informer_config_reloads_total", map[string]string{"result": result})
+		return v
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, func() bool { return reloads("success")+reloads("failure") >= 2 },
+		func() string { return "the reload on SIGHUP was not counted" })
+	if n := reloads("failure"); n != 0 {
+		t.Errorf("%v reloads failed with secrets forbidden, want none", n)
+	}
+	if code, body := readyz(p.url); code != http.StatusOK {
+		t.Errorf("drop-in /readyz after the reload: %d %q, want 200", code, body)
 	}
 
 	// export keeps waiting for every resource: unready, naming secrets,
