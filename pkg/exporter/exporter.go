@@ -87,7 +87,11 @@ type Options struct {
 	// _total_shards, _build_info...), and /metrics takes its ?resources=
 	// and ?exclude_resources= parameters. The plugin's own telemetry
 	// (kubectl_informer_*) stays beside them. See
-	// docs/kube-state-metrics-telemetry.md.
+	// docs/kube-state-metrics-telemetry.md. Readiness then follows
+	// kube-state-metrics': a resource whose requests are refused
+	// (forbidden...) keeps neither /readyz at 503 nor a reload from
+	// succeeding; it is logged, named by /readyz and counted, and served
+	// once its requests succeed (see Options.waitsForRefused).
 	KubeStateMetrics bool
 	// KubeStateMetricsConfigFiles, with KubeStateMetrics, are the files
 	// kube_state_metrics_config_hash and _last_config_reload_* report,
@@ -341,8 +345,9 @@ func (x *Exporter) close() {
 // leave it), then returns the memory the
 // initial lists needed (decoded whole objects, since pruned or dropped) to
 // the operating system, so that the resident size reflects the caches. The
-// exporter is ready (see Ready) as soon as the caches have synced; the
-// memory is returned just after.
+// exporter is ready (see Ready) as soon as the caches have synced (but
+// those refused, when readiness does not wait for them); the memory is
+// returned just after.
 func (x *Exporter) settle(ctx context.Context, unpace func(), gcPercent int) {
 	start := time.Now()
 	restoreGC := func() {
@@ -361,7 +366,14 @@ func (x *Exporter) settle(ctx context.Context, unpace func(), gcPercent int) {
 		case <-t.C:
 		}
 	}
-	x.log.Info("ready: caches synced and series computed", "took", time.Since(start).Round(time.Millisecond))
+	if st, err := x.state(); err == nil && len(st.refused) > 0 {
+		// Ready without them (see Options.waitsForRefused): logHealth
+		// says why each is refused.
+		x.log.Info("ready: caches synced and series computed, but for the resources refused, which are not served until their requests succeed",
+			"took", time.Since(start).Round(time.Millisecond), "not_synced", strings.Join(st.refused, ", "))
+	} else {
+		x.log.Info("ready: caches synced and series computed", "took", time.Since(start).Round(time.Millisecond))
+	}
 	restoreGC()
 	debug.FreeOSMemory()
 }
@@ -373,8 +385,9 @@ func (x *Exporter) settle(ctx context.Context, unpace func(), gcPercent int) {
 // no objects (see factory.Needs.Readers), is listed again. The running
 // config serves until the new one's caches have synced and its series are
 // computed: a resource the new config cannot list (forbidden, say) fails
-// the reload, and so does ctx ending first (without a log line when it ends:
-// the exporter is stopping).
+// the reload, unless the exporter is ready without it (with
+// KubeStateMetrics: see Options.waitsForRefused); so does ctx ending first
+// (without a log line when it ends: the exporter is stopping).
 func (x *Exporter) Reload(ctx context.Context) error {
 	x.reloadMu.Lock()
 	defer x.reloadMu.Unlock()

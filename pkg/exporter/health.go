@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -23,7 +24,9 @@ import (
 //     be reached, with the error of the last attempt and when the next is
 //     (see Start);
 //   - until every informer has synced once and the engine has computed the
-//     series of every cached object, an error naming what has not;
+//     series of every cached object, an error naming what has not; with
+//     Options.KubeStateMetrics, every informer but those refused (see
+//     waitsForRefused);
 //   - while the list and watch requests of every informer fail (the API
 //     server unreachable, say), an error naming each with the reason.
 //
@@ -38,11 +41,28 @@ func (x *Exporter) Ready() error {
 // Failing returns one line per informer whose list and watch requests fail,
 // sorted: "pods in shop: watch failing for 3s: …connection refused". The
 // series of its resource stay as the informer last saw them until a
-// request succeeds.
+// request succeeds; one that never synced says so ("secrets: not synced,
+// its families are not served: list failing for 3s: …forbidden…").
 func (x *Exporter) Failing() []string {
 	failing, _ := x.readiness()
 	return failing
 }
+
+// waitsForRefused reports whether readiness waits for the informers
+// whose requests are refused in a way retrying does not mend (forbidden,
+// the resource not served: see factory.IsPermanent) to sync, as it waits
+// for every other: export's policy, so that a resource it may not read
+// keeps it unready and a rollout waiting on it fails. As
+// kube-state-metrics (Options.KubeStateMetrics), which is ready whatever
+// it may not read, the exporter is ready once the resources it may read
+// have synced: those refused are logged (with the RBAC rule to add),
+// named by /readyz, counted (kube_state_metrics_list_total and _watch_total
+// with result="error", kubectl_informer_list_request_errors_total) and
+// reported unsynced (kubectl_informer_resource_synced 0), and served once
+// a request succeeds: the informers retry with backoff.
+//
+// This is the one place the policy is decided.
+func (o Options) waitsForRefused() bool { return !o.KubeStateMetrics }
 
 // readiness returns what Failing and Ready do, from one look at the
 // informers.
@@ -62,9 +82,10 @@ func (x *Exporter) readiness() (failing []string, err error) {
 	return st.failing, err
 }
 
-// synced returns nil once every informer has synced and the engine has
-// computed the series of every cached object, or an error naming what has
-// not.
+// synced returns nil once every informer has synced (but those refused,
+// when readiness does not wait for them: see waitsForRefused) and the
+// engine has computed the series of every cached object, or an error
+// naming what has not.
 func (x *Exporter) synced() error {
 	st, err := x.state()
 	switch {
@@ -83,8 +104,12 @@ type informerState struct {
 	// informers is how many distinct informers the config reads.
 	informers int
 	// pending names the informers (or their handlers) not synced yet,
-	// with why their requests fail if they do; sorted.
+	// with why their requests fail if they do; sorted. Those refused
+	// are not among them when readiness does not wait for them.
 	pending []string
+	// refused names the informers not synced whose requests are refused
+	// in a way retrying does not mend (see factory.IsPermanent); sorted.
+	refused []string
 	// failing names the informers whose requests fail, with why; sorted.
 	failing []string
 	// idle is whether the engine has computed every event received,
@@ -97,11 +122,13 @@ func (x *Exporter) state() (informerState, error) {
 	if a == nil {
 		return informerState{}, x.notLoaded()
 	}
-	return a.state(), nil
+	return a.state(x.opts.waitsForRefused()), nil
 }
 
-// state looks at the informers of a and at its engine.
-func (a *activeConfig) state() informerState {
+// state looks at the informers of a and at its engine; waitRefused
+// counts the informers refused among those pending (see
+// Options.waitsForRefused).
+func (a *activeConfig) state(waitRefused bool) informerState {
 	var st informerState
 	health := map[*factory.Informer]error{}
 	for _, r := range a.regs {
@@ -110,11 +137,22 @@ func (a *activeConfig) state() informerState {
 		if !seen {
 			err = r.inf.Healthy()
 			health[r.inf] = err
-			if err != nil {
+			switch {
+			case err == nil:
+			case r.inf.Informer.HasSynced():
 				st.failing = append(st.failing, name+": "+err.Error())
+			default:
+				st.failing = append(st.failing, name+": not synced, its families are not served: "+err.Error())
 			}
 		}
 		if !r.inf.Informer.HasSynced() || !r.reg.HasSynced() {
+			refused := err != nil && !r.inf.Informer.HasSynced() && factory.IsPermanent(err)
+			if refused {
+				st.refused = append(st.refused, name)
+			}
+			if refused && !waitRefused {
+				continue
+			}
 			if err != nil {
 				name += " (" + err.Error() + ")"
 			}
@@ -128,25 +166,29 @@ func (a *activeConfig) state() informerState {
 	st.idle = a.engine.Idle()
 	st.informers = len(health)
 	slices.Sort(st.failing)
-	slices.Sort(st.pending)
-	st.pending = slices.Compact(st.pending)
+	for _, names := range []*[]string{&st.pending, &st.refused} {
+		slices.Sort(*names)
+		*names = slices.Compact(*names)
+	}
 	return st
 }
 
 // awaitSynced returns once the informers of a have synced and its engine
 // has computed the series of every object they hold. It gives up when ctx
-// ends, or when the requests of one of the informers fail in a
-// way that retrying does not mend (forbidden, not found...), with that
-// error.
+// ends, or when the requests of one of the informers fail in a way that
+// retrying does not mend (forbidden, not found...), with that error; but
+// for the exporter ready without them (see Options.waitsForRefused), which
+// waits for the others only.
 func (x *Exporter) awaitSynced(ctx context.Context, a *activeConfig) error {
+	waitRefused := x.opts.waitsForRefused()
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if st := a.state(); len(st.pending) == 0 && st.idle {
+		if st := a.state(waitRefused); len(st.pending) == 0 && st.idle {
 			return nil
 		}
 		for _, r := range a.regs {
-			if err := r.inf.Healthy(); err != nil && !r.inf.Informer.HasSynced() && factory.IsPermanent(err) {
+			if err := r.inf.Healthy(); waitRefused && err != nil && !r.inf.Informer.HasSynced() && factory.IsPermanent(err) {
 				return fmt.Errorf("%s: %w", informerName(r.inf), err)
 			}
 		}
@@ -223,6 +265,8 @@ func informerName(inf *factory.Informer) string {
 
 // logHealth logs, looking every interval, when the list and watch requests
 // of an informer start failing, fail for another reason, and succeed again.
+// RBAC refusing them is one reason, whichever request it refuses, logged
+// with the rule that lets the exporter read the resource (see rbacFix).
 func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 	type failure struct {
 		reason string
@@ -251,14 +295,46 @@ func (x *Exporter) logHealth(ctx context.Context, interval time.Duration) {
 				continue
 			}
 			f := failure{reason: re.Request + ": " + re.Reason(), since: re.Since}
+			forbidden := apierrors.IsForbidden(re) && !factory.IsImpersonationDenied(re)
+			watchOnly := inf.WatchDenied() != nil
+			if forbidden {
+				// One failure while RBAC refuses: the watch that streams
+				// the list and the list that follows it are refused in
+				// turn, each with a message of its own.
+				f.reason = "forbidden"
+			}
 			if logged[inf] != f {
-				x.log.Warn("list and watch requests fail; the series of the resource are as last seen until they succeed",
-					"resource", name, "request", re.Request, "failing_for", time.Since(re.Since).Round(time.Millisecond), "err", re.Reason())
+				msg := "list and watch requests fail; the series of the resource are as last seen until they succeed"
+				if !inf.Informer.HasSynced() {
+					msg = "list and watch requests fail; the resource has not synced, and its families are not served until they succeed"
+				}
+				attrs := []any{"resource", name, "request", re.Request, "failing_for", time.Since(re.Since).Round(time.Millisecond), "err", re.Reason()}
+				if forbidden {
+					attrs = append(attrs, "fix", rbacFix(inf, watchOnly))
+				}
+				x.log.Warn(msg, attrs...)
 			}
 			now[inf] = f
 		}
 		logged = now
 	}, interval)
+}
+
+// rbacFix says what RBAC rule lets the exporter read inf's resource, on one
+// line: the verbs list and watch (watch alone when watchOnly: the list is
+// allowed) on it, by a ClusterRole, or a Role for an informer of one
+// namespace.
+func rbacFix(inf *factory.Informer, watchOnly bool) string {
+	verbs := `["list", "watch"]`
+	if watchOnly {
+		verbs = `["watch"]`
+	}
+	role := "a ClusterRole"
+	if inf.Resource.Namespaced && inf.Scope.Namespace != "" {
+		role = fmt.Sprintf("a Role in namespace %s (or a ClusterRole)", inf.Scope.Namespace)
+	}
+	return fmt.Sprintf("grant the exporter's identity, by %s, the rule {apiGroups: [%q], resources: [%q], verbs: %s}; or leave the resource out",
+		role, inf.Resource.GVR.Group, inf.Resource.GVR.Resource, verbs)
 }
 
 // limited returns the names of the informers of the active config whose
