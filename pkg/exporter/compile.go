@@ -40,9 +40,11 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	return compile(path, data, env, false)
 }
 
-// compile is Compile; deferred defers the planning of the expressions'
-// programs (see indexers.Env.CompileDeferred), for the files of a built-in
-// profile, whose tests plan every expression (TestProfilesPlan).
+// compile is Compile; deferred, for the files of a built-in profile,
+// defers the planning of the expressions' programs (see
+// indexers.Env.CompileDeferred), which its tests plan (TestProfilesPlan),
+// and leaves out of CheckResources those that learn nothing from a schema,
+// which its tests check (see Compiled.builtin).
 func compile(path string, data []byte, env *indexers.Env, deferred bool) (*Compiled, error) {
 	if env == nil {
 		return nil, errors.New("compiling the exporter config: no CEL environment (see indexers.NewEnv)")
@@ -180,7 +182,7 @@ func compile(path string, data []byte, env *indexers.Env, deferred bool) (*Compi
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	c.parser, c.exprs = p, compiled
+	c.parser, c.exprs, c.builtin = p, compiled, deferred
 	return c, nil
 }
 

@@ -45,14 +45,18 @@ func ResolveResources(c *Compiled, resolver *factory.Resolver) (infos []Resource
 		}
 		resolved[i] = res
 	}
-	infos, schemaErrs = withSchemas(resolver, resolved)
+	infos, schemaErrs = withSchemas(resolver, resolved, c.schemaWanted())
 	return infos, schemaErrs, nil
 }
 
-// withSchemas reads the schema of each resource; one that cannot be read is
-// left nil, with its error.
-func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]ResourceInfo, []error) {
+// withSchemas reads the schema of each resource that wanted says (the
+// others, and one that cannot be read, are left nil, the latter with its
+// error).
+func withSchemas(resolver *factory.Resolver, resolved []factory.Resource, wanted []bool) ([]ResourceInfo, []error) {
 	infos := make([]ResourceInfo, len(resolved))
+	for i, res := range resolved {
+		infos[i].Resource = res
+	}
 	var errs []error
 	// The schemas' documents are cached for this load only (over the
 	// discovery client's HTTP cache): the discovery client would keep
@@ -65,6 +69,9 @@ func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]Res
 	var g errgroup.Group
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for i, res := range resolved {
+		if !wanted[i] {
+			continue
+		}
 		g.Go(func() error {
 			s, err := schemas.Resolve(res.GVK)
 			infos[i], all[i] = ResourceInfo{Resource: res, Schema: s}, err
@@ -88,6 +95,29 @@ type loadDiscovery struct {
 }
 
 func (d loadDiscovery) OpenAPIV3() openapi.Client { return d.openapi }
+
+// schemaWanted says, for each entry of c.Resources, whether
+// CheckResources reads its resource's schema: for an entry of a built-in
+// profile, only when one of its expressions learns size bounds from it.
+func (c *Compiled) schemaWanted() []bool {
+	wanted := make([]bool, 0, len(c.Resources))
+	parts, _ := c.partsOf()
+	for _, p := range parts {
+		n := len(wanted)
+		for range p.Resources {
+			wanted = append(wanted, !p.builtin)
+		}
+		if !p.builtin {
+			continue
+		}
+		for _, ce := range p.exprs {
+			if i, ok := ce.path[1].(int); ok && ce.prog.UsesObject() && ce.prog.AdoptsSizeBounds() {
+				wanted[n+i] = true
+			}
+		}
+	}
+	return wanted
+}
 
 // releaseSource lets go of what only CheckResources reads: the YAML nodes
 // and the compiled expressions' places. CheckResources fails after it.
@@ -154,10 +184,12 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 	typed := map[typedKey]*indexers.Checked{}
 	for _, ce := range c.exprs {
 		i, ok := ce.path[1].(int)
-		if !ok || infos[i].Schema == nil || !ce.prog.UsesObject() {
+		if !ok || infos[i].Schema == nil || !ce.prog.UsesObject() || c.builtin && !ce.prog.AdoptsSizeBounds() {
 			// An expression that does not name object (each.name) checks
 			// against the schema as it did without: object is all the
-			// schema declares.
+			// schema declares. Those of a built-in profile are checked
+			// by its tests, and only those that learn size bounds from the
+			// schema are checked here.
 			continue
 		}
 		key := typedKey{i, programKey{expr: ce.prog.Expr(), kind: ce.prog.Kind(), withEach: ce.withEach}}
@@ -332,7 +364,7 @@ func (x *Exporter) checkResources(c *Compiled, resolved []factory.Resource) erro
 	// The schemas are read again at each load: their environments are
 	// not needed after it.
 	defer x.env.ForgetSchemas()
-	infos, schemaErrs := withSchemas(x.resolver, resolved)
+	infos, schemaErrs := withSchemas(x.resolver, resolved, c.schemaWanted())
 	for _, err := range schemaErrs {
 		x.log.Warn("expressions not checked against a resource's schema; they are checked on each object", "err", err)
 	}

@@ -137,6 +137,11 @@ type Compiled struct {
 	parser *configParser
 	// exprs are the compiled expressions with the paths of their fields.
 	exprs []compiledExpr
+	// builtin: a file of a built-in profile, whose expressions its tests
+	// check against the API server's schemas (TestProfileChecks in
+	// test/e2e/profile): CheckResources checks only those that learn size
+	// bounds from the schema (see indexers.Program.AdoptsSizeBounds).
+	builtin bool
 }
 
 // CompiledResource is a resource with its compiled indexes and families.

@@ -691,6 +691,11 @@ func (p *Program) AdoptSizeBounds(typed *Checked) {
 	}
 }
 
+// AdoptsSizeBounds reports whether AdoptSizeBounds may change p: it tracks
+// its cost and has a program that does not. Checking any other program
+// against a schema finds only errors.
+func (p *Program) AdoptsSizeBounds() bool { return p.hasUntracked }
+
 // sizeBoundsWithin returns the size bounds under which the estimated cost
 // of checked is within limit: for each bound of lists, the largest bound of
 // strings that keeps it there, if any, when it allows longer strings than
