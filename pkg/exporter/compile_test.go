@@ -510,3 +510,30 @@ func TestProfilesPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileSizeBoundsKnown: the kube-state-metrics profile holds the size
+// bounds of all its expressions that track their cost, so that a load
+// reads no schema of the API server (TestProfileChecks in
+// test/e2e/profile checks them against its schemas).
+func TestProfileSizeBoundsKnown(t *testing.T) {
+	files, err := profiles.Files(profiles.KubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, f := range files {
+		all = append(all, f.Resource)
+	}
+	c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: all}}.Load(testConfigEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.SizeBounds()) == 0 {
+		t.Fatal("no expression of the profile tracks its cost")
+	}
+	for i, wanted := range c.schemaWanted() {
+		if wanted {
+			t.Errorf("the schema of %s is read: the profile lacks the size bounds of some of its expressions", c.Resources[i].Config.Resource)
+		}
+	}
+}

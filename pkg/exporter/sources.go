@@ -295,6 +295,9 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 		for i, f := range files {
 			g.Go(func() error {
 				compiled[i], errs[i] = compile(f.Path, f.Data, env, true)
+				if errs[i] == nil {
+					compiled[i].knownBounds = knownSizeBounds(s.Profile)
+				}
 				return nil
 			})
 		}

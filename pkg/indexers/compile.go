@@ -696,6 +696,31 @@ func (p *Program) AdoptSizeBounds(typed *Checked) {
 // against a schema finds only errors.
 func (p *Program) AdoptsSizeBounds() bool { return p.hasUntracked }
 
+// SizeBounds returns the size bounds within which p evaluates an object
+// without tracking its cost (see AdoptSizeBounds): none for a program
+// that does not track it.
+func (p *Program) SizeBounds() []jsonval.Sizes {
+	if !p.hasUntracked {
+		return nil
+	}
+	if p.bounds != nil {
+		return p.bounds
+	}
+	return p.plans.bounds()
+}
+
+// SetSizeBounds makes p evaluate without tracking its cost the objects
+// within bounds, as AdoptSizeBounds does with those of the same expression
+// checked against the objects' schema, here known beforehand (those of a
+// built-in profile, which its tests compute). The same conditions hold:
+// the objects p evaluates must be valid for that schema, it changes p and
+// must be called before p is evaluated, and no bounds leaves p as it is.
+func (p *Program) SetSizeBounds(bounds []jsonval.Sizes) {
+	if p.hasUntracked && len(bounds) > 0 {
+		p.bounds = bounds
+	}
+}
+
 // sizeBoundsWithin returns the size bounds under which the estimated cost
 // of checked is within limit: for each bound of lists, the largest bound of
 // strings that keeps it there, if any, when it allows longer strings than
