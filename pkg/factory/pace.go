@@ -30,7 +30,7 @@ type FillPacing struct {
 }
 
 // DefaultFillPacing is the pacing of the exporter while its caches fill:
-// as GOGC=50 (Factor 1.5), and no collection below 32 MiB, or below half
+// as GOGC=50 (Factor 1.5), and no collection below 128 MiB, or below half
 // the memory limit of the process's cgroup (its container's) when that is
 // lower. The exporter computes the objects of its first lists as they
 // arrive and keeps none of them, so its live heap while they fill is what
@@ -39,10 +39,7 @@ type FillPacing struct {
 // within a fifth of that, and the floor spares the collections of a heap
 // too small to matter (at 10,000 pods with the kube-state-metrics profile,
 // as much CPU until ready as without any collection below 384 MiB, for a
-// peak of 172 MiB instead of 400). It is low enough for a small cluster,
-// whose start is mostly the garbage of loading the config: with 128 MiB,
-// the drop-in for kube-state-metrics peaked at 120 MiB of anonymous memory
-// on a cluster of a few hundred objects, with 32 MiB at 32 MiB.
+// peak of 172 MiB instead of 400).
 func DefaultFillPacing() FillPacing { return fillPacingWithin(cgroupMemoryFiles) }
 
 // cgroupMemoryFiles hold the memory limit of the process's cgroup: v2,
@@ -52,7 +49,7 @@ var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/me
 // fillPacingWithin is DefaultFillPacing with the cgroup's limit read from
 // the first of files that exists.
 func fillPacingWithin(files []string) FillPacing {
-	floor := uint64(32 << 20)
+	floor := uint64(128 << 20)
 	if limit, ok := cgroupMemoryLimit(files); ok {
 		floor = min(floor, limit/2)
 	}

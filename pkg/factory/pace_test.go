@@ -61,7 +61,7 @@ func TestPace(t *testing.T) {
 	}
 }
 
-// TestFillPacingWithinCgroup: the default floor is 32 MiB, or half the
+// TestFillPacingWithinCgroup: the default floor is 128 MiB, or half the
 // memory limit of the cgroup when that is lower; "max" (v2) and v1's
 // "unlimited" set no limit.
 func TestFillPacingWithinCgroup(t *testing.T) {
@@ -78,12 +78,12 @@ func TestFillPacingWithinCgroup(t *testing.T) {
 		files []string
 		floor uint64
 	}{
-		{"no cgroup file", []string{filepath.Join(dir, "absent")}, 32 << 20},
-		{"v2 without a limit", []string{file("max\n")}, 32 << 20},
-		{"v2 limit of 48Mi", []string{file("50331648\n")}, 24 << 20},
-		{"v2 limit of 4Gi", []string{file("4294967296\n")}, 32 << 20},
-		{"v1 unlimited", []string{filepath.Join(dir, "absent"), file("9223372036854771712\n")}, 32 << 20},
-		{"v1 limit of 40Mi", []string{filepath.Join(dir, "absent"), file("41943040")}, 20 << 20},
+		{"no cgroup file", []string{filepath.Join(dir, "absent")}, 128 << 20},
+		{"v2 without a limit", []string{file("max\n")}, 128 << 20},
+		{"v2 limit of 128Mi", []string{file("134217728\n")}, 64 << 20},
+		{"v2 limit of 4Gi", []string{file("4294967296\n")}, 128 << 20},
+		{"v1 unlimited", []string{filepath.Join(dir, "absent"), file("9223372036854771712\n")}, 128 << 20},
+		{"v1 limit of 200Mi", []string{filepath.Join(dir, "absent"), file("209715200")}, 100 << 20},
 	} {
 		if p := fillPacingWithin(tc.files); p.Floor != tc.floor || p.Factor != 1.5 {
 			t.Errorf("%s: %+v, want floor %d and factor 1.5", tc.name, p, tc.floor)
