@@ -37,6 +37,15 @@ import (
 // byIndex() calls must name an index that the indexes of some resource of
 // the config define (or the built-in index "namespace").
 func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
+	return compile(path, data, env, false)
+}
+
+// compile is Compile; deferred, for the files of a built-in profile,
+// defers the planning of the expressions' programs (see
+// indexers.Env.CompileDeferred), which its tests plan (TestProfilesPlan),
+// and leaves out of CheckResources those that learn nothing from a schema,
+// which its tests check (see Compiled.builtin).
+func compile(path string, data []byte, env *indexers.Env, deferred bool) (*Compiled, error) {
 	if env == nil {
 		return nil, errors.New("compiling the exporter config: no CEL environment (see indexers.NewEnv)")
 	}
@@ -71,7 +80,12 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 			prog = prog.WithContext(context)
 		} else {
 			fn := env.Compile
-			if withEach {
+			switch {
+			case deferred:
+				fn = func(expr string, kind indexers.Kind, context string) (*indexers.Program, error) {
+					return env.CompileDeferred(expr, kind, context, withEach)
+				}
+			case withEach:
 				fn = env.CompileEach
 			}
 			prog = p.compileExpr(fn, expr, kind, context, path...)
@@ -168,7 +182,7 @@ func Compile(path string, data []byte, env *indexers.Env) (*Compiled, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	c.parser, c.exprs = p, compiled
+	c.parser, c.exprs, c.builtin = p, compiled, deferred
 	return c, nil
 }
 

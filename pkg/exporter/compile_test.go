@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 )
 
@@ -480,6 +481,59 @@ resources:
 		_, err := p.Eval(context.Background(), pod)
 		if err == nil || !strings.HasPrefix(err.Error(), p.Context()+": ") {
 			t.Errorf("error %v, want one that starts with %q", err, p.Context())
+		}
+	}
+}
+
+// TestProfilesPlan compiles every file of every built-in profile with its
+// programs planned, as a user's config is: Sources.Load defers the
+// planning of the profiles' programs to their first evaluation that needs
+// the interpreter, which would find an error of planning (a constant that
+// fails to evaluate, a regular expression literal that does not compile)
+// only then.
+func TestProfilesPlan(t *testing.T) {
+	for _, name := range profiles.Names() {
+		files, err := profiles.Files(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := testConfigEnv(t)
+		for _, f := range files {
+			c, err := Compile(f.Path, f.Data, env)
+			if err != nil {
+				t.Errorf("profile %s: %v", name, err)
+				continue
+			}
+			if len(c.Resources) == 0 {
+				t.Errorf("profile %s: %s compiled into no resource", name, f.Path)
+			}
+		}
+	}
+}
+
+// TestProfileSizeBoundsKnown: the kube-state-metrics profile holds the size
+// bounds of all its expressions that track their cost, so that a load
+// reads no schema of the API server (TestProfileChecks in
+// test/e2e/profile checks them against its schemas).
+func TestProfileSizeBoundsKnown(t *testing.T) {
+	files, err := profiles.Files(profiles.KubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, f := range files {
+		all = append(all, f.Resource)
+	}
+	c, err := Sources{Profile: profiles.KubeStateMetrics, Selection: Selection{Resources: all}}.Load(testConfigEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.SizeBounds()) == 0 {
+		t.Fatal("no expression of the profile tracks its cost")
+	}
+	for i, wanted := range c.schemaWanted() {
+		if wanted {
+			t.Errorf("the schema of %s is read: the profile lacks the size bounds of some of its expressions", c.Resources[i].Config.Resource)
 		}
 	}
 }

@@ -1,11 +1,14 @@
 package exporter
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/fields"
@@ -14,6 +17,7 @@ import (
 	"k8s.io/client-go/openapi/cached"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kubectl-informer/kubectl-informer/pkg/exporter/profiles"
 	"github.com/kubectl-informer/kubectl-informer/pkg/factory"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
 	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
@@ -45,14 +49,18 @@ func ResolveResources(c *Compiled, resolver *factory.Resolver) (infos []Resource
 		}
 		resolved[i] = res
 	}
-	infos, schemaErrs = withSchemas(resolver, resolved)
+	infos, schemaErrs = withSchemas(resolver, resolved, c.schemaWanted())
 	return infos, schemaErrs, nil
 }
 
-// withSchemas reads the schema of each resource; one that cannot be read is
-// left nil, with its error.
-func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]ResourceInfo, []error) {
+// withSchemas reads the schema of each resource that wanted says (the
+// others, and one that cannot be read, are left nil, the latter with its
+// error).
+func withSchemas(resolver *factory.Resolver, resolved []factory.Resource, wanted []bool) ([]ResourceInfo, []error) {
 	infos := make([]ResourceInfo, len(resolved))
+	for i, res := range resolved {
+		infos[i].Resource = res
+	}
 	var errs []error
 	// The schemas' documents are cached for this load only (over the
 	// discovery client's HTTP cache): the discovery client would keep
@@ -65,6 +73,9 @@ func withSchemas(resolver *factory.Resolver, resolved []factory.Resource) ([]Res
 	var g errgroup.Group
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for i, res := range resolved {
+		if !wanted[i] {
+			continue
+		}
 		g.Go(func() error {
 			s, err := schemas.Resolve(res.GVK)
 			infos[i], all[i] = ResourceInfo{Resource: res, Schema: s}, err
@@ -88,6 +99,116 @@ type loadDiscovery struct {
 }
 
 func (d loadDiscovery) OpenAPIV3() openapi.Client { return d.openapi }
+
+// schemaWanted says, for each entry of c.Resources, whether
+// CheckResources reads its resource's schema: for an entry of a built-in
+// profile, only when one of its expressions learns size bounds from it.
+func (c *Compiled) schemaWanted() []bool {
+	wanted := make([]bool, 0, len(c.Resources))
+	parts, _ := c.partsOf()
+	for _, p := range parts {
+		n := len(wanted)
+		for range p.Resources {
+			wanted = append(wanted, !p.builtin)
+		}
+		if !p.builtin {
+			continue
+		}
+		for _, ce := range p.exprs {
+			if i, ok := ce.path[1].(int); ok && ce.prog.UsesObject() && ce.prog.AdoptsSizeBounds() {
+				if _, known := p.knownBounds[p.boundKey(i, ce)]; !known {
+					wanted[n+i] = true
+				}
+			}
+		}
+	}
+	return wanted
+}
+
+// boundKey identifies an expression of a profile in its size bounds.
+type boundKey struct {
+	resource, expr string
+	each           bool
+}
+
+// boundKey returns the key of ce, an expression of the entry i, its
+// blanks made single spaces: a selection of a profile's families writes its
+// files again, and the YAML encoder breaks long lines elsewhere.
+func (c *Compiled) boundKey(i int, ce compiledExpr) boundKey {
+	return boundKey{resource: c.Config.Resources[i].Resource, expr: strings.Join(strings.Fields(ce.prog.Expr()), " "), each: ce.withEach}
+}
+
+// SizeBound is the size bounds of an expression of a config within which
+// it is evaluated without tracking its cost (see
+// indexers.Program.SizeBounds), as profiles.SizeBounds holds them.
+type SizeBound struct {
+	// Resource is the resource of the expression's entry, as written.
+	Resource string `json:"resource"`
+	// Each: the expression is a label or value of a metric with each.
+	Each bool `json:"each,omitempty"`
+	// Expr is the expression, its blanks made single spaces.
+	Expr   string          `json:"expr"`
+	Bounds []jsonval.Sizes `json:"bounds"`
+}
+
+// SizeBounds returns the size bounds of the expressions of c that track
+// their cost and name object, sorted, each once: once CheckResources has
+// checked c, those it learnt from the schemas. They make the file of a
+// built-in profile that profiles.SizeBounds reads.
+func (c *Compiled) SizeBounds() []SizeBound {
+	seen := map[boundKey]bool{}
+	var out []SizeBound
+	parts, _ := c.partsOf()
+	for _, p := range parts {
+		for _, ce := range p.exprs {
+			i, ok := ce.path[1].(int)
+			if !ok || !ce.prog.UsesObject() || !ce.prog.AdoptsSizeBounds() {
+				continue
+			}
+			k := p.boundKey(i, ce)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, SizeBound{Resource: k.resource, Each: k.each, Expr: k.expr, Bounds: slices.Clone(ce.prog.SizeBounds())})
+		}
+	}
+	slices.SortFunc(out, func(a, b SizeBound) int {
+		return cmp.Or(strings.Compare(a.Resource, b.Resource), strings.Compare(a.Expr, b.Expr), boolCompare(a.Each, b.Each))
+	})
+	return out
+}
+
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// knownSizeBounds returns the size bounds of the built-in profile name
+// (see profiles.SizeBounds), read once.
+func knownSizeBounds(name string) map[boundKey][]jsonval.Sizes {
+	v, _ := sizeBoundsByProfile.LoadOrStore(name, sync.OnceValue(func() map[boundKey][]jsonval.Sizes {
+		var list []SizeBound
+		if err := json.Unmarshal(profiles.SizeBounds(name), &list); err != nil {
+			return nil // checked against the schemas instead
+		}
+		out := make(map[boundKey][]jsonval.Sizes, len(list))
+		for _, b := range list {
+			out[boundKey{resource: b.Resource, expr: b.Expr, each: b.Each}] = b.Bounds
+		}
+		return out
+	}))
+	return v.(func() map[boundKey][]jsonval.Sizes)()
+}
+
+// sizeBoundsByProfile holds the size bounds of each built-in profile read
+// so far, by name.
+var sizeBoundsByProfile sync.Map
 
 // releaseSource lets go of what only CheckResources reads: the YAML nodes
 // and the compiled expressions' places. CheckResources fails after it.
@@ -154,10 +275,25 @@ func (c *Compiled) checkResources(env *indexers.Env, infos []ResourceInfo) (warn
 	typed := map[typedKey]*indexers.Checked{}
 	for _, ce := range c.exprs {
 		i, ok := ce.path[1].(int)
-		if !ok || infos[i].Schema == nil || !ce.prog.UsesObject() {
+		if !ok || !ce.prog.UsesObject() {
 			// An expression that does not name object (each.name) checks
 			// against the schema as it did without: object is all the
 			// schema declares.
+			continue
+		}
+		if c.builtin {
+			// Those of a built-in profile are checked by its tests; only
+			// those that learn size bounds from the schema are checked
+			// here, unless the profile knows them.
+			if !ce.prog.AdoptsSizeBounds() {
+				continue
+			}
+			if b, ok := c.knownBounds[c.boundKey(i, ce)]; ok {
+				ce.prog.SetSizeBounds(b)
+				continue
+			}
+		}
+		if infos[i].Schema == nil {
 			continue
 		}
 		key := typedKey{i, programKey{expr: ce.prog.Expr(), kind: ce.prog.Kind(), withEach: ce.withEach}}
@@ -332,7 +468,7 @@ func (x *Exporter) checkResources(c *Compiled, resolved []factory.Resource) erro
 	// The schemas are read again at each load: their environments are
 	// not needed after it.
 	defer x.env.ForgetSchemas()
-	infos, schemaErrs := withSchemas(x.resolver, resolved)
+	infos, schemaErrs := withSchemas(x.resolver, resolved, c.schemaWanted())
 	for _, err := range schemaErrs {
 		x.log.Warn("expressions not checked against a resource's schema; they are checked on each object", "err", err)
 	}

@@ -294,7 +294,10 @@ func (s Sources) Load(env *indexers.Env) (*Compiled, error) {
 		g.SetLimit(runtime.GOMAXPROCS(0))
 		for i, f := range files {
 			g.Go(func() error {
-				compiled[i], errs[i] = Compile(f.Path, f.Data, env)
+				compiled[i], errs[i] = compile(f.Path, f.Data, env, true)
+				if errs[i] == nil {
+					compiled[i].knownBounds = knownSizeBounds(s.Profile)
+				}
 				return nil
 			})
 		}

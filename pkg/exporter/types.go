@@ -1,6 +1,9 @@
 package exporter
 
-import "github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+import (
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers"
+	"github.com/kubectl-informer/kubectl-informer/pkg/indexers/jsonval"
+)
 
 // Config file identification.
 const (
@@ -137,6 +140,15 @@ type Compiled struct {
 	parser *configParser
 	// exprs are the compiled expressions with the paths of their fields.
 	exprs []compiledExpr
+	// builtin: a file of a built-in profile, whose expressions its tests
+	// check against the API server's schemas (TestProfileChecks in
+	// test/e2e/profile): CheckResources checks only those that learn size
+	// bounds from the schema (see indexers.Program.AdoptsSizeBounds).
+	builtin bool
+	// knownBounds are the size bounds of a built-in profile's expressions
+	// (see profiles.SizeBounds): CheckResources sets those it finds there
+	// instead of checking their expressions against the schemas.
+	knownBounds map[boundKey][]jsonval.Sizes
 }
 
 // CompiledResource is a resource with its compiled indexes and families.

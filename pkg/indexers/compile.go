@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common"
@@ -151,8 +153,12 @@ type Program struct {
 	values  func(obj any) (values []string, ok bool)
 	context string
 	kind    Kind
-	prog    cel.Program
-	refs    []Reference
+	// plans are the interpreter's programs of the expression, shared by
+	// the copies of the Program (WithContext, WithBudget...): planned when
+	// it is compiled, or on their first use when its planning is deferred
+	// (see Env.CompileDeferred).
+	plans *plans
+	refs  []Reference
 	// nsArgs are the locations of the namespace arguments of the
 	// three-argument get() calls, by resource as written.
 	nsArgs map[string][]common.Location
@@ -182,11 +188,13 @@ type Program struct {
 	// tracked: evaluations track their cost and stop at costLimit; the
 	// others cannot reach it (see Env.programOptions).
 	tracked bool
-	// untracked, when not nil, is prog without cost tracking, for
-	// evaluations of objects whose sizes are within one of bounds (see
-	// Prepare): the cost estimate under each is within the limit.
-	untracked cel.Program
-	bounds    []jsonval.Sizes
+	// hasUntracked: a tracked program also has a program without cost
+	// tracking (plans.untracked), for evaluations of objects whose sizes
+	// are within one of bounds (see Prepare): the cost estimate under each
+	// is within the limit. Bounds nil with deferred planning: those of
+	// plans, computed on their first use.
+	hasUntracked bool
+	bounds       []jsonval.Sizes
 	// measurable: Prepare measures objects (the Env presents them with
 	// the default converter).
 	measurable bool
@@ -307,27 +315,48 @@ const EachVar = "each"
 // CompileEach compiles expr like Compile, with the variable each (dyn)
 // declared too; evaluate it with EvalEach.
 func (e *Env) CompileEach(expr string, kind Kind, context string) (*Program, error) {
-	return e.compileShared(sharedKey{expr, kind, true}, context)
+	return e.compileShared(sharedKey{expr, kind, true}, context, false)
+}
+
+// CompileDeferred compiles expr as Compile does (as CompileEach when
+// withEach), but plans its programs for the interpreter only when an
+// evaluation first needs them, which the fast path spares most of the
+// exporter's expressions: compiling costs a third less, and the programs
+// never needed take no memory. Planning evaluates what is constant, so an
+// error found there (int("x"), a regular expression literal that does
+// not compile) is not returned here but by the first evaluation that
+// needs the interpreter: use it only for expressions known to plan, such
+// as those of a built-in profile, which its tests plan.
+func (e *Env) CompileDeferred(expr string, kind Kind, context string, withEach bool) (*Program, error) {
+	return e.compileShared(sharedKey{expr, kind, withEach}, context, true)
 }
 
 // compileShared compiles key's expression with the dyn environment (with
 // each when key.each), reusing the program of an earlier call when
-// programs are shared (see WithSharedPrograms).
-func (e *Env) compileShared(key sharedKey, context string) (*Program, error) {
+// programs are shared (see WithSharedPrograms); deferred defers its
+// planning (see CompileDeferred).
+func (e *Env) compileShared(key sharedKey, context string, deferred bool) (*Program, error) {
 	env := e.dyn
 	if key.each {
 		env = e.dynEach
 	}
 	if e.shared == nil {
-		return e.compile(env, nil, nil, key.expr, key.kind, context, false)
+		return e.compile(env, nil, nil, key.expr, key.kind, context, false, deferred)
 	}
 	e.mu.Lock()
 	p := e.shared[key]
 	e.mu.Unlock()
 	if p != nil {
+		if !deferred {
+			// Planned by an earlier CompileDeferred, maybe not yet: the
+			// caller expects planning's errors now.
+			if err := p.plans.get(); err != nil {
+				return nil, &ExprError{Context: context, Expr: key.expr, Message: err.Error()}
+			}
+		}
 		return p.WithContext(context), nil
 	}
-	p, err := e.compile(env, nil, nil, key.expr, key.kind, context, false)
+	p, err := e.compile(env, nil, nil, key.expr, key.kind, context, false, deferred)
 	if err != nil {
 		return nil, err
 	}
@@ -339,13 +368,78 @@ func (e *Env) compileShared(key sharedKey, context string) (*Program, error) {
 	return p.WithContext(context), nil
 }
 
+// plans are the interpreter's programs of an expression: prog, and
+// untracked, the same without cost tracking, when withUntracked. With
+// deferred planning, they are planned by the first get, and the size bounds
+// of untracked computed by the first dynBounds.
+type plans struct {
+	e       *Env
+	env     *cel.Env
+	checked *cel.Ast
+	tracked bool
+	// withUntracked: untracked is planned too.
+	withUntracked bool
+	deferred      bool
+
+	once      sync.Once
+	prog      cel.Program
+	untracked cel.Program
+	err       error
+
+	boundsOnce sync.Once
+	dynBounds  atomic.Pointer[[]jsonval.Sizes]
+}
+
+// plan plans the programs.
+func (pl *plans) plan() error {
+	prog, err := pl.env.Program(pl.checked, pl.e.programOptions(pl.tracked)...)
+	if err != nil {
+		return err
+	}
+	var untracked cel.Program
+	if pl.withUntracked {
+		if untracked, err = pl.env.Program(pl.checked, pl.e.programOptions(false)...); err != nil {
+			return err
+		}
+	}
+	pl.prog, pl.untracked = prog, untracked
+	return nil
+}
+
+// get plans the programs if planning was deferred and they are not yet;
+// it returns planning's error.
+func (pl *plans) get() error {
+	if !pl.deferred {
+		return nil
+	}
+	pl.once.Do(func() { pl.err = pl.plan() })
+	return pl.err
+}
+
+// bounds returns the size bounds of the expression checked with a dyn
+// object (see sizeBoundsWithin), computing them on the first call when
+// planning was deferred.
+func (pl *plans) bounds() []jsonval.Sizes {
+	if b := pl.dynBounds.Load(); b != nil {
+		return *b
+	}
+	pl.boundsOnce.Do(func() {
+		var b []jsonval.Sizes
+		if pl.withUntracked {
+			b = sizeBoundsWithin(pl.env, pl.checked, pl.e.costLimit)
+		}
+		pl.dynBounds.Store(&b)
+	})
+	return *pl.dynBounds.Load()
+}
+
 // Compile compiles expr for the given kind, declaring object as dyn: field
 // names are checked when the expression is evaluated. context names the
 // place the expression came from (such as "--where", `index "byNode"` or
 // `column "node"`) and is used in messages. A compile error is an
 // [*ExprError].
 func (e *Env) Compile(expr string, kind Kind, context string) (*Program, error) {
-	return e.compileShared(sharedKey{expr, kind, false}, context)
+	return e.compileShared(sharedKey{expr, kind, false}, context, false)
 }
 
 // CompileWithSchema is [Env.Compile] with object declared with the type
@@ -393,7 +487,7 @@ func (e *Env) compileAgainst(schema *spec.Schema, others []*spec.Schema, withEac
 	if withEach {
 		env, g.dyn = se.eachEnv, e.dynEach
 	}
-	return e.compile(env, se.object, g, expr, kind, context, checkOnly)
+	return e.compile(env, se.object, g, expr, kind, context, checkOnly, false)
 }
 
 // guarded returns the environment of schema and the guards of a check
@@ -454,9 +548,9 @@ func (e *Env) CheckWithSchema(expr string, kind Kind, context string, withEach b
 	case schema != nil:
 		p, err = e.compileAgainst(schema, others, withEach, expr, kind, context, true)
 	case withEach:
-		p, err = e.compile(e.dynEach, nil, nil, expr, kind, context, true)
+		p, err = e.compile(e.dynEach, nil, nil, expr, kind, context, true, false)
 	default:
-		p, err = e.compile(e.dyn, nil, nil, expr, kind, context, true)
+		p, err = e.compile(e.dyn, nil, nil, expr, kind, context, true, false)
 	}
 	if err != nil {
 		return nil, err
@@ -469,7 +563,7 @@ func (e *Env) CheckWithSchema(expr string, kind Kind, context string, withEach b
 // check against a schema (see CompileWithSchema). When checkOnly, the
 // Program holds only what a check learns (see CheckWithSchema): it has no
 // cel.Program and must not be evaluated.
-func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, expr string, kind Kind, context string, checkOnly bool) (*Program, error) {
+func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, expr string, kind Kind, context string, checkOnly, deferred bool) (*Program, error) {
 	switch kind {
 	case KindPredicate, KindIndex, KindValue, KindNumber:
 	default:
@@ -496,7 +590,7 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 	if narrowed {
 		// What was checked is the expression as it reads for this
 		// resource; the program evaluates the whole of it.
-		return e.compile(g.dyn, nil, nil, expr, kind, context, checkOnly)
+		return e.compile(g.dyn, nil, nil, expr, kind, context, checkOnly, false)
 	}
 	refs, nsArgs, refErr := references(checked, expr, context)
 	if refErr != nil {
@@ -521,52 +615,55 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 		}
 		return p, nil
 	}
-	prog, err := env.Program(checked, e.programOptions(tracked)...)
-	if err != nil {
-		// Planning evaluates what is constant: int("x") fails here.
-		return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
-	}
 	// A program that must track its cost because objects may be as large
 	// as a request also gets one that does not, for the objects small
 	// enough that the estimate proves the limit out of reach. Lookups
 	// read other objects, whose sizes are not measured.
-	var untracked cel.Program
+	withUntracked := tracked && !e.trackAllCost && len(refs) == 0 && e.converter == nil
+	pl := &plans{e: e, env: env, checked: checked, tracked: tracked, withUntracked: withUntracked}
 	var bounds []jsonval.Sizes
-	if tracked && !e.trackAllCost && len(refs) == 0 && e.converter == nil {
-		bounds = sizeBoundsWithin(env, checked, e.costLimit)
-		// Without bounds of its own (a dyn object, whose values may be
-		// lists or strings), it may get those of the expression checked
-		// against the objects' schema (see AdoptSizeBounds).
-		if object == nil || len(bounds) > 0 {
-			if untracked, err = env.Program(checked, e.programOptions(false)...); err != nil {
-				return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
-			}
+	if deferred && object == nil {
+		// Planned, and the bounds computed, when first needed: a dyn
+		// object always gets a program without cost tracking.
+		pl.deferred = true
+	} else {
+		if withUntracked {
+			bounds = sizeBoundsWithin(env, checked, e.costLimit)
+			// Without bounds of its own (a dyn object, whose values may be
+			// lists or strings), it may get those of the expression
+			// checked against the objects' schema (see AdoptSizeBounds).
+			pl.withUntracked = object == nil || len(bounds) > 0
 		}
+		if err := pl.plan(); err != nil {
+			// Planning evaluates what is constant: int("x") fails here.
+			return nil, &ExprError{Context: context, Expr: expr, Message: err.Error()}
+		}
+		pl.dynBounds.Store(&bounds)
 	}
 	// The fast path evaluates what the interpreter would evaluate without
 	// tracking the cost: everything of a program that does not track it,
 	// the objects within its bounds of one that does.
 	var fast fastExpr
 	var fastSlots int
-	if len(refs) == 0 && (!tracked || untracked != nil) {
+	if len(refs) == 0 && (!tracked || pl.withUntracked) {
 		fast, fastSlots = compileFast(env, checked.NativeRep())
 	}
 	return &Program{
-		fast:       fast,
-		fastSlots:  fastSlots,
-		expr:       expr,
-		context:    context,
-		kind:       kind,
-		prog:       prog,
-		refs:       refs,
-		nsArgs:     nsArgs,
-		object:     e.objectFunc(),
-		costLimit:  e.costLimit,
-		costHint:   e.costHint,
-		tracked:    tracked,
-		untracked:  untracked,
-		bounds:     bounds,
-		measurable: e.converter == nil,
+		fast:         fast,
+		fastSlots:    fastSlots,
+		expr:         expr,
+		context:      context,
+		kind:         kind,
+		plans:        pl,
+		refs:         refs,
+		nsArgs:       nsArgs,
+		object:       e.objectFunc(),
+		costLimit:    e.costLimit,
+		costHint:     e.costHint,
+		tracked:      tracked,
+		hasUntracked: pl.withUntracked,
+		bounds:       bounds,
+		measurable:   e.converter == nil,
 
 		metadataOnly: onlyMetadata(checked.NativeRep().Expr()),
 		paths:        objectPaths(checked.NativeRep().Expr()),
@@ -586,11 +683,41 @@ func (e *Env) compile(env *cel.Env, object *apiservercel.DeclType, g *guards, ex
 // be called before p is evaluated; it does nothing when typed is another
 // expression or p has no program without cost tracking.
 func (p *Program) AdoptSizeBounds(typed *Checked) {
-	if typed == nil || typed.expr != p.expr || p.untracked == nil || p.usesEach != typed.usesEach {
+	if typed == nil || typed.expr != p.expr || !p.hasUntracked || p.usesEach != typed.usesEach {
 		return
 	}
 	if len(typed.bounds) > 0 {
 		p.bounds = typed.bounds
+	}
+}
+
+// AdoptsSizeBounds reports whether AdoptSizeBounds may change p: it tracks
+// its cost and has a program that does not. Checking any other program
+// against a schema finds only errors.
+func (p *Program) AdoptsSizeBounds() bool { return p.hasUntracked }
+
+// SizeBounds returns the size bounds within which p evaluates an object
+// without tracking its cost (see AdoptSizeBounds): none for a program
+// that does not track it.
+func (p *Program) SizeBounds() []jsonval.Sizes {
+	if !p.hasUntracked {
+		return nil
+	}
+	if p.bounds != nil {
+		return p.bounds
+	}
+	return p.plans.bounds()
+}
+
+// SetSizeBounds makes p evaluate without tracking its cost the objects
+// within bounds, as AdoptSizeBounds does with those of the same expression
+// checked against the objects' schema, here known beforehand (those of a
+// built-in profile, which its tests compute). The same conditions hold:
+// the objects p evaluates must be valid for that schema, it changes p and
+// must be called before p is evaluated, and no bounds leaves p as it is.
+func (p *Program) SetSizeBounds(bounds []jsonval.Sizes) {
+	if p.hasUntracked && len(bounds) > 0 {
+		p.bounds = bounds
 	}
 }
 

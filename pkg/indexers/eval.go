@@ -206,7 +206,7 @@ func unwrap(obj any) any {
 func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured bool) {
 	pr, ok := obj.(Prepared)
 	if !ok {
-		if p.tracked && p.untracked != nil && p.measurable && p.reads != nil && (p.budget == nil || p.budget.uncounted) {
+		if p.tracked && p.hasUntracked && p.measurable && p.reads != nil && (p.budget == nil || p.budget.uncounted) {
 			// Measured, it may be evaluated without tracking its cost,
 			// and by the fast path: far cheaper than tracking it. Only
 			// what the expression reads counts.
@@ -214,7 +214,7 @@ func (p *Program) objectValue(obj any) (value any, sizes jsonval.Sizes, measured
 		}
 		return p.object(obj), jsonval.Sizes{}, false
 	}
-	if p.untracked == nil || pr.size == nil {
+	if !p.hasUntracked || pr.size == nil {
 		return pr.value, jsonval.Sizes{}, false
 	}
 	return pr.value, pr.size.get(), true
@@ -332,7 +332,10 @@ func (p *Program) evalCost(ctx context.Context, vars *activation) (ref.Val, uint
 		det *cel.EvalDetails
 		err error
 	)
-	prog := p.programFor(vars)
+	prog, err := p.programFor(vars)
+	if err != nil {
+		return nil, 0, err
+	}
 	if ctx.Done() != nil {
 		v, det, err = prog.ContextEval(ctx, vars)
 	} else {
@@ -369,10 +372,14 @@ func (p *Program) fastFor(ctx context.Context, sizes jsonval.Sizes, measured boo
 // withinBounds reports whether objects of the given sizes are within one
 // of the bounds under which p's cost estimate is within its limit.
 func (p *Program) withinBounds(sizes jsonval.Sizes, measured bool) bool {
-	if p.untracked == nil || !measured {
+	if !p.hasUntracked || !measured {
 		return false
 	}
-	for _, b := range p.bounds {
+	bounds := p.bounds
+	if bounds == nil {
+		bounds = p.plans.bounds()
+	}
+	for _, b := range bounds {
 		if sizes.Within(b) {
 			return true
 		}
@@ -393,11 +400,14 @@ func (p *Program) fastEval(object, each any) (ref.Val, bool) {
 // programFor returns the program that evaluates vars: without cost
 // tracking when their sizes are within one of the bounds under which its
 // cost estimate is within the limit.
-func (p *Program) programFor(vars *activation) cel.Program {
-	if p.withinBounds(vars.sizes, vars.measured) {
-		return p.untracked
+func (p *Program) programFor(vars *activation) (cel.Program, error) {
+	if err := p.plans.get(); err != nil {
+		return nil, fmt.Errorf("planning %s expression %q: %w", p.context, p.expr, err)
 	}
-	return p.prog
+	if p.withinBounds(vars.sizes, vars.measured) {
+		return p.plans.untracked, nil
+	}
+	return p.plans.prog, nil
 }
 
 // evalError explains the error of an interpreted evaluation.

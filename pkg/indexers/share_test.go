@@ -18,7 +18,7 @@ func TestSharedPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a == b || a.prog != b.prog {
+	if a == b || a.plans != b.plans {
 		t.Errorf("the second compilation: a copy sharing the program, want %p != %p and the same program", a, b)
 	}
 	if a.Context() != "a" || b.Context() != "b" {
@@ -28,11 +28,11 @@ func TestSharedPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if each.prog == a.prog {
+	if each.plans == a.plans {
 		t.Error("CompileEach reused Compile's program; each is declared only in its environment")
 	}
 	n, err := shared.Compile("object.metadata.name", KindNumber, "n")
-	if err == nil && n.prog == a.prog {
+	if err == nil && n.plans == a.plans {
 		t.Error("a program of another kind was reused")
 	}
 	shared.ForgetSchemas()
@@ -40,7 +40,7 @@ func TestSharedPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.prog == a.prog {
+	if c.plans == a.plans {
 		t.Error("after ForgetSchemas, the program was reused")
 	}
 	plain, err := NewEnv()
@@ -49,7 +49,7 @@ func TestSharedPrograms(t *testing.T) {
 	}
 	d, _ := plain.Compile("object.metadata.name", KindValue, "d")
 	e, _ := plain.Compile("object.metadata.name", KindValue, "e")
-	if d.prog == e.prog {
+	if d.plans == e.plans {
 		t.Error("without WithSharedPrograms, the program was reused")
 	}
 	if v, err := b.Value(map[string]any{"metadata": map[string]any{"name": "x"}}); err != nil || v != "x" {

@@ -37,19 +37,19 @@ func TestSizeBoundedEvaluation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.tracked || p.untracked == nil || len(p.bounds) == 0 {
-		t.Fatalf("tracked %v, untracked %v, bounds %v: want a tracked program with bounds and one without tracking", p.tracked, p.untracked != nil, p.bounds)
+	if !p.tracked || !p.hasUntracked || p.plans.untracked == nil || len(p.bounds) == 0 {
+		t.Fatalf("tracked %v, untracked %v, bounds %v: want a tracked program with bounds and one without tracking", p.tracked, p.plans.untracked != nil, p.bounds)
 	}
 	small, large := p.Prepare(items(50)), p.Prepare(items(500))
 	_, smallSizes, smallMeasured := p.objectValue(small)
 	_, largeSizes, largeMeasured := p.objectValue(large)
-	if got := p.programFor(&activation{sizes: smallSizes, measured: smallMeasured}); got != p.untracked {
+	if got := programOf(t, p, &activation{sizes: smallSizes, measured: smallMeasured}); got != p.plans.untracked {
 		t.Errorf("a prepared object of %+v (bounds %v) is evaluated with cost tracking", smallSizes, p.bounds)
 	}
-	if got := p.programFor(&activation{sizes: largeSizes, measured: largeMeasured}); got != p.prog {
+	if got := programOf(t, p, &activation{sizes: largeSizes, measured: largeMeasured}); got != p.plans.prog {
 		t.Errorf("a prepared object of %+v (bounds %v) is evaluated without cost tracking", largeSizes, p.bounds)
 	}
-	if got := p.programFor(&activation{}); got != p.prog {
+	if got := programOf(t, p, &activation{}); got != p.plans.prog {
 		t.Error("an object not measured is evaluated without cost tracking")
 	}
 	if ok, err := p.Match(small); err != nil || !ok {
@@ -66,10 +66,10 @@ func TestSizeBoundedEvaluation(t *testing.T) {
 		name string
 		obj  *unstructured.Unstructured
 		want any
-	}{{"small", items(50), p.untracked}, {"large", items(500), p.prog}, {"small with a large list not read", unread, p.untracked}} {
+	}{{"small", items(50), p.plans.untracked}, {"large", items(500), p.plans.prog}, {"small with a large list not read", unread, p.plans.untracked}} {
 		_, sizes, measured := p.objectValue(c.obj)
-		if got := p.programFor(&activation{sizes: sizes, measured: measured}); got != c.want {
-			t.Errorf("%s object, not prepared, measured %+v (%v): tracked %v", c.name, sizes, measured, got == p.prog)
+		if got := programOf(t, p, &activation{sizes: sizes, measured: measured}); got != c.want {
+			t.Errorf("%s object, not prepared, measured %+v (%v): tracked %v", c.name, sizes, measured, got == p.plans.prog)
 		}
 	}
 	if ok, err := p.Match(unread); err != nil || !ok {
@@ -239,7 +239,7 @@ func TestContextBudgetTakesTheFastPath(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	fast := p.WithBudget(NewContextBudget(ctx))
-	fast.prog, fast.untracked = interpreterUnused{t: t}, interpreterUnused{t: t}
+	fast.plans = &plans{prog: interpreterUnused{t: t}, untracked: interpreterUnused{t: t}}
 	if ok, err := fast.Match(items(50)); err != nil || !ok {
 		t.Errorf("Match(small) = %v, %v; want true", ok, err)
 	}
@@ -284,4 +284,14 @@ type failingFast struct{ t *testing.T }
 func (f failingFast) eval(any, any, []ref.Val) (ref.Val, bool) {
 	f.t.Error("the fast path evaluated")
 	return nil, false
+}
+
+// programOf is p.programFor(vars), which must not fail.
+func programOf(t *testing.T, p *Program, vars *activation) cel.Program {
+	t.Helper()
+	prog, err := p.programFor(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }

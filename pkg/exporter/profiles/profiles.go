@@ -13,8 +13,26 @@ import (
 // kube-state-metrics' default metric families.
 const KubeStateMetrics = "kube-state-metrics"
 
-//go:embed kube-state-metrics/*.yaml
+//go:embed kube-state-metrics/*.yaml kube-state-metrics/size-bounds.json
 var files embed.FS
+
+// sizeBoundsFile is the file of a profile that holds the size bounds of
+// its expressions (see SizeBounds).
+const sizeBoundsFile = "size-bounds.json"
+
+// SizeBounds returns the size bounds of the expressions of the profile
+// name that track their cost, as checking them against the schemas of the
+// API server finds them, in the JSON that exporter.Compiled.SizeBounds
+// writes; nil when the profile has none. The exporter reads them instead
+// of the schemas: TestProfileChecks in test/e2e/profile computes them
+// (and writes them with UPDATE_SIZE_BOUNDS=1).
+func SizeBounds(name string) []byte {
+	data, err := fs.ReadFile(files, path.Join(name, sizeBoundsFile))
+	if err != nil {
+		return nil
+	}
+	return data
+}
 
 // File is one config file of a profile.
 type File struct {
