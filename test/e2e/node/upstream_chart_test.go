@@ -183,6 +183,8 @@ func TestUpstreamChart(t *testing.T) {
 // grants nobody secrets has it.
 type withoutSecrets struct{}
 
+// Run edits the manifests Helm rendered, as helm install runs a
+// post-renderer.
 func (withoutSecrets) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	var out bytes.Buffer
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(rendered))
