@@ -181,7 +181,7 @@ func TestDeployKubePrometheus(t *testing.T) {
 	})
 	// The exporter's own metrics, kube-state-metrics' and the plugin's, on
 	// the telemetry port and not on the main port.
-	for _, q := range []string{`kube_state_metrics_list_total{job="kube-state-metrics",resource="*v1.Pod",result="success"}`, `kubectl_informer_build_info{job="kube-state-metrics"}`} {
+	for _, q := range []string{`kube_state_metrics_build_info{job="kube-state-metrics"}`, `kubectl_informer_build_info{job="kube-state-metrics"}`} {
 		prom.WaitFor(t, q, func(v model.Vector) error {
 			if len(v) != 1 || string(v[0].Metric["endpoint"]) != "telemetry" {
 				return fmt.Errorf("got %v, want one series, from the telemetry port", v)
