@@ -13,16 +13,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -33,7 +30,7 @@ import (
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, &cluster, createNamespace, installMonitoringCRDs))
+	os.Exit(framework.Main(m, &cluster, createNamespace, (*framework.Cluster).InstallMonitoringCRDs))
 }
 
 // The deployment's namespace, service account, image and shipped config, as
@@ -92,57 +89,6 @@ func createNamespace(c *framework.Cluster) error {
 	}
 	return nil
 }
-
-// installMonitoringCRDs installs minimal CustomResourceDefinitions for
-// the monitoring.coreos.com/v1 ServiceMonitor and PrometheusRule of the
-// Prometheus Operator, which accept any spec, so that deploy/servicemonitor
-// and deploy/monitoring can be dry-run without the Operator.
-func installMonitoringCRDs(c *framework.Cluster) error {
-	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
-	defer cancel()
-	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
-		lower := strings.ToLower(kind)
-		crd := &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: lower + "s.monitoring.coreos.com"},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: "monitoring.coreos.com",
-				Names: apiextensionsv1.CustomResourceDefinitionNames{
-					Plural: lower + "s", Singular: lower, Kind: kind, ListKind: kind + "List",
-				},
-				Scope: apiextensionsv1.NamespaceScoped,
-				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-					Name: "v1", Served: true, Storage: true,
-					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-						Type: "object",
-						Properties: map[string]apiextensionsv1.JSONSchemaProps{
-							"spec": {Type: "object", XPreserveUnknownFields: ptr(true)},
-						},
-					}},
-				}},
-			},
-		}
-		if err := installCRD(ctx, c, crd); err != nil {
-			return fmt.Errorf("installing the %s CRD: %w", kind, err)
-		}
-	}
-	return nil
-}
-
-// installCRD creates crd unless it exists, waits until it is established
-// (see framework.Cluster.InstallCRD) and until kubectl's discovery lists
-// its resource.
-func installCRD(ctx context.Context, c *framework.Cluster, crd *apiextensionsv1.CustomResourceDefinition) error {
-	if err := c.InstallCRD(ctx, crd); err != nil {
-		return err
-	}
-	// Discovery in kubectl must see the new kind before a test applies it.
-	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
-		out, err := c.Kubectl("api-resources", "--api-group="+crd.Spec.Group, "-o", "name")
-		return err == nil && strings.Contains(out, crd.Spec.Names.Plural+"."+crd.Spec.Group), nil
-	})
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // kubectl runs the project's kubectl against the test cluster and returns
 // its standard output and standard error apart.

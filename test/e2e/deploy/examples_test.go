@@ -365,7 +365,7 @@ func TestTopologyExample(t *testing.T) {
 func TestDatabasesExample(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), framework.HangTimeout)
 	defer cancel()
-	if err := installCRD(ctx, cluster, workload.DatabaseCRD()); err != nil {
+	if err := cluster.InstallCRDForKubectl(ctx, workload.DatabaseCRD()); err != nil {
 		t.Fatal(err)
 	}
 	ns := cluster.NewNamespace(t, "databases")

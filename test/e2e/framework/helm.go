@@ -10,6 +10,7 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
+	"helm.sh/helm/v4/pkg/postrenderer"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
@@ -31,13 +32,19 @@ func (c *Cluster) LoadChart(t testing.TB) *chart.Chart {
 // ChartValuesFile reads a values file of the chart's ci/ directory.
 func (c *Cluster) ChartValuesFile(t testing.TB, name string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.ChartDir(), "ci", name))
+	return ValuesFile(t, filepath.Join(c.ChartDir(), "ci", name))
+}
+
+// ValuesFile reads the Helm values file at path.
+func ValuesFile(t testing.TB, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the test's own fixture
 	if err != nil {
 		t.Fatal(err)
 	}
 	vals := map[string]any{}
 	if err := yaml.Unmarshal(b, &vals); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return vals
 }
@@ -89,11 +96,26 @@ func (c *Cluster) helmWait() kube.WaitStrategy {
 // is ready.
 func (c *Cluster) HelmInstall(t testing.TB, name, namespace string, vals map[string]any) *release.Release {
 	t.Helper()
+	return c.HelmInstallChart(t, c.ChartDir(), name, namespace, vals, nil)
+}
+
+// HelmInstallChart installs the chart of directory chartDir as release
+// name in namespace (created if missing) with vals, as helm install does;
+// post, unless nil, edits the rendered manifests before they are applied
+// (helm install --post-renderer). On a node it returns once every object
+// is ready.
+func (c *Cluster) HelmInstallChart(t testing.TB, chartDir, name, namespace string, vals map[string]any, post postrenderer.PostRenderer) *release.Release {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	in := action.NewInstall(c.helmConfig(t, namespace))
 	in.ReleaseName, in.Namespace, in.CreateNamespace = name, namespace, true
 	in.WaitStrategy = c.helmWait()
 	in.Timeout = HangTimeout
-	rel, err := in.Run(c.LoadChart(t), vals)
+	in.PostRenderer = post
+	rel, err := in.Run(ch, vals)
 	if err != nil {
 		t.Fatalf("helm install %s: %v", name, err)
 	}

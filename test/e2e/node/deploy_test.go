@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-informer/kubectl-informer/test/e2e/framework"
@@ -100,4 +102,91 @@ func TestDeployKubeStateMetrics(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDeployKubePrometheus applies deploy/kube-prometheus/auth-filter as
+// users apply it over kube-prometheus (the image's tag set by a
+// kustomization of their own), into kube-prometheus' namespace monitoring
+// enforcing the restricted Pod Security Standard, with the Prometheus
+// Operator's ServiceMonitor and PrometheusRule kinds served (nothing acts
+// on them). The Deployment becomes Available by its own probes, and the
+// project's Prometheus, as kube-prometheus' prometheus-k8s with no grant
+// but those of the manifests, discovers the Service's endpoints and scrapes
+// both ports through the exporter's auth filter as two targets of
+// job="kube-state-metrics": the families on the main port, the exporter's
+// own metrics on the telemetry port only. A scrape without a token is
+// refused. (deploy/kube-prometheus/kube-rbac-proxy needs kube-rbac-proxy's
+// image, which the node does not have: test/e2e/deploy dry-runs it.)
+func TestDeployKubePrometheus(t *testing.T) {
+	const ns, name = "monitoring", "kube-state-metrics"
+	ctx := context.Background()
+	if err := cluster.InstallMonitoringCRDs(); err != nil {
+		t.Fatal(err)
+	}
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	if _, err := cluster.Client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+			return
+		}
+		framework.Eventually(t, "namespace "+ns+" is gone", func() bool {
+			_, err := cluster.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		})
+	})
+	framework.Eventually(t, "namespace "+ns+" has its default ServiceAccount", func() bool {
+		_, err := cluster.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	applyKustomize(t, "deploy/kube-prometheus/auth-filter")
+	pod := waitAvailable(t, ns, name)
+	if img := pod.Spec.Containers[0].Image; img != framework.ProjectImage {
+		t.Fatalf("the exporter runs %s, want %s", img, framework.ProjectImage)
+	}
+
+	// Nothing but a caller the API server authorizes reads the metrics.
+	resp, err := http.Get(fmt.Sprintf("http://%s:8080/metrics", pod.Status.PodIP)) //nolint:gosec,noctx // G107: the test's own pod
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without a token answered %s, want 401 Unauthorized", resp.Status)
+	}
+
+	// prometheus-k8s holds only what the manifests grant it: discovery in
+	// the namespace (a Role) and get on /metrics (a ClusterRole).
+	token := cluster.ServiceAccountToken(t, ns, "prometheus-k8s")
+	ports := []string{"http-metrics", "telemetry"}
+	prom := scrapePrometheusWithToken(t, token, ns, name, ports)
+	prom.WaitFor(t, `up{job="kube-state-metrics"}`, func(v model.Vector) error {
+		if len(v) != len(ports) {
+			return fmt.Errorf("%d targets, want %d (%v): %v", len(v), len(ports), ports, v)
+		}
+		for _, s := range v {
+			if s.Value != 1 || string(s.Metric["pod"]) != pod.Name {
+				return fmt.Errorf("target %v is %v, want 1 for pod %s", s.Metric, s.Value, pod.Name)
+			}
+		}
+		return nil
+	})
+	prom.WaitFor(t, fmt.Sprintf(`kube_pod_info{job="kube-state-metrics",namespace=%q,pod=%q}`, ns, pod.Name), func(v model.Vector) error {
+		if len(v) != 1 || string(v[0].Metric["endpoint"]) != "http-metrics" || string(v[0].Metric["node"]) != framework.NodeName {
+			return fmt.Errorf("got %v, want the exporter's own pod on %s from the main port", v, framework.NodeName)
+		}
+		return nil
+	})
+	// The exporter's own metrics, kube-state-metrics' and the plugin's, on
+	// the telemetry port and not on the main port.
+	for _, q := range []string{`kube_state_metrics_build_info{job="kube-state-metrics"}`, `kubectl_informer_build_info{job="kube-state-metrics"}`} {
+		prom.WaitFor(t, q, func(v model.Vector) error {
+			if len(v) != 1 || string(v[0].Metric["endpoint"]) != "telemetry" {
+				return fmt.Errorf("got %v, want one series, from the telemetry port", v)
+			}
+			return nil
+		})
+	}
 }

@@ -51,6 +51,13 @@ var prometheusRules = []rbacv1.PolicyRule{
 func scrapePrometheus(t *testing.T, namespace, app string, ports []string, ruleFiles ...string) *framework.Prometheus {
 	t.Helper()
 	token := cluster.ServiceAccountToken(t, namespace, "prometheus-k8s", prometheusRules...)
+	return scrapePrometheusWithToken(t, token, namespace, app, ports, ruleFiles...)
+}
+
+// scrapePrometheusWithToken is scrapePrometheus discovering and scraping
+// with token, whatever it is granted.
+func scrapePrometheusWithToken(t *testing.T, token, namespace, app string, ports []string, ruleFiles ...string) *framework.Prometheus {
+	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
