@@ -344,7 +344,7 @@ func BenchmarkLoadProfile(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(c)
-	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "retained-B")
+	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "retained-B")
 }
 
 // BenchmarkEngineProfilePodUpdates recomputes the series of the

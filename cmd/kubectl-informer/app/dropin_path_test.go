@@ -99,7 +99,7 @@ func TestDropInConfigAsExport(t *testing.T) {
 		{ksm: []string{"--custom-resource-state-config-file=" + filepath.Join(dir, "later.yaml"), "--continue-without-custom-resource-state-config-file"}},
 	}
 	base := completeKSM(t)
-	baseOpts, baseServe := comparable(base.export.exporterConfig())
+	baseOpts, baseServe := comparableConfig(base.export.exporterConfig())
 	changed := map[string]bool{}
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.ksm), func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestDropInConfigAsExport(t *testing.T) {
 			for _, f := range changedSettings(base.settings, o.settings) {
 				changed[f] = true
 			}
-			opts, serve := comparable(o.export.exporterConfig())
+			opts, serve := comparableConfig(o.export.exporterConfig())
 			if reflect.DeepEqual(opts, baseOpts) && reflect.DeepEqual(serve, baseServe) {
 				t.Errorf("%v changes neither the exporter's options nor its server config", c.ksm)
 			}
@@ -124,7 +124,7 @@ func TestDropInConfigAsExport(t *testing.T) {
 			e := completeExport(t, args...)
 			// The drop-in's own settings, which export has no flags of.
 			e.dropIn = o.export.dropIn
-			wantOpts, wantServe := comparable(e.exporterConfig())
+			wantOpts, wantServe := comparableConfig(e.exporterConfig())
 			if !reflect.DeepEqual(opts, wantOpts) {
 				t.Errorf("kube-state-metrics %v gives the exporter\n%+v\nexport %v gives it\n%+v", c.ksm, opts, args, wantOpts)
 			}
@@ -158,10 +158,10 @@ func changedSettings(a, b ksmSettings) []string {
 	return out
 }
 
-// comparable returns opts and serve without what cannot be compared: the
+// comparableConfig returns opts and serve without what cannot be compared: the
 // logger, and the CEL environment's options (functions), whose number is
 // kept.
-func comparable(opts exporter.Options, serve exporter.ServeConfig) (exporter.Options, exporter.ServeConfig) {
+func comparableConfig(opts exporter.Options, serve exporter.ServeConfig) (exporter.Options, exporter.ServeConfig) {
 	opts.Logger = nil
 	opts.EnvOptions = make([]indexers.Option, len(opts.EnvOptions))
 	return opts, serve
