@@ -62,7 +62,11 @@ func staticShard(t *testing.T, ns string, index, total int) []string {
 func TestAutoShard(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t, "autoshard")
-	createConfigMaps(t, ns, 24)
+	// Going from 2 shards to 3, the jump hash moves each object of shard 1
+	// to shard 2 with a chance of 1/3 (see exporter.Shard), so shard 1 of
+	// 2 and of 3 are the same set with a chance of (5/6)^n for n objects:
+	// about one run in eighty with 24, one in 500,000 with 72.
+	createConfigMaps(t, ns, 72)
 	labels := map[string]string{"app": "ksm"}
 	ss := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ksm"},
