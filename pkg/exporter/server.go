@@ -100,7 +100,12 @@ func (x *Exporter) Handlers(ctx context.Context, cfg ServeConfig) (main, telemet
 // registry has its own metrics only, this one the plugin's too.
 func (x *Exporter) ksmTelemetryHandler() http.Handler {
 	stats := prometheus.NewRegistry()
-	stats.MustRegister(familyStatsCollector{x})
+	stats.MustRegister(familyStatsCollector{stats: func() []familyStats {
+		if a := x.current(); a != nil {
+			return a.engine.familyStats()
+		}
+		return nil
+	}})
 	gatherers := prometheus.Gatherers{x.tel.registry, x.ksm.registry, stats}
 	return promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: promLogger{x.log}, ErrorHandling: promhttp.ContinueOnError})
 }

@@ -281,9 +281,11 @@ var familyStatMetrics = []struct {
 		func(s familyStats) float64 { return float64(s.errors) }},
 }
 
-// familyStatsCollector collects the familyStatMetrics of the active
-// config, for a registry: what writeFamilyStats writes, as const metrics.
-type familyStatsCollector struct{ x *Exporter }
+// familyStatsCollector collects the familyStatMetrics of the stats it
+// is given (those of the active config), for a registry: what
+// writeFamilyStats writes, as const metrics (TestWriteFamilyStats
+// compares the two).
+type familyStatsCollector struct{ stats func() []familyStats }
 
 // familyStatDescs are the descriptions of familyStatMetrics, in their
 // order.
@@ -304,11 +306,7 @@ func (c familyStatsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c familyStatsCollector) Collect(ch chan<- prometheus.Metric) {
-	a := c.x.current()
-	if a == nil {
-		return
-	}
-	stats := a.engine.familyStats()
+	stats := c.stats()
 	for i, m := range familyStatMetrics {
 		typ := prometheus.GaugeValue
 		if m.counter {

@@ -2,7 +2,6 @@ package exporter_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,20 +32,12 @@ func scrapeAs(t *testing.T, url, accept string) (format expfmt.FormatType, conte
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := framework.Fetch(t, req)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s with Accept %q: %d %s", url, accept, resp.StatusCode, b)
+		t.Fatalf("%s with Accept %q: %d %s", url, accept, resp.StatusCode, body)
 	}
 	contentType = resp.Header.Get("Content-Type")
-	return expfmt.Format(contentType).FormatType(), contentType, string(b)
+	return expfmt.Format(contentType).FormatType(), contentType, body
 }
 
 // TestKubeStateMetricsExposition scrapes the drop-in (kube-state-metrics'

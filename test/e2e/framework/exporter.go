@@ -74,6 +74,14 @@ func Get(t testing.TB, url string) (int, string) {
 // Do sends req and returns the status code and body of its response.
 func Do(t testing.TB, req *http.Request) (int, string) {
 	t.Helper()
+	resp, body := Fetch(t, req)
+	return resp.StatusCode, body
+}
+
+// Fetch sends req and returns its response, whose body it has read and
+// closed, and that body.
+func Fetch(t testing.TB, req *http.Request) (*http.Response, string) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req) //nolint:gosec // G704: a test asks the servers it started
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +91,7 @@ func Do(t testing.TB, req *http.Request) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return resp, string(b)
 }
 
 // WaitReady waits until the exporter at url answers /readyz with 200; an

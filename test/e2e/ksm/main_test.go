@@ -108,6 +108,13 @@ func (p *process) scrape(t *testing.T, url string) map[string]*dto.MetricFamily 
 		t.Fatalf("kube-state-metrics exited: %v\n%s", err, p.stderr)
 	default:
 	}
+	return scrapeURL(t, url)
+}
+
+// scrapeURL returns the families of url's /metrics; nil while it does not
+// answer 200 (an exporter still starting refuses).
+func scrapeURL(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
 	resp, err := http.Get(url + "/metrics") //nolint:gosec,noctx // G107: the test's own exporter
 	if err != nil {
 		return nil

@@ -3,8 +3,6 @@ package ksm_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,19 +54,10 @@ func translationWorkload(t *testing.T, ns string) {
 // nil while it does not answer 200 (a process still starting refuses).
 func kubeSeries(t *testing.T, url string) []string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics") //nolint:gosec,noctx // G107: the test's own exporter
-	if err != nil {
+	mfs := scrapeURL(t, url)
+	if mfs == nil {
 		return nil
 	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil
-	}
-	mfs := framework.ParseText(t, string(body))
 	for name := range mfs {
 		if !strings.HasPrefix(name, "kube_") || strings.HasPrefix(name, "kube_state_metrics_") {
 			delete(mfs, name)

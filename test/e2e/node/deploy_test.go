@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 
 	"github.com/prometheus/common/model"
@@ -148,14 +147,7 @@ func TestDeployKubePrometheus(t *testing.T) {
 	}
 
 	// Nothing but a caller the API server authorizes reads the metrics.
-	resp, err := http.Get(fmt.Sprintf("http://%s:8080/metrics", pod.Status.PodIP)) //nolint:gosec,noctx // G107: the test's own pod
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("GET /metrics without a token answered %s, want 401 Unauthorized", resp.Status)
-	}
+	wantUnauthorized(t, pod.Status.PodIP)
 
 	// prometheus-k8s holds only what the manifests grant it: discovery in
 	// the namespace (a Role) and get on /metrics (a ClusterRole).

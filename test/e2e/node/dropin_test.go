@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 
 	"github.com/prometheus/common/model"
@@ -31,14 +30,7 @@ func TestChartDropIn(t *testing.T) {
 		t.Fatalf("pod %s runs on %q at %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
 	// Nothing but a caller the API server authorizes reads the metrics.
-	resp, err := http.Get(fmt.Sprintf("http://%s:8080/metrics", pod.Status.PodIP)) //nolint:gosec,noctx // G107: the test's own pod
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("GET /metrics without a token answered %s, want 401 Unauthorized", resp.Status)
-	}
+	wantUnauthorized(t, pod.Status.PodIP)
 
 	prom := scrapePrometheus(t, ns, "kube-state-metrics", []string{"http", "metrics"})
 	prom.WaitFor(t, `up{job="kube-state-metrics"}`, func(v model.Vector) error {

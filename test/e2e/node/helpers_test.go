@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,4 +192,19 @@ func waitAvailable(t *testing.T, namespace, name string) *corev1.Pod {
 		t.Fatalf("pod %s runs on %q at %q, want the node %s", p.Name, p.Spec.NodeName, p.Status.PodIP, framework.NodeName)
 	}
 	return &p
+}
+
+// wantUnauthorized checks that the exporter of the pod at podIP refuses
+// a GET of /metrics on its port 8080 without a token: nothing but a
+// caller the API server authorizes reads the metrics.
+func wantUnauthorized(t *testing.T, podIP string) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s:8080/metrics", podIP)) //nolint:gosec,noctx // G107: the test's own pod
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without a token answered %s, want 401 Unauthorized", resp.Status)
+	}
 }
